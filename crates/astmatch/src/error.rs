@@ -1,0 +1,61 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+use crate::lang::Lang;
+
+/// Everything that can go wrong in a search or a staged edit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No scaffold of the language's ladder parses the pattern without error.
+    #[error(
+        "unparseable pattern for {lang}: no context accepts it (tried: {tried}); check the pattern is valid {lang} code, with metavariables where nodes go"
+    )]
+    Unparseable { lang: Lang, tried: String },
+    /// The pattern is empty or only whitespace.
+    #[error("empty pattern: give a code fragment to match")]
+    EmptyPattern,
+    /// A language id that no shipped grammar has.
+    #[error("unknown language '{given}'; known languages: {known}")]
+    UnknownLanguage { given: String, known: String },
+    /// The path has no language and none was given.
+    #[error("language is required: {reason}; known languages: {known}")]
+    LanguageRequired { reason: String, known: String },
+    /// The search scope does not exist.
+    #[error("path not found: {}", .0.display())]
+    PathNotFound(PathBuf),
+    /// A `$NAME` in the rewrite template that the pattern does not bind.
+    #[error("rewrite uses ${name}, which the pattern does not bind (bound: {bound})")]
+    UnboundInRewrite { name: String, bound: String },
+    /// `resolve` was given an id that is not staged (never was, or already resolved).
+    #[error("unknown edit_id '{id}': it was never staged or is already resolved")]
+    UnknownEdit { id: String },
+    /// At accept, files differ from their content at staging time; nothing was written.
+    #[error(
+        "refused: {} changed since the edit was staged ({}); nothing was written — stage the edit again",
+        if .files.len() == 1 { "1 file" } else { "files" },
+        .files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Conflict { files: Vec<PathBuf> },
+    /// An I/O failure on one file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A write failed midway through accept; the files already written were restored.
+    #[error(
+        "write failed on {}: {source}; the {restored} file(s) already written were restored, nothing changed",
+        path.display()
+    )]
+    WriteFailed {
+        path: PathBuf,
+        restored: usize,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

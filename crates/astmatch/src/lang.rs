@@ -1,0 +1,221 @@
+//! The shipped grammars, their file extensions and their scaffold ladders.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::pattern::Context;
+
+/// A language with a shipped tree-sitter grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lang {
+    Bash,
+    C,
+    Cpp,
+    Dart,
+    Go,
+    Java,
+    JavaScript,
+    Json,
+    Python,
+    Rust,
+    Tsx,
+    TypeScript,
+}
+
+/// One rung of a scaffold ladder: the fragment is parsed as `prefix + fragment + suffix`.
+pub(crate) struct Scaffold {
+    pub(crate) context: Context,
+    pub(crate) prefix: &'static str,
+    pub(crate) suffix: &'static str,
+}
+
+macro_rules! rung {
+    ($context:ident, $prefix:expr, $suffix:expr) => {
+        Scaffold { context: Context::$context, prefix: $prefix, suffix: $suffix }
+    };
+}
+
+impl Lang {
+    /// Every shipped language, sorted by id.
+    pub const ALL: &'static [Lang] = &[
+        Lang::Bash,
+        Lang::C,
+        Lang::Cpp,
+        Lang::Dart,
+        Lang::Go,
+        Lang::Java,
+        Lang::JavaScript,
+        Lang::Json,
+        Lang::Python,
+        Lang::Rust,
+        Lang::Tsx,
+        Lang::TypeScript,
+    ];
+
+    /// The language id used in arguments: `bash`, `c`, `cpp`, `dart`, `go`, `java`,
+    /// `javascript`, `json`, `python`, `rust`, `tsx`, `typescript`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Lang::Bash => "bash",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::Dart => "dart",
+            Lang::Go => "go",
+            Lang::Java => "java",
+            Lang::JavaScript => "javascript",
+            Lang::Json => "json",
+            Lang::Python => "python",
+            Lang::Rust => "rust",
+            Lang::Tsx => "tsx",
+            Lang::TypeScript => "typescript",
+        }
+    }
+
+    /// Parses a language id; common aliases (`js`, `ts`, `py`, `rs`, `c++`, `sh`, …) are accepted.
+    pub fn from_id(id: &str) -> Option<Lang> {
+        let id = id.trim().to_ascii_lowercase();
+        let lang = match id.as_str() {
+            "bash" | "sh" | "shell" => Lang::Bash,
+            "c" => Lang::C,
+            "cpp" | "c++" | "cxx" | "cc" => Lang::Cpp,
+            "dart" => Lang::Dart,
+            "go" | "golang" => Lang::Go,
+            "java" => Lang::Java,
+            "javascript" | "js" | "jsx" => Lang::JavaScript,
+            "json" => Lang::Json,
+            "python" | "py" => Lang::Python,
+            "rust" | "rs" => Lang::Rust,
+            "tsx" => Lang::Tsx,
+            "typescript" | "ts" => Lang::TypeScript,
+            _ => return None,
+        };
+        Some(lang)
+    }
+
+    /// The comma-separated list of language ids, for error messages.
+    pub fn known_ids() -> String {
+        Lang::ALL.iter().map(|l| l.id()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// File extensions (without the dot) that belong to this language.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Lang::Bash => &["sh", "bash"],
+            Lang::C => &["c", "h"],
+            Lang::Cpp => &["cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++"],
+            Lang::Dart => &["dart"],
+            Lang::Go => &["go"],
+            Lang::Java => &["java"],
+            Lang::JavaScript => &["js", "mjs", "cjs", "jsx"],
+            Lang::Json => &["json"],
+            Lang::Python => &["py", "pyi"],
+            Lang::Rust => &["rs"],
+            Lang::Tsx => &["tsx"],
+            Lang::TypeScript => &["ts", "mts", "cts"],
+        }
+    }
+
+    /// The language of a file, from its extension.
+    pub fn from_path(path: &Path) -> Option<Lang> {
+        let ext = path.extension()?.to_str()?;
+        Lang::ALL.iter().copied().find(|l| l.extensions().iter().any(|e| e.eq_ignore_ascii_case(ext)))
+    }
+
+    /// The tree-sitter grammar.
+    pub fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Lang::Bash => tree_sitter_bash::LANGUAGE.into(),
+            Lang::C => tree_sitter_c::LANGUAGE.into(),
+            Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            Lang::Dart => tree_sitter_dart::LANGUAGE.into(),
+            Lang::Go => tree_sitter_go::LANGUAGE.into(),
+            Lang::Java => tree_sitter_java::LANGUAGE.into(),
+            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::Json => tree_sitter_json::LANGUAGE.into(),
+            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        }
+    }
+
+    /// How a metavariable is written into the fragment before parsing: a token
+    /// the grammar accepts wherever a node goes. `{}` is replaced by a number.
+    pub(crate) fn placeholder(self, index: usize) -> String {
+        match self {
+            // JSON has no identifiers; a string is a value anywhere a value goes.
+            Lang::Json => format!("\"zz_mv{index}\""),
+            _ => format!("zz_mv{index}"),
+        }
+    }
+
+    /// Statement terminators that may be left out (automatic semicolon insertion).
+    pub(crate) fn optional_semicolons(self) -> bool {
+        matches!(self, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)
+    }
+
+    /// The scaffold ladder, tried in order: statement, expression, class member, declaration
+    /// (plus a type rung where the language has one).
+    pub(crate) fn scaffolds(self) -> &'static [Scaffold] {
+        match self {
+            Lang::Rust => &[
+                rung!(Statement, "fn zz_scaffold() {\n", "\n}"),
+                rung!(Expression, "fn zz_scaffold() { let _ = (", "); }"),
+                rung!(Member, "impl ZzScaffold {\n", "\n}"),
+                rung!(Declaration, "", ""),
+                rung!(Type, "type ZzScaffold = ", ";"),
+                rung!(Member, "struct ZzScaffold {\n", "\n}"),
+            ],
+            Lang::Python => &[
+                rung!(Statement, "", ""),
+                rung!(Expression, "(", ")"),
+                rung!(Member, "class ZzScaffold:\n", ""),
+            ],
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &[
+                rung!(Statement, "", ""),
+                rung!(Expression, "(", ");"),
+                rung!(Member, "class ZzScaffold {\n", "\n}"),
+                rung!(Type, "type ZzScaffold = ", ";"),
+            ],
+            Lang::Go => &[
+                rung!(Statement, "package zz\nfunc zzScaffold() {\n", "\n}"),
+                rung!(Expression, "package zz\nvar zzScaffold = (", ")"),
+                rung!(Member, "package zz\ntype ZzScaffold struct {\n", "\n}"),
+                rung!(Declaration, "package zz\n", ""),
+                rung!(Type, "package zz\nvar zzScaffold ", ""),
+            ],
+            Lang::C => &[
+                rung!(Statement, "void zz_scaffold(void) {\n", "\n}"),
+                rung!(Expression, "void zz_scaffold(void) { zz_v = (", "); }"),
+                rung!(Member, "struct zz_scaffold {\n", "\n};"),
+                rung!(Declaration, "", ""),
+            ],
+            Lang::Cpp => &[
+                rung!(Statement, "void zz_scaffold() {\n", "\n}"),
+                rung!(Expression, "void zz_scaffold() { zz_v = (", "); }"),
+                rung!(Member, "class ZzScaffold {\n", "\n};"),
+                rung!(Declaration, "", ""),
+            ],
+            Lang::Java => &[
+                rung!(Statement, "class ZzScaffold { void zzScaffold() {\n", "\n} }"),
+                rung!(Expression, "class ZzScaffold { Object zzV = (", "); }"),
+                rung!(Member, "class ZzScaffold {\n", "\n}"),
+                rung!(Declaration, "", ""),
+            ],
+            Lang::Dart => &[
+                rung!(Statement, "void zzScaffold() {\n", "\n}"),
+                rung!(Expression, "var zzV = (", ");"),
+                rung!(Member, "class ZzScaffold {\n", "\n}"),
+                rung!(Declaration, "", ""),
+            ],
+            Lang::Bash => &[rung!(Statement, "", "")],
+            Lang::Json => &[rung!(Value, "", "")],
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}

@@ -1,0 +1,35 @@
+//! Structural search and staged rewrite over tree-sitter grammars.
+//!
+//! A pattern is a code fragment in the target language with metavariables:
+//! `$NAME` matches one node, `$$$NAME` a run of zero or more siblings (with
+//! backtracking, like `*` in a glob), and `$_` / `$$$` match without binding.
+//! A metavariable repeated in one pattern must capture the same code (equal
+//! token sequences, whitespace and comments ignored).
+//!
+//! The pattern is parsed by the target file's own grammar inside a ladder of
+//! scaffolds (statement, expression, class member, declaration, …); the first
+//! scaffold that parses the fragment without error is used and reported as the
+//! [`Context`]. A fragment no scaffold accepts is [`Error::Unparseable`].
+//!
+//! Use [`search`] to find matches under a directory or in one file, and
+//! [`EditStore`] to stage a rewrite (nothing written) and later accept or
+//! discard it. Accept is all or nothing.
+//!
+//! This crate knows nothing of tool calling, JSON schemas or approval tiers; it
+//! never spawns a process and never writes a file outside [`EditStore::accept`].
+
+mod error;
+mod lang;
+mod matcher;
+mod pattern;
+mod rewrite;
+mod search;
+mod stage;
+
+pub use crate::error::{Error, Result};
+pub use crate::lang::Lang;
+pub use crate::matcher::{Capture, NodeMatch};
+pub use crate::pattern::{Context, Pattern};
+pub use crate::rewrite::rewrite_source;
+pub use crate::search::{FileMatches, Match, SearchOptions, SearchReport, Skipped, search, search_source};
+pub use crate::stage::{Accepted, EditStore, FileChange, StagedEdit};

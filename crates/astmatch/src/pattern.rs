@@ -1,0 +1,384 @@
+//! Compiling a pattern: metavariables to placeholders, the scaffold ladder, and
+//! the owned pattern tree that the matcher walks.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::error::{Error, Result};
+use crate::lang::Lang;
+
+/// The scaffold context in which a pattern parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Inside a function body (or at a script's top level).
+    Statement,
+    /// Inside parentheses, as an expression.
+    Expression,
+    /// Inside a class, struct or impl body.
+    Member,
+    /// At the top level of a file.
+    Declaration,
+    /// In a type position.
+    Type,
+    /// A JSON value.
+    Value,
+}
+
+impl Context {
+    /// The context's name as shown in results: `statement`, `expression`, `member`, `declaration`, `type`, `value`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Context::Statement => "statement",
+            Context::Expression => "expression",
+            Context::Member => "member",
+            Context::Declaration => "declaration",
+            Context::Type => "type",
+            Context::Value => "value",
+        }
+    }
+}
+
+impl fmt::Display for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A metavariable: `$NAME` (single) or `$$$NAME` (multi); `name` is `None` for
+/// `$_`, `$$$` and names starting with `_`, which bind nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaVar {
+    pub(crate) name: Option<String>,
+    pub(crate) multi: bool,
+}
+
+/// One node of a compiled pattern.
+#[derive(Debug)]
+pub(crate) enum PNode {
+    Meta(MetaVar),
+    Leaf {
+        kinds: Vec<u16>,
+        kind: String,
+        text: String,
+        ident: bool,
+    },
+    Inner {
+        kinds: Vec<u16>,
+        kind: String,
+        children: Vec<PNode>,
+    },
+}
+
+impl PNode {
+    /// An anonymous list separator (`,`), which may be left out next to an empty `$$$`.
+    pub(crate) fn is_separator(&self) -> bool {
+        matches!(self, PNode::Leaf { kind, .. } if kind == ",")
+    }
+
+    pub(crate) fn is_semicolon(&self) -> bool {
+        matches!(self, PNode::Leaf { kind, .. } if kind == ";")
+    }
+}
+
+/// A compiled pattern, ready to match files of one language.
+#[derive(Debug)]
+pub struct Pattern {
+    pub(crate) lang: Lang,
+    pub(crate) context: Context,
+    /// The nodes the pattern consists of; more than one means a run of siblings.
+    pub(crate) nodes: Vec<PNode>,
+    /// Indexed by node kind id: is that kind identifier-like?
+    pub(crate) ident_kinds: Vec<bool>,
+    /// Literal words every match must contain, for the pre-filter.
+    pub(crate) words: Vec<String>,
+    /// Names bound by the pattern, in order of first appearance.
+    pub(crate) bound: Vec<String>,
+}
+
+impl Pattern {
+    /// Compiles `pattern` for `lang`, trying the language's scaffold ladder in order.
+    ///
+    /// Errors: [`Error::EmptyPattern`], [`Error::Unparseable`] when no scaffold
+    /// parses the fragment without error.
+    pub fn compile(pattern: &str, lang: Lang) -> Result<Pattern> {
+        let fragment = dedent(pattern);
+        if fragment.is_empty() {
+            return Err(Error::EmptyPattern);
+        }
+        let (substituted, vars) = substitute_metavars(&fragment, lang);
+        let grammar = lang.grammar();
+        let mut parser = Parser::new();
+        parser.set_language(&grammar).map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
+        let ident_kinds = identifier_kinds(&grammar);
+
+        let mut tried = Vec::new();
+        for scaffold in lang.scaffolds() {
+            tried.push(scaffold.context.as_str());
+            let body = if lang == Lang::Python && scaffold.context == Context::Member {
+                indent(&substituted, "    ")
+            } else {
+                substituted.clone()
+            };
+            let source = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
+            let Some(tree) = parser.parse(&source, None) else { continue };
+            if tree.root_node().has_error() {
+                continue;
+            }
+            let lead = body.len() - body.trim_start().len();
+            let start = scaffold.prefix.len() + lead;
+            let end = scaffold.prefix.len() + body.trim_end().len();
+            let Some(top) = top_nodes(&tree, start, end) else { continue };
+            let mut kinds = KindTable::new(&grammar);
+            let mut nodes: Vec<PNode> =
+                top.iter().map(|n| compile_node(*n, &source, &vars, lang, &mut kinds, &ident_kinds)).collect();
+            // A lone node that merely wraps another of the same extent is the inner node
+            // (an expression statement around a call, a parenthesised expression's content).
+            if nodes.len() == 1 {
+                let mut node = top[0];
+                loop {
+                    let text = &source[node.byte_range()];
+                    if vars.lookup(text).is_some() {
+                        break;
+                    }
+                    let children = significant_children(node);
+                    if children.len() == 1 && children[0].byte_range() == node.byte_range() {
+                        node = children[0];
+                    } else {
+                        break;
+                    }
+                }
+                nodes = vec![compile_node(node, &source, &vars, lang, &mut kinds, &ident_kinds)];
+            }
+            let mut words = Vec::new();
+            collect_words(&nodes, &mut words);
+            words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+            words.dedup();
+            let mut bound = Vec::new();
+            for v in &vars.vars {
+                if let Some(name) = &v.name {
+                    if !bound.contains(name) {
+                        bound.push(name.clone());
+                    }
+                }
+            }
+            return Ok(Pattern { lang, context: scaffold.context, nodes, ident_kinds, words, bound });
+        }
+        Err(Error::Unparseable { lang, tried: tried.join(", ") })
+    }
+
+    /// The language the pattern was compiled for.
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// The scaffold context in which the pattern parsed.
+    pub fn context(&self) -> Context {
+        self.context
+    }
+
+    /// The metavariable names the pattern binds, in order of first appearance.
+    pub fn bound_names(&self) -> &[String] {
+        &self.bound
+    }
+
+    /// Literal words (identifiers, keywords) every match contains; a file
+    /// without one of them cannot match.
+    pub fn required_words(&self) -> &[String] {
+        &self.words
+    }
+}
+
+/// Removes the common leading indentation of non-blank lines and trims the ends.
+fn dedent(text: &str) -> String {
+    let text = text.trim_matches(|c| c == '\n' || c == '\r');
+    let common = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0);
+    let lines: Vec<&str> = text.lines().map(|l| if l.len() >= common { &l[common..] } else { l.trim_start() }).collect();
+    lines.join("\n").trim().to_string()
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines().map(|l| format!("{by}{l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// The placeholders standing for metavariables in the parsed fragment.
+pub(crate) struct MetaVars {
+    placeholders: HashMap<String, usize>,
+    pub(crate) vars: Vec<MetaVar>,
+}
+
+impl MetaVars {
+    fn lookup(&self, text: &str) -> Option<&MetaVar> {
+        self.placeholders.get(text).map(|&i| &self.vars[i])
+    }
+}
+
+/// Replaces `$NAME`, `$$$NAME`, `$_` and `$$$` with placeholders the grammar accepts.
+pub(crate) fn substitute_metavars(fragment: &str, lang: Lang) -> (String, MetaVars) {
+    let mut out = String::with_capacity(fragment.len() + 16);
+    let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
+    let bytes = fragment.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some((len, multi, name)) = parse_metavar(&fragment[i..]) {
+            let index = vars.vars.len();
+            let placeholder = lang.placeholder(index);
+            let name = name.filter(|n| !n.starts_with('_')).map(str::to_string);
+            vars.placeholders.insert(placeholder.clone(), index);
+            vars.vars.push(MetaVar { name, multi });
+            out.push_str(&placeholder);
+            i += len;
+        } else {
+            let ch = fragment[i..].chars().next().unwrap_or('\0');
+            out.push(ch);
+            i += ch.len_utf8().max(1);
+        }
+    }
+    (out, vars)
+}
+
+/// Parses a metavariable at the start of `text`: (length in bytes, multi, name).
+pub(crate) fn parse_metavar(text: &str) -> Option<(usize, bool, Option<&str>)> {
+    let (multi, rest) = if let Some(rest) = text.strip_prefix("$$$") {
+        (true, rest)
+    } else if let Some(rest) = text.strip_prefix('$') {
+        (false, rest)
+    } else {
+        return None;
+    };
+    let prefix = text.len() - rest.len();
+    let name_len = metavar_name_len(rest);
+    if name_len == 0 {
+        // `$$$` alone is an anonymous multi; a lone `$` is literal.
+        return multi.then_some((prefix, true, None));
+    }
+    Some((prefix + name_len, multi, Some(&rest[..name_len])))
+}
+
+/// Length of a metavariable name (`[A-Z_][A-Z0-9_]*`) at the start of `text`.
+fn metavar_name_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    match bytes.first() {
+        Some(b) if b.is_ascii_uppercase() || *b == b'_' => {}
+        _ => return 0,
+    }
+    bytes.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_').count()
+}
+
+/// Children that count for matching: comments and other extras are left out.
+pub(crate) fn significant_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).filter(|c| !c.is_extra()).collect()
+}
+
+/// The maximal nodes inside `[start, end)`, if they are siblings that cover it exactly.
+fn top_nodes(tree: &Tree, start: usize, end: usize) -> Option<Vec<Node<'_>>> {
+    let mut found = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            let (s, e) = (child.start_byte(), child.end_byte());
+            if e <= start || s >= end || (s == e) {
+                continue;
+            }
+            if s >= start && e <= end {
+                if !child.is_extra() {
+                    found.push(child);
+                }
+            } else {
+                stack.push(child);
+            }
+        }
+    }
+    found.sort_by_key(|n| n.start_byte());
+    let first = found.first()?;
+    let last = found.last()?;
+    if first.start_byte() != start || last.end_byte() != end {
+        return None;
+    }
+    let parent = first.parent().map(|p| p.id());
+    if found.iter().any(|n| n.parent().map(|p| p.id()) != parent) {
+        return None;
+    }
+    Some(found)
+}
+
+/// Node kind ids grouped by kind name, so that aliases of one kind compare equal.
+struct KindTable {
+    by_name: HashMap<(String, bool), Vec<u16>>,
+}
+
+impl KindTable {
+    fn new(grammar: &tree_sitter::Language) -> KindTable {
+        let mut by_name: HashMap<(String, bool), Vec<u16>> = HashMap::new();
+        for id in 0..grammar.node_kind_count() as u16 {
+            if let Some(name) = grammar.node_kind_for_id(id) {
+                by_name.entry((name.to_string(), grammar.node_kind_is_named(id))).or_default().push(id);
+            }
+        }
+        KindTable { by_name }
+    }
+
+    fn ids(&self, node: Node<'_>) -> Vec<u16> {
+        self.by_name.get(&(node.kind().to_string(), node.is_named())).cloned().unwrap_or_else(|| vec![node.kind_id()])
+    }
+}
+
+fn is_identifier_kind(kind: &str) -> bool {
+    kind.ends_with("identifier") || matches!(kind, "word" | "variable_name" | "name" | "constant")
+}
+
+fn identifier_kinds(grammar: &tree_sitter::Language) -> Vec<bool> {
+    (0..grammar.node_kind_count() as u16)
+        .map(|id| {
+            grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id).is_some_and(is_identifier_kind)
+        })
+        .collect()
+}
+
+fn compile_node(
+    node: Node<'_>,
+    source: &str,
+    vars: &MetaVars,
+    lang: Lang,
+    kinds: &mut KindTable,
+    ident_kinds: &[bool],
+) -> PNode {
+    let text = &source[node.byte_range()];
+    if let Some(var) = vars.lookup(text) {
+        return PNode::Meta(var.clone());
+    }
+    let children = significant_children(node);
+    if children.is_empty() {
+        let ident = ident_kinds.get(node.kind_id() as usize).copied().unwrap_or(false);
+        return PNode::Leaf { kinds: kinds.ids(node), kind: node.kind().to_string(), text: text.to_string(), ident };
+    }
+    PNode::Inner {
+        kinds: kinds.ids(node),
+        kind: node.kind().to_string(),
+        children: children.into_iter().map(|c| compile_node(c, source, vars, lang, kinds, ident_kinds)).collect(),
+    }
+}
+
+/// Words (identifier-like text of at least two characters) that every match must contain.
+fn collect_words(nodes: &[PNode], out: &mut Vec<String>) {
+    for node in nodes {
+        match node {
+            PNode::Leaf { text, .. } => {
+                if text.len() >= 2 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80) {
+                    out.push(text.clone());
+                }
+            }
+            PNode::Inner { children, .. } => collect_words(children, out),
+            PNode::Meta(_) => {}
+        }
+    }
+}

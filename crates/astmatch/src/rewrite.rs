@@ -1,0 +1,308 @@
+//! Substituting captures into a rewrite template, keeping the file's layout.
+//!
+//! Plain text in, text out. The rules: a multi-line template takes the
+//! indentation of the line where the match starts, converted to the file's
+//! indent style (tabs or spaces); multi-line captures keep their relative
+//! indentation wherever they land; the template's line endings become the
+//! file's; an empty `$$$` capture takes one adjacent `,` with it, and a
+//! template line holding only an empty `$$$` capture disappears. Matches nested
+//! inside a capture are rewritten too.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::matcher::NodeMatch;
+use crate::pattern::parse_metavar;
+
+/// One piece of a parsed template.
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(String),
+    Var { name: String },
+}
+
+/// A parsed rewrite template.
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    /// Parses `template`; every `$NAME` / `$$$NAME` must be bound by the pattern.
+    pub(crate) fn parse(template: &str, bound: &[String]) -> Result<Template> {
+        let template = template.replace("\r\n", "\n");
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut i = 0;
+        while i < template.len() {
+            let rest = &template[i..];
+            match parse_metavar(rest) {
+                Some((len, _, Some(name))) if !name.starts_with('_') => {
+                    if !bound.iter().any(|b| b == name) {
+                        return Err(Error::UnboundInRewrite {
+                            name: name.to_string(),
+                            bound: if bound.is_empty() { "none".into() } else { bound.join(", ") },
+                        });
+                    }
+                    if !text.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut text)));
+                    }
+                    pieces.push(Piece::Var { name: name.to_string() });
+                    i += len;
+                }
+                _ => {
+                    let ch = rest.chars().next().unwrap_or('\0');
+                    text.push(ch);
+                    i += ch.len_utf8().max(1);
+                }
+            }
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Template { pieces })
+    }
+}
+
+/// The file's layout conventions.
+struct Layout {
+    newline: &'static str,
+    /// One indentation level in the file: a tab, or some spaces.
+    unit: String,
+}
+
+fn layout_of(source: &str) -> Layout {
+    let newline = if source.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut tabs = 0;
+    let mut space_widths = Vec::new();
+    for line in source.lines() {
+        if line.starts_with('\t') {
+            tabs += 1;
+        } else if line.starts_with(' ') {
+            let n = line.len() - line.trim_start_matches(' ').len();
+            if !line.trim().is_empty() {
+                space_widths.push(n);
+            }
+        }
+    }
+    let unit = if tabs > space_widths.len() {
+        "\t".to_string()
+    } else {
+        let w = space_widths.iter().copied().filter(|&w| w > 0).min().unwrap_or(4);
+        " ".repeat(w.clamp(1, 8))
+    };
+    Layout { newline, unit }
+}
+
+/// Leading whitespace of the line containing `offset`.
+fn line_indent(source: &str, offset: usize) -> &str {
+    let start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = &source[start..];
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..n]
+}
+
+/// Rewrites every match in `source` with `template` (matches nested inside a
+/// capture are rewritten too). Returns the new text and how many matches were
+/// rewritten; the count is exactly the number of substitutions in the result.
+///
+/// Errors: [`Error::UnboundInRewrite`] when the template names a metavariable
+/// the pattern does not bind.
+pub fn rewrite_source(source: &str, matches: &[NodeMatch], template: &str, bound: &[String]) -> Result<(String, usize)> {
+    let template = Template::parse(template, bound)?;
+    Ok(rewrite_with(source, matches, &template))
+}
+
+pub(crate) fn rewrite_with(source: &str, matches: &[NodeMatch], template: &Template) -> (String, usize) {
+    let mut sorted: Vec<&NodeMatch> = matches.iter().collect();
+    sorted.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
+    let rewriter = Rewriter { source, matches: sorted, template, layout: layout_of(source) };
+    let mut count = 0;
+    let text = rewriter.render(0..source.len(), None, &mut count);
+    (text, count)
+}
+
+struct Rewriter<'a> {
+    source: &'a str,
+    matches: Vec<&'a NodeMatch>,
+    template: &'a Template,
+    layout: Layout,
+}
+
+impl Rewriter<'_> {
+    /// The text of `range` with the outermost matches inside it replaced.
+    fn render(&self, range: Range<usize>, exclude: Option<usize>, count: &mut usize) -> String {
+        let mut out = String::new();
+        let mut pos = range.start;
+        for (i, m) in self.matches.iter().enumerate() {
+            if Some(i) == exclude || m.range.start < pos || m.range.end > range.end || m.range.is_empty() {
+                continue;
+            }
+            out.push_str(&self.source[pos..m.range.start]);
+            out.push_str(&self.expand(i, count));
+            pos = m.range.end;
+        }
+        out.push_str(&self.source[pos..range.end]);
+        out
+    }
+
+    /// The template filled in for match `i`.
+    fn expand(&self, i: usize, count: &mut usize) -> String {
+        let m = self.matches[i];
+        *count += 1;
+        let base = line_indent(self.source, m.range.start);
+        let mut captures: HashMap<&str, (String, &str)> = HashMap::new();
+        for c in &m.captures {
+            if captures.contains_key(c.name.as_str()) {
+                continue;
+            }
+            let text = self.render(c.range.clone(), Some(i), count);
+            captures.insert(c.name.as_str(), (text, line_indent(self.source, c.range.start)));
+        }
+
+        // Resolve empty captures first: they drop an adjacent separator or their whole line.
+        let mut pieces: Vec<Piece> = self.template.pieces.clone();
+        for k in 0..pieces.len() {
+            let Piece::Var { name } = &pieces[k] else { continue };
+            let empty = captures.get(name.as_str()).is_some_and(|(t, _)| t.is_empty());
+            if !empty {
+                continue;
+            }
+            if drop_blank_line(&mut pieces, k) {
+                continue;
+            }
+            let before = if k > 0 { take_text(&pieces, k - 1) } else { None };
+            if let Some(t) = before.filter(|t| t.trim_end_matches([' ', '\t']).ends_with(',')) {
+                let trimmed = t.trim_end_matches([' ', '\t']);
+                let cut = trimmed.len() - 1;
+                let kept = trimmed[..cut].trim_end_matches([' ', '\t']).to_string();
+                pieces[k - 1] = Piece::Text(kept);
+                continue;
+            }
+            if let Some(t) = pieces.get(k + 1).and_then(|p| match p { Piece::Text(t) => Some(t.clone()), _ => None }) {
+                let after = t.trim_start_matches([' ', '\t']);
+                if let Some(rest) = after.strip_prefix(',') {
+                    pieces[k + 1] = Piece::Text(rest.trim_start_matches([' ', '\t']).to_string());
+                }
+            }
+        }
+
+        // Assemble, indenting continuation lines.
+        let mut out = String::new();
+        for piece in &pieces {
+            match piece {
+                Piece::Text(t) => {
+                    for (n, line) in t.split('\n').enumerate() {
+                        if n > 0 {
+                            out.push_str(self.layout.newline);
+                            if !line.trim().is_empty() {
+                                out.push_str(base);
+                                out.push_str(&self.convert_indent(line));
+                            } else {
+                                continue;
+                            }
+                            let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+                            out.push_str(&line[lead..]);
+                        } else {
+                            out.push_str(line);
+                        }
+                    }
+                }
+                Piece::Var { name } => {
+                    let Some((text, origin)) = captures.get(name.as_str()) else { continue };
+                    let here = current_indent(&out);
+                    for (n, line) in text.split('\n').enumerate() {
+                        if n > 0 {
+                            out.push('\n');
+                            let rel = line.strip_prefix(origin).unwrap_or_else(|| line.trim_start_matches([' ', '\t']));
+                            if !rel.trim().is_empty() {
+                                out.push_str(&here);
+                            }
+                            out.push_str(rel);
+                        } else {
+                            out.push_str(line);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The template line's indentation, in the file's unit.
+    fn convert_indent(&self, line: &str) -> String {
+        let lead = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+        let mut levels = 0usize;
+        let mut spaces = 0usize;
+        for ch in lead.chars() {
+            if ch == '\t' {
+                levels += 1;
+            } else {
+                spaces += 1;
+            }
+        }
+        let template_unit = self.template_space_unit();
+        levels += spaces / template_unit;
+        let rest = spaces % template_unit;
+        format!("{}{}", self.layout.unit.repeat(levels), " ".repeat(rest))
+    }
+
+    /// The template's own indentation step in spaces (the smallest non-zero one), default 4.
+    fn template_space_unit(&self) -> usize {
+        let mut unit = usize::MAX;
+        for piece in &self.template.pieces {
+            if let Piece::Text(t) = piece {
+                for line in t.split('\n').skip(1) {
+                    let n = line.len() - line.trim_start_matches(' ').len();
+                    if n > 0 && !line.trim().is_empty() {
+                        unit = unit.min(n);
+                    }
+                }
+            }
+        }
+        if unit == usize::MAX { 4 } else { unit }
+    }
+}
+
+fn take_text(pieces: &[Piece], k: usize) -> Option<String> {
+    match &pieces[k] {
+        Piece::Text(t) => Some(t.clone()),
+        Piece::Var { .. } => None,
+    }
+}
+
+/// If the variable at `k` is alone on its template line, removes that line.
+fn drop_blank_line(pieces: &mut [Piece], k: usize) -> bool {
+    let before = if k > 0 { take_text(pieces, k - 1) } else { Some(String::new()) };
+    let after = pieces.get(k + 1).map_or(Some(String::new()), |p| match p {
+        Piece::Text(t) => Some(t.clone()),
+        Piece::Var { .. } => None,
+    });
+    let (Some(before), Some(after)) = (before, after) else { return false };
+    let Some(nl) = before.rfind('\n') else { return false };
+    if !before[nl + 1..].trim().is_empty() {
+        return false;
+    }
+    let after_line_end = after.find('\n');
+    let tail = &after[..after_line_end.unwrap_or(after.len())];
+    if !tail.trim().is_empty() {
+        return false;
+    }
+    // Remove from the newline before through the end of the line (keeping the next newline).
+    if k > 0 {
+        pieces[k - 1] = Piece::Text(before[..nl].to_string());
+    }
+    if k + 1 < pieces.len() {
+        pieces[k + 1] = Piece::Text(after[after_line_end.unwrap_or(after.len())..].to_string());
+    }
+    pieces[k] = Piece::Text(String::new());
+    true
+}
+
+/// Indentation of the last line of `out` up to its first non-blank character.
+fn current_indent(out: &str) -> String {
+    let line = out.rsplit('\n').next().unwrap_or("");
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    line[..n].to_string()
+}

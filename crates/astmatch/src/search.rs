@@ -1,0 +1,310 @@
+//! Searching files: the walk, the skip rules, the pre-filter, and positions.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tree_sitter::Parser;
+
+use crate::error::{Error, Result};
+use crate::lang::Lang;
+use crate::matcher::{NodeMatch, find_matches};
+use crate::pattern::{Context, Pattern};
+
+/// How a search runs.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The language; inferred from the file's extension when the scope is a file.
+    pub lang: Option<Lang>,
+    /// How many matches to return (all are counted). Default 50.
+    pub max_results: usize,
+    /// Skip files that lack one of the pattern's literal words before parsing them.
+    /// The results are the same either way; this only saves time. Default on.
+    pub prefilter: bool,
+    /// Files larger than this many bytes are skipped and counted. Default 4 MiB.
+    pub max_file_bytes: u64,
+    /// Matched text is cut to this many characters. Default 400.
+    pub max_text_chars: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { lang: None, max_results: 50, prefilter: true, max_file_bytes: 4 << 20, max_text_chars: 400 }
+    }
+}
+
+/// Files passed over, by reason. They never stop a search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Files with a NUL byte in their first 8 KiB.
+    pub binary: usize,
+    /// Files that are not valid UTF-8.
+    pub not_utf8: usize,
+    /// Files over [`SearchOptions::max_file_bytes`].
+    pub too_large: usize,
+    /// Files that could not be read.
+    pub unreadable: usize,
+}
+
+impl Skipped {
+    /// All files skipped.
+    pub fn total(&self) -> usize {
+        self.binary + self.not_utf8 + self.too_large + self.unreadable
+    }
+}
+
+/// One match, positioned for people and models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// The file, relative to the search root.
+    pub file: PathBuf,
+    /// 1-indexed line of the match's start.
+    pub line: usize,
+    /// 1-indexed column of the match's start, counted in characters (Unicode scalar values).
+    pub column: usize,
+    /// 1-indexed line of the match's end.
+    pub end_line: usize,
+    /// 1-indexed column just past the match's end, in characters.
+    pub end_column: usize,
+    /// Byte range in the file.
+    pub byte_range: Range<usize>,
+    /// The matched code, cut to [`SearchOptions::max_text_chars`] characters (then ending in `…`).
+    pub text: String,
+    /// `(name, captured code)` per bound metavariable, in order of first binding; captured code is cut like `text`.
+    pub captures: Vec<(String, String)>,
+}
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct SearchReport {
+    /// The language searched.
+    pub lang: Lang,
+    /// The scaffold context the pattern parsed in.
+    pub context: Context,
+    /// Every match found, including those not returned.
+    pub total: usize,
+    /// The first `max_results` matches, ordered by file path, then position.
+    pub matches: Vec<Match>,
+    /// Files of the language that were looked at (parsed or ruled out by the pre-filter).
+    pub files_searched: usize,
+    /// Files with at least one match.
+    pub files_matched: usize,
+    /// Files skipped, by reason.
+    pub skipped: Skipped,
+}
+
+/// The matches in one file, with the file's text.
+#[derive(Debug, Clone)]
+pub struct FileMatches {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Relative to the search root.
+    pub relative: PathBuf,
+    /// The file's text when it was read.
+    pub source: String,
+    /// Matches, in document order.
+    pub matches: Vec<NodeMatch>,
+}
+
+pub(crate) struct Walked {
+    pub(crate) lang: Lang,
+    pub(crate) pattern: Pattern,
+    pub(crate) files: Vec<FileMatches>,
+    pub(crate) files_searched: usize,
+    pub(crate) skipped: Skipped,
+}
+
+/// Picks the language: given, or from the scope's extension when it is a file.
+pub(crate) fn resolve_lang(scope: &Path, lang: Option<Lang>) -> Result<Lang> {
+    if let Some(lang) = lang {
+        return Ok(lang);
+    }
+    if scope.is_file() {
+        return Lang::from_path(scope).ok_or_else(|| Error::LanguageRequired {
+            reason: format!("'{}' has no known extension", scope.display()),
+            known: Lang::known_ids(),
+        });
+    }
+    Err(Error::LanguageRequired {
+        reason: "the path is a directory, so give `language`".into(),
+        known: Lang::known_ids(),
+    })
+}
+
+/// Searches `scope` (a file or a directory, inside `root`) for `pattern`.
+///
+/// Directories are walked in parallel, honouring `.gitignore` and skipping hidden
+/// files; only files with the language's extensions are searched. A file given
+/// directly is searched whatever its extension.
+///
+/// Errors: [`Error::PathNotFound`], [`Error::LanguageRequired`],
+/// [`Error::EmptyPattern`], [`Error::Unparseable`].
+pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
+    let walked = walk(root, scope, pattern, options, false)?;
+    let total = walked.files.iter().map(|f| f.matches.len()).sum();
+    let mut matches = Vec::new();
+    'files: for file in &walked.files {
+        for m in &file.matches {
+            if matches.len() >= options.max_results {
+                break 'files;
+            }
+            matches.push(position(&file.relative, &file.source, m, options.max_text_chars));
+        }
+    }
+    Ok(SearchReport {
+        lang: walked.lang,
+        context: walked.pattern.context(),
+        total,
+        matches,
+        files_searched: walked.files_searched,
+        files_matched: walked.files.len(),
+        skipped: walked.skipped,
+    })
+}
+
+/// Matches of a compiled pattern in one text.
+pub fn search_source(pattern: &Pattern, source: &str) -> Vec<NodeMatch> {
+    with_parser(pattern.lang(), |parser| match parser.parse(source, None) {
+        Some(tree) => find_matches(pattern, &tree, source.as_bytes()),
+        None => Vec::new(),
+    })
+}
+
+fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
+    thread_local! {
+        static PARSER: RefCell<Option<(Lang, Parser)>> = const { RefCell::new(None) };
+    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_some_and(|(l, _)| *l != lang) {
+            *slot = None;
+        }
+        let (_, parser) = slot.get_or_insert_with(|| {
+            let mut parser = Parser::new();
+            // Every shipped grammar loads into the linked tree-sitter; were one not to,
+            // parse() would return None and the file would have no matches.
+            let _ = parser.set_language(&lang.grammar());
+            (lang, parser)
+        });
+        f(parser)
+    })
+}
+
+pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions, keep_all_sources: bool) -> Result<Walked> {
+    if !scope.exists() {
+        return Err(Error::PathNotFound(scope.strip_prefix(root).unwrap_or(scope).to_path_buf()));
+    }
+    let lang = resolve_lang(scope, options.lang)?;
+    let pattern = Pattern::compile(pattern, lang)?;
+    let _ = keep_all_sources;
+
+    let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
+    let visit = |path: &Path| {
+        let outcome = search_file(path, &pattern, options);
+        let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
+        guard.1 += 1;
+        match outcome {
+            FileOutcome::Matches(source, matches) => {
+                let relative = path.strip_prefix(root).unwrap_or(path).to_path_buf();
+                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches });
+            }
+            FileOutcome::NoMatch => {}
+            FileOutcome::Skipped(reason) => {
+                guard.1 -= 1;
+                let s = &mut guard.2;
+                match reason {
+                    SkipReason::Binary => s.binary += 1,
+                    SkipReason::NotUtf8 => s.not_utf8 += 1,
+                    SkipReason::TooLarge => s.too_large += 1,
+                    SkipReason::Unreadable => s.unreadable += 1,
+                }
+            }
+        }
+    };
+
+    if scope.is_file() {
+        visit(scope);
+    } else {
+        let walker = ignore::WalkBuilder::new(scope).build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                if let Ok(entry) = entry {
+                    if entry.file_type().is_some_and(|t| t.is_file()) && Lang::from_path(entry.path()) == Some(lang) {
+                        visit(entry.path());
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+    let (mut files, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    files.sort_by(|a, b| a.relative.cmp(&b.relative));
+    Ok(Walked { lang, pattern, files, files_searched, skipped })
+}
+
+enum SkipReason {
+    Binary,
+    NotUtf8,
+    TooLarge,
+    Unreadable,
+}
+
+enum FileOutcome {
+    Matches(String, Vec<NodeMatch>),
+    NoMatch,
+    Skipped(SkipReason),
+}
+
+fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions) -> FileOutcome {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
+        Ok(_) => {}
+        Err(_) => return FileOutcome::Skipped(SkipReason::Unreadable),
+    }
+    let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
+    if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
+        return FileOutcome::Skipped(SkipReason::Binary);
+    }
+    if options.prefilter && !pattern.words.iter().all(|w| memchr::memmem::find(&bytes, w.as_bytes()).is_some()) {
+        // Still must be UTF-8 to count as searched rather than skipped.
+        if std::str::from_utf8(&bytes).is_err() {
+            return FileOutcome::Skipped(SkipReason::NotUtf8);
+        }
+        return FileOutcome::NoMatch;
+    }
+    let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
+    let matches = search_source(pattern, &source);
+    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches) }
+}
+
+/// 1-indexed line and character column of a byte offset.
+pub(crate) fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let before = &source.as_bytes()[..offset];
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    let column = source[line_start..offset].chars().count() + 1;
+    (line, column)
+}
+
+fn cut(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+fn position(relative: &Path, source: &str, m: &NodeMatch, max_chars: usize) -> Match {
+    let (line, column) = line_column(source, m.range.start);
+    let (end_line, end_column) = line_column(source, m.range.end);
+    Match {
+        file: relative.to_path_buf(),
+        line,
+        column,
+        end_line,
+        end_column,
+        byte_range: m.range.clone(),
+        text: cut(&source[m.range.clone()], max_chars),
+        captures: m.captures.iter().map(|c| (c.name.clone(), cut(&source[c.range.clone()], max_chars))).collect(),
+    }
+}

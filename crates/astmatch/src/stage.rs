@@ -1,0 +1,199 @@
+//! Staged edits: a rewrite is computed and previewed, nothing is written until
+//! accept, and accept is all or nothing.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::lang::Lang;
+use crate::pattern::Context;
+use crate::rewrite::{Template, rewrite_with};
+use crate::search::{SearchOptions, Skipped, walk};
+
+/// One file of a staged edit, as previewed.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    /// Relative to the root.
+    pub path: PathBuf,
+    /// Replacements in this file.
+    pub replacements: usize,
+    /// Unified diff (3 lines of context), cut to `max_diff_lines` lines with a note.
+    pub diff: String,
+}
+
+/// The preview of a staged edit.
+#[derive(Debug, Clone)]
+pub struct StagedEdit {
+    /// Id to pass to [`EditStore::accept`] or [`EditStore::discard`]; `None` when there was nothing to change.
+    pub edit_id: Option<String>,
+    /// The language.
+    pub lang: Lang,
+    /// The scaffold context the pattern parsed in.
+    pub context: Context,
+    /// Replacements across all files: exactly what accept applies.
+    pub replacements: usize,
+    /// Changed files, ordered by path.
+    pub files: Vec<FileChange>,
+    /// Files skipped while searching.
+    pub skipped: Skipped,
+}
+
+/// What accept wrote.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    /// Files written, relative to the root.
+    pub files: Vec<PathBuf>,
+    /// Replacements applied.
+    pub replacements: usize,
+}
+
+struct Pending {
+    replacements: usize,
+    /// (absolute path, relative path, content at staging, new content)
+    files: Vec<(PathBuf, PathBuf, String, String)>,
+}
+
+/// Staged edits of one run, by id (`edit_1`, `edit_2`, …). Safe to share between threads.
+#[derive(Default)]
+pub struct EditStore {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next: u64,
+    pending: HashMap<String, Pending>,
+}
+
+/// Lines of diff shown per file before it is cut.
+const MAX_DIFF_LINES: usize = 200;
+
+impl EditStore {
+    /// An empty store.
+    pub fn new() -> EditStore {
+        EditStore::default()
+    }
+
+    /// Finds every match of `pattern` under `scope` and stages the rewrite with
+    /// `rewrite`; writes nothing.
+    ///
+    /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`].
+    pub fn stage(&self, root: &Path, scope: &Path, pattern: &str, rewrite: &str, options: &SearchOptions) -> Result<StagedEdit> {
+        let walked = walk(root, scope, pattern, options, true)?;
+        let template = Template::parse(rewrite, walked.pattern.bound_names())?;
+        let mut files = Vec::new();
+        let mut pending = Vec::new();
+        let mut replacements = 0;
+        for file in walked.files {
+            let (new, count) = rewrite_with(&file.source, &file.matches, &template);
+            if count == 0 || new == file.source {
+                continue;
+            }
+            replacements += count;
+            files.push(FileChange { path: file.relative.clone(), replacements: count, diff: diff(&file.relative, &file.source, &new) });
+            pending.push((file.path, file.relative, file.source, new));
+        }
+        let edit_id = if pending.is_empty() {
+            None
+        } else {
+            let mut state = self.lock();
+            state.next += 1;
+            let id = format!("edit_{}", state.next);
+            state.pending.insert(id.clone(), Pending { replacements, files: pending });
+            Some(id)
+        };
+        Ok(StagedEdit { edit_id, lang: walked.lang, context: walked.pattern.context(), replacements, files, skipped: walked.skipped })
+    }
+
+    /// Applies a staged edit: every file is compared with its content at staging
+    /// time and any difference refuses the whole edit ([`Error::Conflict`], nothing
+    /// written). Each file is written atomically (temporary file, then rename); if a
+    /// write fails, the files already written are restored ([`Error::WriteFailed`]).
+    ///
+    /// The edit leaves the store, except after [`Error::WriteFailed`], when it stays
+    /// staged and may be accepted again.
+    pub fn accept(&self, edit_id: &str) -> Result<Accepted> {
+        self.accept_with(edit_id, &mut write_atomic)
+    }
+
+    /// [`EditStore::accept`] with the file writer supplied (tests use it to fail a write midway).
+    #[doc(hidden)]
+    pub fn accept_with(&self, edit_id: &str, write: &mut dyn FnMut(&Path, &str) -> std::io::Result<()>) -> Result<Accepted> {
+        let pending = self.lock().pending.remove(edit_id).ok_or_else(|| Error::UnknownEdit { id: edit_id.to_string() })?;
+        let mut changed = Vec::new();
+        for (path, relative, original, _) in &pending.files {
+            match std::fs::read(path) {
+                Ok(now) if now == original.as_bytes() => {}
+                _ => changed.push(relative.clone()),
+            }
+        }
+        if !changed.is_empty() {
+            return Err(Error::Conflict { files: changed });
+        }
+        for (k, (path, _, _, new)) in pending.files.iter().enumerate() {
+            if let Err(source) = write(path, new) {
+                let mut restored = 0;
+                for (done, _, original, _) in &pending.files[..k] {
+                    if write_atomic(done, original).is_ok() {
+                        restored += 1;
+                    }
+                }
+                let path = pending.files[k].1.clone();
+                self.lock().pending.insert(edit_id.to_string(), pending);
+                return Err(Error::WriteFailed { path, restored, source });
+            }
+        }
+        Ok(Accepted { files: pending.files.iter().map(|f| f.1.clone()).collect(), replacements: pending.replacements })
+    }
+
+    /// Drops a staged edit without writing anything.
+    pub fn discard(&self, edit_id: &str) -> Result<()> {
+        match self.lock().pending.remove(edit_id) {
+            Some(_) => Ok(()),
+            None => Err(Error::UnknownEdit { id: edit_id.to_string() }),
+        }
+    }
+
+    /// Ids of the edits staged now, sorted.
+    pub fn pending_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.lock().pending.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Writes `content` to `path` through a temporary file in the same directory and a rename,
+/// keeping the file's permissions.
+fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(content.as_bytes())?;
+    tmp.flush()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn diff(path: &Path, old: &str, new: &str) -> String {
+    let name = path.display().to_string();
+    let text = similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= MAX_DIFF_LINES {
+        return text;
+    }
+    let mut cut = lines[..MAX_DIFF_LINES].join("\n");
+    cut.push_str(&format!("\n… diff cut: {} more lines\n", lines.len() - MAX_DIFF_LINES));
+    cut
+}
