@@ -149,6 +149,21 @@ impl Lang {
         }
     }
 
+    /// Further spellings for a `$$$` placeholder, for lists where a bare identifier
+    /// is not a valid element (statement lists, item lists, class bodies, match arms,
+    /// JSON objects). Each is tried after the bare identifier.
+    pub(crate) fn multi_placeholder_alts(self, index: usize) -> Vec<String> {
+        let n = index;
+        match self {
+            Lang::Rust => vec![format!("zz_mv{n}!{{}}"), format!("zz_mv{n} => {{}}")],
+            Lang::Java => vec![format!("zz_mv{n}();"), format!("void zz_mv{n}() {{}}")],
+            Lang::C | Lang::Cpp => vec![format!("zz_mv{n};"), format!("int zz_mv{n};")],
+            Lang::Dart => vec![format!("zz_mv{n};"), format!("var zz_mv{n};")],
+            Lang::Json => vec![format!("\"zz_mv{n}\": 0")],
+            _ => Vec::new(),
+        }
+    }
+
     /// Statement terminators that may be left out (automatic semicolon insertion).
     pub(crate) fn optional_semicolons(self) -> bool {
         matches!(self, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)
@@ -178,11 +193,11 @@ impl Lang {
                 rung!(Type, "type ZzScaffold = ", ";"),
             ],
             Lang::Go => &[
-                rung!(Statement, "package zz\nfunc zzScaffold() {\n", "\n}"),
-                rung!(Expression, "package zz\nvar zzScaffold = (", ")"),
-                rung!(Member, "package zz\ntype ZzScaffold struct {\n", "\n}"),
-                rung!(Declaration, "package zz\n", ""),
-                rung!(Type, "package zz\nvar zzScaffold ", ""),
+                rung!(Statement, "package zz\nfunc zzScaffold() {\n", "\n}\n"),
+                rung!(Expression, "package zz\nvar zzScaffold = (", ")\n"),
+                rung!(Member, "package zz\ntype ZzScaffold struct {\n", "\n}\n"),
+                rung!(Declaration, "package zz\n", "\n"),
+                rung!(Type, "package zz\nvar zzScaffold ", "\n"),
             ],
             Lang::C => &[
                 rung!(Statement, "void zz_scaffold(void) {\n", "\n}"),
@@ -209,7 +224,7 @@ impl Lang {
                 rung!(Declaration, "", ""),
             ],
             Lang::Bash => &[rung!(Statement, "", "")],
-            Lang::Json => &[rung!(Value, "", "")],
+            Lang::Json => &[rung!(Value, "", ""), rung!(Member, "{", "}")],
         }
     }
 }

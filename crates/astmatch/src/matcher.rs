@@ -176,7 +176,13 @@ impl<'a> Matcher<'a> {
     /// With `anchored`, the whole of `ts` must be consumed.
     fn seq(&mut self, ps: &'a [PNode], pi: usize, ts: &[Node<'a>], ti: usize, anchored: bool) -> Option<usize> {
         let Some(p) = ps.get(pi) else {
-            return (!anchored || ti == ts.len()).then_some(ti);
+            if !anchored || ti == ts.len() {
+                return Some(ti);
+            }
+            // Automatic semicolon insertion: a `;` the pattern left out may end the code.
+            let rest_is_semicolons = self.pattern.lang.optional_semicolons()
+                && ts[ti..].iter().all(|n| !n.is_named() && n.kind() == ";");
+            return rest_is_semicolons.then_some(ts.len());
         };
         let mark = self.env.len();
         if let PNode::Meta(var) = p {

@@ -107,15 +107,21 @@ impl Pattern {
         if fragment.is_empty() {
             return Err(Error::EmptyPattern);
         }
-        let (substituted, vars) = substitute_metavars(&fragment, lang);
         let grammar = lang.grammar();
         let mut parser = Parser::new();
         parser.set_language(&grammar).map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
         let ident_kinds = identifier_kinds(&grammar);
 
         let mut tried = Vec::new();
-        for scaffold in lang.scaffolds() {
-            tried.push(scaffold.context.as_str());
+        let spellings = lang.multi_placeholder_alts(0).len() + 1;
+        for (scaffold, alt) in lang.scaffolds().iter().flat_map(|s| (0..spellings).map(move |k| (s, k))) {
+            if !tried.contains(&scaffold.context.as_str()) {
+                tried.push(scaffold.context.as_str());
+            }
+            let (substituted, vars) = substitute_metavars(&fragment, lang, alt);
+            if alt > 0 && !vars.vars.iter().any(|v| v.multi) {
+                continue;
+            }
             let body = if lang == Lang::Python && scaffold.context == Context::Member {
                 indent(&substituted, "    ")
             } else {
@@ -130,25 +136,22 @@ impl Pattern {
             let start = scaffold.prefix.len() + lead;
             let end = scaffold.prefix.len() + body.trim_end().len();
             let Some(top) = top_nodes(&tree, start, end) else { continue };
+            // `Foo<T>` alone parses as an instantiation expression in TypeScript, but is
+            // almost always meant as a type: leave it to the type rung.
+            if matches!(lang, Lang::TypeScript | Lang::Tsx)
+                && matches!(scaffold.context, Context::Statement | Context::Expression)
+                && top.len() == 1
+                && innermost(top[0], &source, &vars).kind() == "instantiation_expression"
+            {
+                continue;
+            }
             let mut kinds = KindTable::new(&grammar);
             let mut nodes: Vec<PNode> =
                 top.iter().map(|n| compile_node(*n, &source, &vars, lang, &mut kinds, &ident_kinds)).collect();
             // A lone node that merely wraps another of the same extent is the inner node
             // (an expression statement around a call, a parenthesised expression's content).
             if nodes.len() == 1 {
-                let mut node = top[0];
-                loop {
-                    let text = &source[node.byte_range()];
-                    if vars.lookup(text).is_some() {
-                        break;
-                    }
-                    let children = significant_children(node);
-                    if children.len() == 1 && children[0].byte_range() == node.byte_range() {
-                        node = children[0];
-                    } else {
-                        break;
-                    }
-                }
+                let node = innermost(top[0], &source, &vars);
                 nodes = vec![compile_node(node, &source, &vars, lang, &mut kinds, &ident_kinds)];
             }
             let mut words = Vec::new();
@@ -190,6 +193,21 @@ impl Pattern {
     }
 }
 
+/// The innermost node of the same extent as `node`, stopping at a metavariable.
+fn innermost<'t>(mut node: Node<'t>, source: &str, vars: &MetaVars) -> Node<'t> {
+    loop {
+        if vars.lookup(&source[node.byte_range()]).is_some() {
+            return node;
+        }
+        let children = significant_children(node);
+        if children.len() == 1 && children[0].byte_range() == node.byte_range() {
+            node = children[0];
+        } else {
+            return node;
+        }
+    }
+}
+
 /// Removes the common leading indentation of non-blank lines and trims the ends.
 fn dedent(text: &str) -> String {
     let text = text.trim_matches(|c| c == '\n' || c == '\r');
@@ -220,7 +238,8 @@ impl MetaVars {
 }
 
 /// Replaces `$NAME`, `$$$NAME`, `$_` and `$$$` with placeholders the grammar accepts.
-pub(crate) fn substitute_metavars(fragment: &str, lang: Lang) -> (String, MetaVars) {
+/// With `alt` > 0, `$$$` metavariables take the language's alternative spelling number `alt`.
+pub(crate) fn substitute_metavars(fragment: &str, lang: Lang, alt: usize) -> (String, MetaVars) {
     let mut out = String::with_capacity(fragment.len() + 16);
     let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
     let bytes = fragment.as_bytes();
@@ -228,7 +247,11 @@ pub(crate) fn substitute_metavars(fragment: &str, lang: Lang) -> (String, MetaVa
     while i < bytes.len() {
         if let Some((len, multi, name)) = parse_metavar(&fragment[i..]) {
             let index = vars.vars.len();
-            let placeholder = lang.placeholder(index);
+            let block_like = in_block_position(&fragment[..i], &fragment[i + len..]);
+            let placeholder = match lang.multi_placeholder_alts(index).into_iter().nth(alt.wrapping_sub(1)) {
+                Some(p) if multi && block_like => p,
+                _ => lang.placeholder(index),
+            };
             let name = name.filter(|n| !n.starts_with('_')).map(str::to_string);
             vars.placeholders.insert(placeholder.clone(), index);
             vars.vars.push(MetaVar { name, multi });
@@ -241,6 +264,14 @@ pub(crate) fn substitute_metavars(fragment: &str, lang: Lang) -> (String, MetaVa
         }
     }
     (out, vars)
+}
+
+/// Does a metavariable between `before` and `after` stand where list elements of a
+/// block go (after `{`, `;` or a line break, and before `}`, `;` or a line break)?
+fn in_block_position(before: &str, after: &str) -> bool {
+    let prev = before.trim_end_matches([' ', '\t']).chars().next_back();
+    let next = after.trim_start_matches([' ', '\t']).chars().next();
+    matches!(prev, None | Some('{' | ';' | '\n' | ',')) && matches!(next, None | Some('}' | ';' | '\n' | ','))
 }
 
 /// Parses a metavariable at the start of `text`: (length in bytes, multi, name).
