@@ -59,7 +59,7 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
         } else if !node.is_extra() {
             matcher.env.clear();
             if matcher.root_candidate(&pattern.nodes[0], node) && matcher.node(&pattern.nodes[0], node) {
-                out.push(matcher.finish(node.byte_range()));
+                out.push(matcher.finish(matched_range(pattern, node)));
             }
         }
         if cursor.goto_first_child() {
@@ -74,6 +74,26 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
                 return out;
             }
         }
+    }
+}
+
+/// The range a single-node match covers: the node, less a trailing `;` that the
+/// pattern left out under automatic semicolon insertion (so a rewrite keeps it).
+fn matched_range(pattern: &Pattern, node: Node<'_>) -> Range<usize> {
+    let range = node.byte_range();
+    if !pattern.lang.optional_semicolons() {
+        return range;
+    }
+    let PNode::Inner { children, .. } = &pattern.nodes[0] else { return range };
+    if children.last().is_some_and(PNode::is_semicolon) {
+        return range;
+    }
+    let targets = significant_children(node);
+    match targets.split_last() {
+        Some((last, rest)) if !last.is_named() && last.kind() == ";" => {
+            range.start..rest.last().map_or(range.end, |n| n.end_byte())
+        }
+        _ => range,
     }
 }
 

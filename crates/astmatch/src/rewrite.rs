@@ -190,13 +190,17 @@ impl Rewriter<'_> {
 
         // Assemble, indenting continuation lines.
         let mut out = String::new();
-        for piece in &pieces {
+        for (k, piece) in pieces.iter().enumerate() {
             match piece {
                 Piece::Text(t) => {
+                    let segments = t.split('\n').count();
+                    let var_follows = matches!(pieces.get(k + 1), Some(Piece::Var { .. }));
                     for (n, line) in t.split('\n').enumerate() {
                         if n > 0 {
                             out.push_str(self.layout.newline);
-                            if !line.trim().is_empty() {
+                            // A blank line stays blank, unless a capture continues it.
+                            let continued = n + 1 == segments && var_follows;
+                            if !line.trim().is_empty() || continued {
                                 out.push_str(base);
                                 out.push_str(&self.convert_indent(line));
                             } else {

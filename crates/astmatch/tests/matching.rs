@@ -97,7 +97,7 @@ fn javascript() {
         (JavaScript, "console.log($$$A)", "console.log('a', b); console.log();", &["console.log('a', b) | A='a', b", "console.log() | A="]),
         (JavaScript, "$A.forEach($B)", "xs.forEach(x => f(x));", &["xs.forEach(x => f(x)) | A=xs B=x => f(x)"]),
         (JavaScript, "foo($X);", "foo(1);\nfoo(2)\n", &["foo(1); | X=1", "foo(2) | X=2"]),
-        (JavaScript, "const $X = require($M)", "const fs = require('fs');\nlet p = require('path');", &["const fs = require('fs'); | X=fs M='fs'"]),
+        (JavaScript, "const $X = require($M)", "const fs = require('fs');\nlet p = require('path');", &["const fs = require('fs') | X=fs M='fs'"]),
         (JavaScript, "`${$X}`", "const s = `${a + b}`;", &["`${a + b}` | X=a + b"]),
         (JavaScript, "f($X)", "const s = `value: ${f(x)}`;", &["f(x) | X=x"]),
         (JavaScript, "if ($X) { $$$B }", "if (a) { b(); c(); }\nif (d) e();", &["if (a) { b(); c(); } | X=a B=b(); c();"]),
@@ -116,14 +116,14 @@ fn typescript() {
         (TypeScript, "Promise<$T>", "function f(): Promise<number> { return g(); }\nlet p: Promise<Array<string>>;", &["Promise<number> | T=number", "Promise<Array<string>> | T=Array<string>"]),
         (TypeScript, "foo", "interface foo { foo: number }\nlet x: foo = y.foo;", &["foo", "foo", "foo", "foo"]),
         (TypeScript, "$X as $T", "const a = b as string;", &["b as string | X=b T=string"]),
-        (TypeScript, "let $X: $T = $V", "let a: number = 1;\nlet b = 2;", &["let a: number = 1; | X=a T=number V=1"]),
+        (TypeScript, "let $X: $T = $V", "let a: number = 1;\nlet b = 2;", &["let a: number = 1 | X=a T=number V=1"]),
         (TypeScript, "interface $I { $$$M }", "interface A { x: number; y: string }", &["interface A { x: number; y: string } | I=A M=x: number; y: string"]),
         (TypeScript, "$A.forEach($B)", "xs.forEach((x: number) => f(x));", &["xs.forEach((x: number) => f(x)) | A=xs B=(x: number) => f(x)"]),
         (TypeScript, "console.log($$$A)", "console.log(1, 2)", &["console.log(1, 2) | A=1, 2"]),
-        (TypeScript, "type $N = $T", "type A = string | number;", &["type A = string | number; | N=A T=string | number"]),
+        (TypeScript, "type $N = $T", "type A = string | number;", &["type A = string | number | N=A T=string | number"]),
         (TypeScript, "$F<$T>($$$A)", "useState<number>(0);", &["useState<number>(0) | F=useState T=number A=0"]),
         (TypeScript, "readonly $X: $T", "class C { readonly a: number; b: string; }", &["readonly a: number | X=a T=number"]),
-        (TypeScript, "export default $X", "export default foo;", &["export default foo; | X=foo"]),
+        (TypeScript, "export default $X", "export default foo;", &["export default foo | X=foo"]),
     ]);
 }
 
@@ -135,7 +135,7 @@ fn tsx() {
         (Tsx, "<$C $$$P />", "const a = <Button onClick={f} />;", &["<Button onClick={f} /> | C=Button P=onClick={f}"]),
         (Tsx, "foo", "const a = <foo bar={foo} />;", &["foo", "foo"]),
         (Tsx, "$A.map($F)", "const l = xs.map(x => <li>{x}</li>);", &["xs.map(x => <li>{x}</li>) | A=xs F=x => <li>{x}</li>"]),
-        (Tsx, "const $X: $T = $V", "const a: number = 1;", &["const a: number = 1; | X=a T=number V=1"]),
+        (Tsx, "const $X: $T = $V", "const a: number = 1;", &["const a: number = 1 | X=a T=number V=1"]),
     ]);
 }
 
