@@ -1,0 +1,135 @@
+//! Searching files: scope, language, skips, caps, errors, the pre-filter.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+
+use astmatch::{Context, Error, Lang, SearchOptions, search};
+
+fn opts(lang: Option<Lang>) -> SearchOptions {
+    SearchOptions { lang, ..SearchOptions::default() }
+}
+
+#[test]
+fn positions_are_one_indexed_with_character_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.py"), "x = 1\ns = 'é'; foo(ü)\n").unwrap();
+    let report = search(dir.path(), dir.path(), "foo($X)", &opts(Some(Lang::Python))).unwrap();
+    assert_eq!(report.total, 1);
+    let m = &report.matches[0];
+    assert_eq!((m.file.to_str().unwrap(), m.line, m.column, m.end_line, m.end_column), ("a.py", 2, 10, 2, 16));
+    assert_eq!(m.text, "foo(ü)");
+    assert_eq!(m.captures, vec![("X".to_string(), "ü".to_string())]);
+    assert_eq!(report.context, Context::Statement);
+}
+
+#[test]
+fn max_results_caps_the_list_and_reports_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let source: String = (0..30).map(|i| format!("foo({i})\n")).collect();
+    fs::write(dir.path().join("a.py"), &source).unwrap();
+    fs::write(dir.path().join("b.py"), &source).unwrap();
+    let report = search(dir.path(), dir.path(), "foo($X)", &SearchOptions { max_results: 40, ..opts(Some(Lang::Python)) }).unwrap();
+    assert_eq!(report.total, 60);
+    assert_eq!(report.matches.len(), 40);
+    assert_eq!(report.files_matched, 2);
+    assert_eq!(report.matches[39].file.to_str(), Some("b.py"));
+    assert_eq!(report.matches[39].line, 10);
+}
+
+#[test]
+fn binary_non_utf8_and_huge_files_are_skipped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("ok.py"), "foo(1)\n").unwrap();
+    fs::write(dir.path().join("bin.py"), b"foo(1)\0\0\x01").unwrap();
+    fs::write(dir.path().join("latin1.py"), b"foo(1)\n# caf\xe9\n").unwrap();
+    fs::write(dir.path().join("huge.py"), "foo(1)\n".repeat(2000)).unwrap();
+    let report = search(dir.path(), dir.path(), "foo($X)", &SearchOptions { max_file_bytes: 10_000, ..opts(Some(Lang::Python)) }).unwrap();
+    assert_eq!(report.total, 1);
+    assert_eq!((report.skipped.binary, report.skipped.not_utf8, report.skipped.too_large), (1, 1, 1));
+    assert_eq!(report.files_searched, 1);
+}
+
+#[test]
+fn gitignored_and_other_language_files_are_not_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join(".git")).unwrap();
+    fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+    fs::create_dir(dir.path().join("build")).unwrap();
+    fs::write(dir.path().join("build/gen.py"), "foo(1)\n").unwrap();
+    fs::write(dir.path().join("main.py"), "foo(2)\n").unwrap();
+    fs::write(dir.path().join("main.js"), "foo(3)\n").unwrap();
+    let report = search(dir.path(), dir.path(), "foo($X)", &opts(Some(Lang::Python))).unwrap();
+    let files: Vec<_> = report.matches.iter().map(|m| m.file.display().to_string()).collect();
+    assert_eq!(files, vec!["main.py"]);
+}
+
+#[test]
+fn a_file_scope_infers_the_language() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("lib.rs"), "fn m() { a.unwrap(); }\n").unwrap();
+    let report = search(dir.path(), &dir.path().join("lib.rs"), "$X.unwrap()", &opts(None)).unwrap();
+    assert_eq!((report.lang, report.total), (Lang::Rust, 1));
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.py"), "x\n").unwrap();
+    fs::write(dir.path().join("notes.txt"), "x\n").unwrap();
+    let err = search(dir.path(), dir.path(), "foo(", &opts(Some(Lang::Python))).unwrap_err();
+    assert!(matches!(err, Error::Unparseable { lang: Lang::Python, .. }));
+    assert!(err.to_string().starts_with("unparseable pattern for python: no context accepts it (tried: statement, expression, member)"), "{err}");
+    let err = search(dir.path(), dir.path(), "foo($X)", &opts(None)).unwrap_err();
+    assert!(err.to_string().starts_with("language is required: the path is a directory"), "{err}");
+    let err = search(dir.path(), &dir.path().join("notes.txt"), "foo($X)", &opts(None)).unwrap_err();
+    assert!(matches!(err, Error::LanguageRequired { .. }), "{err}");
+    let err = search(dir.path(), &dir.path().join("missing"), "foo($X)", &opts(Some(Lang::Python))).unwrap_err();
+    assert_eq!(err.to_string(), "path not found: missing");
+    let err = search(dir.path(), dir.path(), "   ", &opts(Some(Lang::Python))).unwrap_err();
+    assert!(matches!(err, Error::EmptyPattern));
+    assert_eq!(Lang::from_id("cobol"), None);
+}
+
+#[test]
+fn the_context_used_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.dart"), "class A { void dispose() {} }\nvoid m() { dispose(x); }\n").unwrap();
+    let cases = [
+        (Lang::Dart, "dispose($X)", Context::Expression),
+        (Lang::Dart, "dispose($X);", Context::Statement),
+        (Lang::Rust, "impl $T for $U { $$$B }", Context::Statement),
+        (Lang::TypeScript, "Promise<$T>", Context::Type),
+        (Lang::Json, "\"a\": $V", Context::Member),
+    ];
+    for (lang, pattern, context) in cases {
+        let compiled = astmatch::Pattern::compile(pattern, lang).unwrap();
+        assert_eq!(compiled.context(), context, "{lang} `{pattern}`");
+    }
+}
+
+/// The pre-filter only saves time: results are identical with and without it.
+#[test]
+fn prefilter_does_not_change_results() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap();
+    let registry = std::env::var("CARGO_HOME").map(std::path::PathBuf::from).unwrap_or_else(|_| {
+        std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo")
+    });
+    let mut corpora = vec![(root.join("crates"), Lang::Rust)];
+    if let Some(src) = fs::read_dir(registry.join("registry/src")).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()) {
+        for name in ["memchr", "ignore", "similar"] {
+            if let Some(dir) = fs::read_dir(src.path()).unwrap().filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}-"))) {
+                corpora.push((dir.path(), Lang::Rust));
+            }
+        }
+    }
+    let patterns = ["$X.unwrap()", "Some($X)", "impl $T for $U { $$$B }", "fn $F($$$P) -> Result<$T> { $$$B }", "memchr"];
+    for (dir, lang) in &corpora {
+        for pattern in patterns {
+            let with = search(root, dir, pattern, &SearchOptions { lang: Some(*lang), max_results: usize::MAX, prefilter: true, ..SearchOptions::default() }).unwrap();
+            let without = search(root, dir, pattern, &SearchOptions { lang: Some(*lang), max_results: usize::MAX, prefilter: false, ..SearchOptions::default() }).unwrap();
+            assert_eq!(with.total, without.total, "{pattern} in {}", dir.display());
+            assert_eq!(with.matches, without.matches, "{pattern} in {}", dir.display());
+        }
+    }
+}
