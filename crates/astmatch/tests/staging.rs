@@ -33,7 +33,7 @@ fn stage_previews_and_writes_nothing() {
     assert_eq!(staged.replacements, 4);
     let files: Vec<(String, usize)> = staged.files.iter().map(|f| (f.path.display().to_string(), f.replacements)).collect();
     assert_eq!(files, vec![("a.py".to_string(), 3), ("pkg/b.py".to_string(), 1)]);
-    assert!(staged.files[0].diff.contains("-foo(foo(2))\n+bar(bar(2))\n"), "{}", staged.files[0].diff);
+    assert!(staged.files[0].diff.contains("-foo(1)\n-foo(foo(2))\n+bar(1)\n+bar(bar(2))\n"), "{}", staged.files[0].diff);
     assert!(staged.files[0].diff.starts_with("--- a/a.py\n+++ b/a.py\n"), "{}", staged.files[0].diff);
     assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
 }
