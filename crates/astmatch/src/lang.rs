@@ -155,7 +155,7 @@ impl Lang {
     pub(crate) fn multi_placeholder_alts(self, index: usize) -> Vec<String> {
         let n = index;
         match self {
-            Lang::Rust => vec![format!("zz_mv{n}!{{}}"), format!("zz_mv{n} => {{}}")],
+            Lang::Rust => vec![format!("zz_mv{n}!{{}}"), format!("zz_mv{n} => {{}}"), format!("zz_mv{n}: u8")],
             Lang::Java => vec![format!("zz_mv{n}();"), format!("void zz_mv{n}() {{}}")],
             Lang::C | Lang::Cpp => vec![format!("zz_mv{n};"), format!("int zz_mv{n};")],
             Lang::Dart => vec![format!("zz_mv{n};"), format!("var zz_mv{n};")],

@@ -234,3 +234,41 @@ fn json() {
         (Json, "true", r#"{"a": true, "b": "true"}"#, &["true"]),
     ]);
 }
+
+/// Backtracking, repeated captures, wildcards and layout, across languages.
+#[test]
+fn metavariable_semantics() {
+    check(&[
+        (Python, "f($$$A, 0, $$$B)", "f(1, 0, 2)\nf(0)\nf(1, 2)\nf(0, 0)\n", &["f(1, 0, 2) | A=1 B=2", "f(0) | A= B=", "f(0, 0) | A=0 B="]),
+        (Python, "f($$$A) + g($$$A)", "f(1, 2) + g(1, 2)\nf(1) + g(2)\nf() + g()\n", &["f(1, 2) + g(1, 2) | A=1, 2", "f() + g() | A="]),
+        (Python, "f($_, $_)", "f(1, 2)\nf(1)\n", &["f(1, 2)"]),
+        (Python, "f($X, $X)", "f(a.b, a . b)\nf(a, b)\n", &["f(a.b, a . b) | X=a.b"]),
+        (Python, "f($X, $X)", "f(g(1), g(1))\nf(g(1), g(2))\n", &["f(g(1), g(1)) | X=g(1)"]),
+        (Python, "f($X, $X)", "f(a  # one\n  , a)\n", &["f(a  # one\n  , a) | X=a"]),
+        (Python, "f(\n    $X,\n)", "f(1)\nf(2,)\n", &["f(2,) | X=2"]),
+        (Rust, "f($$$A, $B, $C)", "fn m() { f(1, 2, 3, 4); f(1, 2); f(1); }", &["f(1, 2, 3, 4) | A=1, 2 B=3 C=4", "f(1, 2) | A= B=1 C=2"]),
+        (Rust, "vec![$$$]", "fn m() { let v = vec![1, 2]; let w = vec![]; }", &["vec![1, 2]", "vec![]"]),
+        (Rust, "$X.clone().clone()", "fn m() { a.clone().clone(); a.clone(); }", &["a.clone().clone() | X=a"]),
+        (Rust, "if let Some($X) = $Y { $$$B }", "fn m() { if let Some(v) = o { use_it(v); } }", &["if let Some(v) = o { use_it(v); } | X=v Y=o B=use_it(v);"]),
+        (Rust, "$A + $B", "fn m() { 1 + 2 + 3; }", &["1 + 2 + 3 | A=1 + 2 B=3", "1 + 2 | A=1 B=2"]),
+        (Rust, "struct $S { $$$F }", "struct P { x: i32, y: i32 }\nstruct U;", &["struct P { x: i32, y: i32 } | S=P F=x: i32, y: i32"]),
+        (Rust, "\"foo\"", "fn m() { let a = \"foo\"; let b = \"foo bar\"; }", &["\"foo\""]),
+        (JavaScript, "f($$$A, last)", "f(1, 2, last); f(last); f(last, 1);", &["f(1, 2, last) | A=1, 2", "f(last) | A="]),
+        (JavaScript, "$X && $X.$Y", "a && a.b; a && c.b;", &["a && a.b | X=a Y=b"]),
+        (JavaScript, "f(/* any */ $X)", "f(1); f(  2  );", &["f(1) | X=1", "f(  2  ) | X=2"]),
+        (JavaScript, "import $X from 'react'", "import React from 'react';\nimport { a } from 'react';", &["import React from 'react' | X=React", "import { a } from 'react' | X={ a }"]),
+        (TypeScript, "function $F($$$P): $R { $$$B }", "function f(a: number): string { return ''; }", &["function f(a: number): string { return ''; } | F=f P=a: number R=string B=return '';"]),
+        (Go, "$X.Lock()\ndefer $X.Unlock()", "package p\nfunc f() {\n\tm.Lock()\n\tdefer m.Unlock()\n\tn.Lock()\n\tdefer m.Unlock()\n}", &["m.Lock()\n\tdefer m.Unlock() | X=m"]),
+        (Go, "if $E != nil { $$$ }", "package p\nfunc f() { if err != nil { return err }; if x == nil {} }", &["if err != nil { return err } | E=err"]),
+        (C, "$T $X = malloc($N);", "void f() { char *p = malloc(4); int *q = calloc(1, 4); }", &["char *p = malloc(4); | T=char X=*p N=4"]),
+        (C, "$X = malloc($N);", "void f() { p = malloc(4); }", &["p = malloc(4); | X=p N=4"]),
+        (Java, "$X.get($I)", "class A { void m() { list.get(0); map.get(k).get(1); } }", &["list.get(0) | X=list I=0", "map.get(k).get(1) | X=map.get(k) I=1", "map.get(k) | X=map I=k"]),
+        (Java, "String $X = $V;", "class A { void m() { String s = \"a\"; int n = 1; } }", &["String s = \"a\"; | X=s V=\"a\""]),
+        (Dart, "Text($X)", "class A { Widget build(BuildContext context) { return Text('a'); } }", &["Text('a') | X='a'"]),
+        (Dart, "final $X = $V;", "void m() { final a = 1; var b = 2; }", &["final a = 1; | X=a V=1"]),
+        (Bash, "export $X", "export PATH\nexport A=1\n", &["export PATH | X=PATH", "export A=1 | X=A=1"]),
+        (Tsx, "<$C>$$$K</$C>", "const a = <A><b/></A>; const c = <A></B>;", &["<A><b/></A> | C=A K=<b/>"]),
+        (Cpp, "std::move($X)", "void f() { auto b = std::move(a); auto c = std::forward<T>(d); }", &["std::move(a) | X=a"]),
+        (Json, "{}", "{\"a\": {}, \"b\": {\"c\": 1}}", &["{}"]),
+    ]);
+}
