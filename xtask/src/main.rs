@@ -1,1 +1,72 @@
-fn main() {}
+//! Project chores, run as `cargo xtask <command>` through the alias in `.cargo/config.toml`.
+//!
+//! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
+//! - `fixtures`: builds the fixture servers (none yet).
+//! - `bench astmatch`: times our structural search against the ast-grep CLI and a bare parse.
+//!
+//! This is a binary for people and CI: it prints what it does, and it is not a library.
+
+// Printing is this binary's job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench;
+mod setup;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  setup            install the tools the tests and the benchmark need into .tools/
+  fixtures         build the fixture servers
+  bench astmatch   time ast_grep against the ast-grep CLI and a bare tree-sitter parse";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["setup"] => setup::run(),
+        ["fixtures"] => {
+            println!("fixtures: there are no fixture servers to build yet; nothing done");
+            Ok(())
+        }
+        ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
+        ["help" | "--help" | "-h"] | [] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => bail!("unknown command `{}`\n\n{USAGE}", args.join(" ")),
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Where `setup` installs tools: `<workspace>/.tools` (ignored in git).
+pub(crate) fn tools_dir() -> PathBuf {
+    workspace_root().join(".tools")
+}
+
+/// Runs a command to completion with no stdin, failing with its stderr when it fails.
+pub(crate) fn run_quiet(cmd: &mut Command) -> Result<std::process::Output> {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("could not start {shown}"))?;
+    if !out.status.success() {
+        bail!(
+            "{shown} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(out)
+}

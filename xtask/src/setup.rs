@@ -1,0 +1,141 @@
+//! `cargo xtask setup`: a list of steps, each with a check and an install.
+//!
+//! A step whose check passes is left alone, so running setup twice does nothing the
+//! second time. To add a tool, add one [`Step`] to [`steps`].
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Result, bail};
+
+use crate::{run_quiet, tools_dir, workspace_root};
+
+/// The ast-grep CLI version the differential test and the benchmark compare against.
+pub(crate) const AST_GREP_VERSION: &str = "0.51.1";
+/// TypeScript pinned for its `lib` files (a benchmark corpus) and, later, for
+/// typescript-language-server (which breaks with TypeScript 7).
+pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
+
+/// One thing setup makes sure of.
+struct Step {
+    /// What it provides, for the log.
+    name: &'static str,
+    /// `Some(where or what is there)` when the step is already done.
+    check: fn() -> Option<String>,
+    /// Makes the check pass.
+    install: fn() -> Result<()>,
+}
+
+fn steps() -> Vec<Step> {
+    vec![
+        Step { name: "python venv", check: check_venv, install: install_venv },
+        Step { name: "ast-grep (pip ast-grep-cli)", check: check_ast_grep, install: install_ast_grep },
+        Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
+        Step { name: "cargo registry sources", check: check_registry, install: install_registry },
+    ]
+}
+
+pub(crate) fn run() -> Result<()> {
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(tools_dir())?;
+    for step in steps() {
+        if let Some(there) = (step.check)() {
+            println!("setup: ok         {:<30} {there}", step.name);
+            continue;
+        }
+        let t = std::time::Instant::now();
+        (step.install)()?;
+        match (step.check)() {
+            Some(there) => println!("setup: installed  {:<30} {there} ({:.1}s)", step.name, t.elapsed().as_secs_f64()),
+            None => bail!("setup: `{}` installed but its check still fails", step.name),
+        }
+    }
+    println!("setup: done in {:.1}s (tools under {})", started.elapsed().as_secs_f64(), tools_dir().display());
+    Ok(())
+}
+
+pub(crate) fn venv_bin(name: &str) -> PathBuf {
+    tools_dir().join("venv").join("bin").join(name)
+}
+
+/// The ast-grep binary: `$AST_GREP`, else the one setup installs.
+pub(crate) fn ast_grep_path() -> PathBuf {
+    std::env::var_os("AST_GREP").map(PathBuf::from).unwrap_or_else(|| venv_bin("ast-grep"))
+}
+
+/// The directory of TypeScript's own `lib*.d.ts` files.
+pub(crate) fn typescript_lib() -> PathBuf {
+    tools_dir().join("node").join("node_modules").join("typescript").join("lib")
+}
+
+fn check_venv() -> Option<String> {
+    let python = venv_bin("python");
+    let out = Command::new(&python).arg("--version").output().ok()?;
+    out.status.success().then(|| format!("{} ({})", python.display(), String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+fn install_venv() -> Result<()> {
+    run_quiet(Command::new("python3").arg("-m").arg("venv").arg(tools_dir().join("venv")))?;
+    Ok(())
+}
+
+fn check_ast_grep() -> Option<String> {
+    let bin = venv_bin("ast-grep");
+    let out = Command::new(&bin).arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && version.ends_with(AST_GREP_VERSION)).then(|| format!("{} ({version})", bin.display()))
+}
+
+fn install_ast_grep() -> Result<()> {
+    run_quiet(
+        Command::new(venv_bin("python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .arg(format!("ast-grep-cli=={AST_GREP_VERSION}")),
+    )?;
+    Ok(())
+}
+
+fn check_typescript() -> Option<String> {
+    let manifest = tools_dir().join("node/node_modules/typescript/package.json");
+    let text = std::fs::read_to_string(&manifest).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (json["version"] == TYPESCRIPT_VERSION).then(|| format!("{} ({TYPESCRIPT_VERSION})", typescript_lib().display()))
+}
+
+fn install_typescript() -> Result<()> {
+    run_quiet(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(tools_dir().join("node"))
+            .arg(format!("typescript@{TYPESCRIPT_VERSION}")),
+    )?;
+    Ok(())
+}
+
+/// `$CARGO_HOME` (default `~/.cargo`).
+pub(crate) fn cargo_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        return PathBuf::from(home);
+    }
+    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
+}
+
+/// The unpacked crate sources of every registry index (`$CARGO_HOME/registry/src/*/`).
+pub(crate) fn registry_src_dirs() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(cargo_home().join("registry").join("src")) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}
+
+fn check_registry() -> Option<String> {
+    let dirs = registry_src_dirs();
+    let crates: usize = dirs.iter().filter_map(|d| std::fs::read_dir(d).ok()).map(|r| r.count()).sum();
+    (crates > 0).then(|| format!("{} ({crates} crates)", cargo_home().join("registry/src").display()))
+}
+
+fn install_registry() -> Result<()> {
+    // Fetching unpacks every locked dependency's source under registry/src.
+    run_quiet(Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).arg("fetch").current_dir(workspace_root()))?;
+    Ok(())
+}
