@@ -1,0 +1,42 @@
+//! The crate's error type.
+
+/// Everything that can be wrong with a card or an answer to it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The card's question is empty or only whitespace.
+    #[error("the question is empty")]
+    EmptyQuestion,
+    /// An option's label is empty or only whitespace.
+    #[error("option {index} has an empty label")]
+    EmptyLabel { index: usize },
+    /// Two options share a label, so an answer could not say which was meant.
+    #[error("two options are labelled '{label}'; labels must be distinct")]
+    DuplicateLabel { label: String },
+    /// The card has no options and does not accept free text.
+    #[error("the card cannot be answered: it has no options and does not allow free text")]
+    Unanswerable,
+    /// The answer names a label the card does not offer.
+    #[error("'{label}' is not one of the options ({offered})")]
+    UnknownOption { label: String, offered: String },
+    /// The answer names the same option twice.
+    #[error("'{label}' is chosen twice")]
+    RepeatedChoice { label: String },
+    /// Several options chosen on a single-select card.
+    #[error("only one option may be chosen, {count} were")]
+    TooManyChoices { count: usize },
+    /// Typed text on a card that does not accept it.
+    #[error("this question does not accept a typed answer; choose one of the options")]
+    FreeTextNotAllowed,
+    /// Neither an option nor text.
+    #[error("the answer is empty: choose an option{}", if *.free_text { " or type an answer" } else { "" })]
+    EmptyAnswer { free_text: bool },
+    /// A typed option number that the card does not have.
+    #[error("there is no option {number}; choose a number from 1 to {count}")]
+    NoSuchNumber { number: usize, count: usize },
+    /// The question was already answered, skipped or given up on.
+    #[error("the question is already settled")]
+    AlreadySettled,
+}
+
+/// Results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
