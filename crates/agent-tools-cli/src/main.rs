@@ -1,1 +1,181 @@
-fn main() {}
+//! The `agent-tools` command: one-shot tool calls (`call`), the schemas a
+//! surface shows (`tools`), what this checkout can use (`status`), and a
+//! per-run MCP server over stdio (`serve`).
+//!
+//! It wires the facade's registry from the command line and prints; it holds no
+//! tool logic and never writes logs or progress to stdout (stdout carries only
+//! results, or MCP messages under `serve`).
+
+mod serve;
+mod status;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_tools::{AstmatchWiring, Registry, Tier, ToolResult, Workspace};
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+
+/// Server-bound agent tools: structural search and rewrite, tier-capped.
+#[derive(Debug, Parser)]
+#[command(name = "agent-tools", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Call one tool once and print its result (exit 0 ok, 1 the tool reported an error, 2 refused or misused).
+    Call {
+        /// The tool's name, e.g. ast_grep.
+        tool: String,
+        /// The arguments as a JSON object, e.g. '{"pattern": "foo($X)", "language": "python"}'.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// The run's working directory; every path argument resolves inside it.
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// The surface's tier cap: read, write or exec.
+        #[arg(long, default_value = "exec")]
+        cap: Tier,
+        /// Print the structured value as JSON instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the schemas a surface with this cap shows, as a JSON array.
+    Tools {
+        /// The surface's tier cap: read, write or exec.
+        #[arg(long, default_value = "exec")]
+        cap: Tier,
+    },
+    /// Serve the tools over MCP on stdio; one process is one run.
+    Serve {
+        /// The run's working directory; every path argument resolves inside it.
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// The surface's tier cap: read, write or exec.
+        #[arg(long, default_value = "exec")]
+        cap: Tier,
+    },
+    /// Say what this checkout can use: languages, grammars and file counts.
+    Status {
+        /// The directory to look at.
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprint(&format!("agent-tools: {e:#}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Call { tool, args, root, cap, json } => {
+            let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
+            let registry = registry(root)?;
+            let runtime = runtime()?;
+            let surface = registry.surface(cap);
+            match runtime.block_on(surface.try_call(&tool, args))? {
+                Err(refusal) => {
+                    eprint(&refusal.to_string());
+                    Ok(ExitCode::from(2))
+                }
+                Ok(result) => {
+                    print_result(&result, json)?;
+                    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                }
+            }
+        }
+        Command::Tools { cap } => {
+            let registry = registry(None)?;
+            let surface = registry.surface(cap);
+            print(&serde_json::to_string_pretty(&surface.list())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { root, cap } => {
+            init_logging();
+            let registry = registry(root)?;
+            runtime()?.block_on(serve::serve(registry.surface(cap)))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status { root, json } => {
+            let workspace = workspace(root)?;
+            let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
+            let tools = registry.specs().map(|s| s.name).collect();
+            let report = status::Status::gather(&workspace, tools);
+            if json {
+                print(&serde_json::to_string_pretty(&report)?);
+            } else {
+                print(report.render().trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
+    let root = match root {
+        Some(root) => root,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Workspace::new(root)?)
+}
+
+/// The run's registry: every tool whose resource this command can wire.
+fn registry(root: Option<PathBuf>) -> anyhow::Result<Arc<Registry>> {
+    let workspace = workspace(root)?;
+    Ok(Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build()?))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENT_TOOLS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+}
+
+fn print_result(result: &ToolResult, json: bool) -> anyhow::Result<()> {
+    if json {
+        let value = match (&result.structured, result.is_error) {
+            (Some(value), _) => value.clone(),
+            (None, true) => serde_json::json!({ "error": result.text }),
+            (None, false) => serde_json::json!({ "text": result.text }),
+        };
+        print(&serde_json::to_string_pretty(&value)?);
+    } else {
+        let mut text = result.text.clone();
+        for image in &result.images {
+            text.push_str(&format!("\n[image {}, {} bytes base64]", image.mime, image.data_base64.len()));
+        }
+        print(&text);
+    }
+    Ok(())
+}
+
+/// The one place the command writes to stdout.
+#[allow(clippy::print_stdout)]
+fn print(text: &str) {
+    println!("{text}");
+}
+
+/// The one place the command writes to stderr (outside logging).
+#[allow(clippy::print_stderr)]
+fn eprint(text: &str) {
+    eprintln!("{text}");
+}

@@ -1,1 +1,33 @@
-//! The facade.
+//! The facade: the server-bound built-in tools of an AI coding-agent run, as
+//! JSON schemas to show a model and a dispatcher for the model's calls.
+//!
+//! A runtime wires the resources its run has into a [`Registry`] (for example
+//! [`RegistryBuilder::with_astmatch`] for `ast_grep`, `ast_edit` and `resolve`);
+//! a tool exists only when its resource is wired. A [`Surface`] is a view of the
+//! registry capped at a [`Tier`]: it lists only the tools at or below the cap
+//! and refuses calls above it. Tools are written against the typed [`Tool`]
+//! trait, whose `Input` type's doc comment is the tool's description.
+//!
+//! This crate holds no domain logic: matching, rewriting, language servers,
+//! debuggers and kernels live in the leaf crates, which know nothing of tool
+//! calling. It does not decide approval past the cap, and it never prints.
+
+mod error;
+mod registry;
+mod result;
+mod schema;
+mod surface;
+mod tier;
+mod tool;
+pub mod tools;
+mod workspace;
+
+pub use crate::error::{Error, Result};
+pub use crate::registry::{Registry, RegistryBuilder};
+pub use crate::result::{Image, ToolResult};
+pub use crate::schema::input_schema;
+pub use crate::surface::{Refusal, Surface};
+pub use crate::tier::{ParseTierError, Tier};
+pub use crate::tool::{CallContext, DynTool, Tool, ToolFuture, ToolSpec};
+pub use crate::tools::astmatch::AstmatchWiring;
+pub use crate::workspace::{PathError, Workspace, resolve_path};

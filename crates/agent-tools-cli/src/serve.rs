@@ -1,0 +1,85 @@
+//! The MCP server: one surface of one run's registry over stdio, with tools
+//! listed and called by hand from the registry (our tools are dynamic, so the
+//! rmcp `#[tool]` macros do not fit).
+//!
+//! A tool's structured value travels as `structuredContent` beside its text;
+//! error results set `isError`. Staged edits live as long as the process. It
+//! logs to stderr only, and decides no approval: the client is the approval
+//! surface within the cap.
+
+use agent_tools::{Surface, ToolResult, ToolSpec};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
+
+/// Serves `surface` on stdin/stdout until the client disconnects.
+pub async fn serve(surface: Surface) -> anyhow::Result<()> {
+    tracing::info!(cap = %surface.cap(), tools = surface.list().len(), "serving MCP on stdio");
+    let service = Server { surface }.serve(rmcp::transport::stdio()).await?;
+    let reason = service.waiting().await?;
+    tracing::info!(?reason, "MCP client gone");
+    Ok(())
+}
+
+struct Server {
+    surface: Surface,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("agent-tools", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "Server-bound tools of one agent run, capped at the {} tier. Paths resolve inside the run's working directory.",
+                self.surface.cap()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.surface.list().into_iter().map(mcp_tool).collect()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.surface.get(name).ok().map(mcp_tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
+        tracing::debug!(tool = %request.name, "call");
+        match self.surface.call(&request.name, args).await {
+            Ok(result) => Ok(mcp_result(result).into()),
+            Err(e) => {
+                tracing::error!(tool = %request.name, error = %e, "host failure");
+                Err(ErrorData::internal_error(e.to_string(), None))
+            }
+        }
+    }
+}
+
+fn mcp_tool(spec: &ToolSpec) -> Tool {
+    let mut meta = serde_json::Map::new();
+    meta.insert("tier".into(), spec.tier.as_str().into());
+    meta.insert("parallelSafe".into(), spec.parallel_safe.into());
+    Tool::new(spec.name, spec.description.clone(), spec.input_schema.clone())
+        .with_annotations(ToolAnnotations::new().read_only(spec.tier == agent_tools::Tier::Read))
+        .with_meta(rmcp::model::MetaObject(meta))
+}
+
+fn mcp_result(result: ToolResult) -> CallToolResult {
+    let mut content = vec![ContentBlock::text(result.text)];
+    content.extend(result.images.into_iter().map(|image| ContentBlock::image(image.data_base64, image.mime)));
+    let mut out = if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    out.structured_content = result.structured;
+    out
+}

@@ -1,0 +1,104 @@
+//! The registry: the tools of one run, each registered with its spec and
+//! handler together, and present only when its resource is wired.
+//!
+//! Each leaf crate plugs in through one `with_*` method here, taking the
+//! resources its tools need (`with_astmatch` now; `with_lsp`, `with_debug`,
+//! `with_kernels`, `with_question_port`, `with_vibe_roster` later). The
+//! registry also holds the per-run lock of each tool that is not parallel-safe.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::surface::Surface;
+use crate::tier::Tier;
+use crate::tool::{DynTool, Tool, ToolSpec};
+use crate::tools::astmatch::AstmatchWiring;
+
+/// One registered tool.
+pub(crate) struct Entry {
+    pub(crate) spec: ToolSpec,
+    pub(crate) tool: Box<dyn DynTool>,
+    /// Held for the whole call when the tool is not parallel-safe.
+    pub(crate) lock: Option<tokio::sync::Mutex<()>>,
+}
+
+/// The tools of one run. Build it with [`Registry::builder`], then show it to a
+/// model through a [`Surface`].
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries.iter().map(|e| e.spec.name)).finish()
+    }
+}
+
+impl Registry {
+    /// An empty builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Every registered tool's spec, in registration order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.entries.iter().map(|e| &e.spec)
+    }
+
+    /// The spec of one tool.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.entry(name).map(|e| &e.spec)
+    }
+
+    /// Whether a tool's calls may run at once; `None` for an unknown tool.
+    pub fn parallel_safe(&self, name: &str) -> Option<bool> {
+        self.entry(name).map(|e| e.spec.parallel_safe)
+    }
+
+    /// A surface of this registry capped at `cap`.
+    pub fn surface(self: &Arc<Self>, cap: Tier) -> Surface {
+        Surface::new(Arc::clone(self), cap)
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.spec.name == name)
+    }
+
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+}
+
+/// Collects tools; [`RegistryBuilder::build`] checks that no name is used twice.
+#[derive(Default)]
+pub struct RegistryBuilder {
+    entries: Vec<Entry>,
+    duplicate: Option<&'static str>,
+}
+
+impl RegistryBuilder {
+    /// Registers a tool: its spec (name, description, schema, tier,
+    /// parallel-safety) is derived from the type, so spec and handler cannot drift.
+    pub fn register<T: Tool>(mut self, tool: T) -> RegistryBuilder {
+        if self.entries.iter().any(|e| e.spec.name == T::NAME) {
+            self.duplicate.get_or_insert(T::NAME);
+        }
+        let lock = (!T::PARALLEL_SAFE).then(|| tokio::sync::Mutex::new(()));
+        self.entries.push(Entry { spec: ToolSpec::of::<T>(), tool: Box::new(tool), lock });
+        self
+    }
+
+    /// Wires structural search and staged rewrite: registers `ast_grep`,
+    /// `ast_edit` and `resolve`, which share one edit store for the run.
+    pub fn with_astmatch(self, wiring: AstmatchWiring) -> RegistryBuilder {
+        crate::tools::astmatch::register(self, wiring)
+    }
+
+    /// The registry. Errors: [`Error::DuplicateTool`].
+    pub fn build(self) -> Result<Registry> {
+        match self.duplicate {
+            Some(name) => Err(Error::DuplicateTool { name }),
+            None => Ok(Registry { entries: self.entries }),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! A surface: the registry as one caller sees it, capped at a tier.
+//!
+//! A tool above the cap is absent from [`Surface::list`], and a call to it by
+//! name is refused (defence in depth). Calls of a tool that is not
+//! parallel-safe run one at a time, through the registry's per-tool lock.
+//! Approval past the cap (allow, ask, deny) is not decided here.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::registry::{Entry, Registry};
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, ToolSpec};
+
+/// Why a call did not reach its tool. Shown to the model as an error result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No tool of that name on this surface.
+    UnknownTool { name: String, available: Vec<&'static str> },
+    /// The tool exists but its tier is above the surface's cap.
+    AboveCap { name: &'static str, tier: Tier, cap: Tier },
+    /// The arguments do not decode into the tool's input.
+    BadArguments { tool: &'static str, message: String },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::UnknownTool { name, available } if available.is_empty() => {
+                write!(f, "unknown tool '{name}'; this surface has no tools")
+            }
+            Refusal::UnknownTool { name, available } => {
+                write!(f, "unknown tool '{name}'; available tools: {}", available.join(", "))
+            }
+            Refusal::AboveCap { name, tier, cap } => {
+                write!(f, "refused: {name} is {tier} tier; this surface is capped at {cap}")
+            }
+            Refusal::BadArguments { tool, message } => write!(f, "invalid arguments for {tool}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// The registry seen through a tier cap. Cheap to clone; clones share the
+/// registry, its resources and its locks.
+#[derive(Debug, Clone)]
+pub struct Surface {
+    registry: Arc<Registry>,
+    cap: Tier,
+}
+
+impl Surface {
+    /// A surface of `registry` capped at `cap`.
+    pub fn new(registry: Arc<Registry>, cap: Tier) -> Surface {
+        Surface { registry, cap }
+    }
+
+    /// The cap.
+    pub fn cap(&self) -> Tier {
+        self.cap
+    }
+
+    /// The registry behind the surface.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The specs of the tools at or below the cap, in registration order.
+    pub fn list(&self) -> Vec<&ToolSpec> {
+        self.registry.specs().filter(|s| s.tier <= self.cap).collect()
+    }
+
+    /// The spec of a tool this surface may call, or why not.
+    pub fn get(&self, name: &str) -> Result<&ToolSpec, Refusal> {
+        self.gate(name).map(|e| &e.spec)
+    }
+
+    /// Calls a tool; a refusal (unknown tool, above the cap, bad arguments)
+    /// becomes an error result. `Err` only for host failures.
+    pub async fn call(&self, name: &str, args: Value) -> Result<ToolResult> {
+        Ok(match self.try_call(name, args).await? {
+            Ok(result) => result,
+            Err(refusal) => ToolResult::error(refusal.to_string()),
+        })
+    }
+
+    /// Calls a tool, keeping a refusal apart from the tool's own result (the
+    /// command line gives them different exit statuses).
+    pub async fn try_call(&self, name: &str, args: Value) -> Result<Result<ToolResult, Refusal>> {
+        let entry = match self.gate(name) {
+            Ok(entry) => entry,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        let cx = CallContext::new(self.cap);
+        let future = match entry.tool.call_json(args, &cx) {
+            Ok(future) => future,
+            Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),
+        };
+        let _guard = match &entry.lock {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        future.await.map(Ok)
+    }
+
+    fn gate(&self, name: &str) -> Result<&Entry, Refusal> {
+        match self.registry.entry(name) {
+            Some(entry) if entry.spec.tier <= self.cap => Ok(entry),
+            Some(entry) => Err(Refusal::AboveCap { name: entry.spec.name, tier: entry.spec.tier, cap: self.cap }),
+            None => Err(Refusal::UnknownTool {
+                name: name.to_string(),
+                available: self.registry.entries().iter().filter(|e| e.spec.tier <= self.cap).map(|e| e.spec.name).collect(),
+            }),
+        }
+    }
+}

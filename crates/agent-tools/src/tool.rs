@@ -1,0 +1,94 @@
+//! The typed tool trait, its type-erased form, and the spec a model sees.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use crate::result::ToolResult;
+use crate::schema::input_schema;
+use crate::tier::Tier;
+
+/// What a tool learns about the call besides its input.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// The cap of the surface the call came through.
+    pub cap: Tier,
+}
+
+impl CallContext {
+    /// A context for a call through a surface capped at `cap`.
+    pub fn new(cap: Tier) -> CallContext {
+        CallContext { cap }
+    }
+}
+
+/// A tool, typed: its input, name, tier and handler in one place.
+///
+/// The description is the doc comment of `Input` (schemars puts it in the
+/// schema's `description`, which the registry takes out); write it there once.
+/// `Input` should be `#[serde(deny_unknown_fields)]` so a misspelt argument is
+/// an error the model reads rather than an argument silently ignored.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments, decoded from the model's JSON.
+    type Input: DeserializeOwned + JsonSchema + Send;
+    /// The tool's name, as the model calls it.
+    const NAME: &'static str;
+    /// The tool's tier.
+    const TIER: Tier;
+    /// Whether two calls may run at once; when false the surface runs them one at a time.
+    const PARALLEL_SAFE: bool = true;
+
+    /// Runs the tool. Errors the model should read are `Ok` results with
+    /// `is_error` set; `Err` is for host failures only.
+    fn call(&self, input: Self::Input, cx: &CallContext) -> impl Future<Output = Result<ToolResult>> + Send;
+}
+
+/// A boxed tool future.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult>> + Send + 'a>>;
+
+/// A tool with its input type erased, as the registry holds it. Every [`Tool`] is one.
+pub trait DynTool: Send + Sync + 'static {
+    /// Decodes `args` and starts the call; a decoding failure is returned as a
+    /// message naming the bad or missing field.
+    fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String>;
+}
+
+impl<T: Tool> DynTool for T {
+    fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String> {
+        let args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        let input: T::Input = serde_path_to_error::deserialize(args).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." { e.inner().to_string() } else { format!("`{path}`: {}", e.inner()) }
+        })?;
+        Ok(Box::pin(self.call(input, cx)))
+    }
+}
+
+/// What a model is shown of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: &'static str,
+    /// From the `Input` type's doc comment.
+    pub description: String,
+    /// Where the tool sits in `read < write < exec`.
+    pub tier: Tier,
+    /// Whether two calls may run at once.
+    pub parallel_safe: bool,
+    /// Draft-07 JSON Schema of the arguments, subschemas inlined.
+    pub input_schema: Map<String, Value>,
+}
+
+impl ToolSpec {
+    /// The spec of a typed tool.
+    pub fn of<T: Tool>() -> ToolSpec {
+        let (description, input_schema) = input_schema::<T::Input>();
+        ToolSpec { name: T::NAME, description, tier: T::TIER, parallel_safe: T::PARALLEL_SAFE, input_schema }
+    }
+}

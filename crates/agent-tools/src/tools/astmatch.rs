@@ -1,0 +1,436 @@
+//! `ast_grep`, `ast_edit` and `resolve`: structural search and staged rewrite
+//! over the `astmatch` crate.
+//!
+//! Registered only when a run wires a working directory and a set of
+//! tree-sitter grammars ([`AstmatchWiring`]). The three tools share one
+//! [`astmatch::EditStore`], which lives as long as the registry (one run). This
+//! module formats results and converts arguments; it does not match or rewrite.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use astmatch::{EditStore, Lang, SearchOptions, SearchReport, StagedEdit};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::registry::RegistryBuilder;
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, Tool};
+use crate::workspace::Workspace;
+
+/// The resources behind the structural tools: a working directory and the
+/// grammars (tree-sitter parsers) the run may use.
+#[derive(Debug, Clone)]
+pub struct AstmatchWiring {
+    /// The run's working directory; every path argument resolves inside it.
+    pub workspace: Workspace,
+    /// The grammars wired; a language outside this set is refused at call time.
+    pub languages: Vec<Lang>,
+}
+
+impl AstmatchWiring {
+    /// Every shipped grammar, in `workspace`.
+    pub fn new(workspace: Workspace) -> AstmatchWiring {
+        AstmatchWiring { workspace, languages: Lang::ALL.to_vec() }
+    }
+}
+
+pub(crate) fn register(builder: RegistryBuilder, wiring: AstmatchWiring) -> RegistryBuilder {
+    let shared = Arc::new(Shared { wiring, store: EditStore::new() });
+    builder
+        .register(AstGrep(Arc::clone(&shared)))
+        .register(AstEdit(Arc::clone(&shared)))
+        .register(Resolve(shared))
+}
+
+struct Shared {
+    wiring: AstmatchWiring,
+    store: EditStore,
+}
+
+/// A shipped grammar id.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[serde(alias = "sh")]
+    Bash,
+    C,
+    #[serde(alias = "c++")]
+    Cpp,
+    Dart,
+    #[serde(alias = "golang")]
+    Go,
+    Java,
+    #[serde(alias = "js", alias = "jsx")]
+    Javascript,
+    Json,
+    #[serde(alias = "py")]
+    Python,
+    #[serde(alias = "rs")]
+    Rust,
+    Tsx,
+    #[serde(alias = "ts")]
+    Typescript,
+}
+
+impl Language {
+    /// The `astmatch` language.
+    pub fn lang(self) -> Lang {
+        match self {
+            Language::Bash => Lang::Bash,
+            Language::C => Lang::C,
+            Language::Cpp => Lang::Cpp,
+            Language::Dart => Lang::Dart,
+            Language::Go => Lang::Go,
+            Language::Java => Lang::Java,
+            Language::Javascript => Lang::JavaScript,
+            Language::Json => Lang::Json,
+            Language::Python => Lang::Python,
+            Language::Rust => Lang::Rust,
+            Language::Tsx => Lang::Tsx,
+            Language::Typescript => Lang::TypeScript,
+        }
+    }
+}
+
+/// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one node, `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in the first scaffold that accepts it (statement, expression, class member, declaration) and the result names it; a pattern no scaffold accepts is reported as unparseable. Returns `file:line:column: code` per match, with captures.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepInput {
+    /// A code fragment with metavariables, e.g. `foo($X)` or `if ($X != null) $X.dispose()`.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root; defaults to the whole workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The grammar to parse the pattern and files with. Inferred when `path` names a file; required otherwise.
+    #[serde(default)]
+    pub language: Option<Language>,
+    /// How many matches to list; all are counted.
+    #[serde(default = "default_max_results")]
+    #[schemars(range(min = 1))]
+    pub max_results: u32,
+}
+
+fn default_max_results() -> u32 {
+    50
+}
+
+/// Structural rewrite, staged: the same matching as `ast_grep`, plus a rewrite template with the metavariables substituted back in. The rewrite keeps the matched code's indentation and the file's line endings. Nothing is written: the result is a preview (the replacement count and a unified diff per file) and an `edit_id`; call `resolve` with it to accept or discard the change.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditInput {
+    /// What to match: a code fragment with metavariables, as for `ast_grep`.
+    pub pattern: String,
+    /// What to put in each match's place, with `$NAME` and `$$$NAME` substituted.
+    pub rewrite: String,
+    /// File or directory to rewrite in, relative to the workspace root; defaults to the whole workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The grammar. Inferred when `path` names a file; required otherwise.
+    #[serde(default)]
+    pub language: Option<Language>,
+}
+
+/// Commits or discards a change staged by `ast_edit`. On accept, every file is compared with its content when the change was staged, and any difference refuses the whole change: nothing is written, and the edit must be staged again.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveInput {
+    /// The `edit_id` from the `(proposed)` result of `ast_edit`.
+    pub edit_id: String,
+    /// `accept` writes the change; `discard` drops it.
+    pub action: ResolveAction,
+}
+
+/// What to do with a staged change.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    Accept,
+    Discard,
+}
+
+struct AstGrep(Arc<Shared>);
+struct AstEdit(Arc<Shared>);
+struct Resolve(Arc<Shared>);
+
+impl Tool for AstGrep {
+    type Input = AstGrepInput;
+    const NAME: &'static str = "ast_grep";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: AstGrepInput, _cx: &CallContext) -> Result<ToolResult> {
+        let shared = Arc::clone(&self.0);
+        blocking(Self::NAME, move || {
+            let scope = match shared.scope(input.path.as_deref(), input.language) {
+                Ok(scope) => scope,
+                Err(result) => return result,
+            };
+            let options = SearchOptions {
+                lang: input.language.map(Language::lang),
+                max_results: usize::try_from(input.max_results).unwrap_or(usize::MAX),
+                ..SearchOptions::default()
+            };
+            match astmatch::search(shared.root(), &scope, &input.pattern, &options) {
+                Ok(report) => search_result(&report, &input.pattern),
+                Err(e) => ToolResult::error(e.to_string()),
+            }
+        })
+        .await
+    }
+}
+
+impl Tool for AstEdit {
+    type Input = AstEditInput;
+    const NAME: &'static str = "ast_edit";
+    const TIER: Tier = Tier::Write;
+
+    async fn call(&self, input: AstEditInput, _cx: &CallContext) -> Result<ToolResult> {
+        let shared = Arc::clone(&self.0);
+        blocking(Self::NAME, move || {
+            let scope = match shared.scope(input.path.as_deref(), input.language) {
+                Ok(scope) => scope,
+                Err(result) => return result,
+            };
+            let options = SearchOptions { lang: input.language.map(Language::lang), ..SearchOptions::default() };
+            match shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options) {
+                Ok(staged) => staged_result(&staged),
+                Err(e) => ToolResult::error(e.to_string()),
+            }
+        })
+        .await
+    }
+}
+
+impl Tool for Resolve {
+    type Input = ResolveInput;
+    const NAME: &'static str = "resolve";
+    const TIER: Tier = Tier::Write;
+
+    async fn call(&self, input: ResolveInput, _cx: &CallContext) -> Result<ToolResult> {
+        let shared = Arc::clone(&self.0);
+        blocking(Self::NAME, move || {
+            let id = input.edit_id.trim();
+            match input.action {
+                ResolveAction::Accept => match shared.store.accept(id) {
+                    Ok(accepted) => {
+                        let files: Vec<String> = accepted.files.iter().map(|f| slash(f)).collect();
+                        let mut text = format!(
+                            "accepted {id}: {} written to {}",
+                            plural(accepted.replacements, "replacement"),
+                            plural(files.len(), "file")
+                        );
+                        for file in &files {
+                            text.push_str(&format!("\n  {file}"));
+                        }
+                        ToolResult::text(text).with_structured(json!({
+                            "edit_id": id,
+                            "action": "accept",
+                            "replacements": accepted.replacements,
+                            "files": files,
+                        }))
+                    }
+                    Err(e) => ToolResult::error(e.to_string()),
+                },
+                ResolveAction::Discard => match shared.store.discard(id) {
+                    Ok(()) => ToolResult::text(format!("discarded {id}; nothing was written"))
+                        .with_structured(json!({ "edit_id": id, "action": "discard", "replacements": 0, "files": [] })),
+                    Err(e) => ToolResult::error(e.to_string()),
+                },
+            }
+        })
+        .await
+    }
+}
+
+impl Shared {
+    fn root(&self) -> &Path {
+        self.wiring.workspace.root()
+    }
+
+    /// The search scope, or the error result to return: the path resolved in
+    /// the workspace, and the language (given or inferred) among those wired.
+    fn scope(&self, path: Option<&str>, language: Option<Language>) -> std::result::Result<PathBuf, ToolResult> {
+        let scope = match path {
+            Some(path) => self.wiring.workspace.resolve(path).map_err(|e| ToolResult::error(e.to_string()))?,
+            None => self.root().to_path_buf(),
+        };
+        let lang = language.map(Language::lang).or_else(|| if scope.is_file() { Lang::from_path(&scope) } else { None });
+        if let Some(lang) = lang {
+            if !self.wiring.languages.contains(&lang) {
+                let wired: Vec<&str> = self.wiring.languages.iter().map(|l| l.id()).collect();
+                return Err(ToolResult::error(format!(
+                    "language {lang} is not wired in this run; available: {}",
+                    wired.join(", ")
+                )));
+            }
+        }
+        Ok(scope)
+    }
+}
+
+/// Runs blocking, CPU-bound work (parsing, walking, writing) off the async runtime.
+async fn blocking(tool: &'static str, work: impl FnOnce() -> ToolResult + Send + 'static) -> Result<ToolResult> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| Error::TaskFailed { tool, message: e.to_string() })
+}
+
+fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
+    let files_with_matches = report.files_matched;
+    let shown = report.matches.len();
+    let truncated = report.total > shown;
+    let mut text = if report.total == 0 {
+        format!(
+            "no matches for `{}` in {} (pattern parsed as {}, {})",
+            first_line(pattern),
+            plural(report.files_searched, &format!("{} file", report.lang)),
+            report.context,
+            report.lang
+        )
+    } else {
+        format!(
+            "{} (showing {shown}) in {}, pattern parsed as {} ({})",
+            plural(report.total, "match"),
+            plural(files_with_matches, "file"),
+            report.context,
+            report.lang
+        )
+    };
+    for m in &report.matches {
+        text.push_str(&format!("\n{}:{}:{}: {}", slash(&m.file), m.line, m.column, first_line(&m.text)));
+        if !m.captures.is_empty() {
+            let captures: Vec<String> = m.captures.iter().map(|(name, code)| format!("${name} = {}", first_line(code))).collect();
+            text.push_str(&format!("  [{}]", captures.join(", ")));
+        }
+    }
+    if truncated {
+        text.push_str(&format!(
+            "\n… {} not shown; narrow `path` or raise `max_results`",
+            plural(report.total - shown, "more match")
+        ));
+    }
+    if let Some(line) = skipped_line(&report.skipped) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    let matches: Vec<Value> = report
+        .matches
+        .iter()
+        .map(|m| {
+            let captures: serde_json::Map<String, Value> =
+                m.captures.iter().map(|(name, code)| (name.clone(), Value::String(code.clone()))).collect();
+            json!({
+                "file": slash(&m.file),
+                "line": m.line,
+                "column": m.column,
+                "end_line": m.end_line,
+                "end_column": m.end_column,
+                "text": m.text,
+                "captures": captures,
+            })
+        })
+        .collect();
+    ToolResult::text(text).with_structured(json!({
+        "total": report.total,
+        "matches": matches,
+        "context": report.context.as_str(),
+        "language": report.lang.id(),
+        "files_searched": report.files_searched,
+        "files_matched": report.files_matched,
+        "skipped": skipped_value(&report.skipped),
+        "truncated": truncated,
+    }))
+}
+
+fn staged_result(staged: &StagedEdit) -> ToolResult {
+    let files: Vec<Value> = staged
+        .files
+        .iter()
+        .map(|f| json!({ "path": slash(&f.path), "replacements": f.replacements, "diff": f.diff }))
+        .collect();
+    let structured = json!({
+        "edit_id": staged.edit_id,
+        "replacements": staged.replacements,
+        "files": files,
+        "context": staged.context.as_str(),
+        "language": staged.lang.id(),
+        "skipped": skipped_value(&staged.skipped),
+    });
+    let mut text = match &staged.edit_id {
+        None => format!(
+            "nothing to change: the pattern (parsed as {}, {}) matched nothing, or the rewrite leaves the code as it is",
+            staged.context, staged.lang
+        ),
+        Some(id) => {
+            let mut text = format!(
+                "(proposed) {} in {} (pattern parsed as {}, {}); nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
+                plural(staged.replacements, "replacement"),
+                plural(staged.files.len(), "file"),
+                staged.context,
+                staged.lang
+            );
+            for file in &staged.files {
+                text.push_str("\n\n");
+                text.push_str(file.diff.trim_end());
+            }
+            text
+        }
+    };
+    if let Some(line) = skipped_line(&staged.skipped) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    ToolResult::text(text).with_structured(structured)
+}
+
+fn skipped_value(skipped: &astmatch::Skipped) -> Value {
+    json!({
+        "binary": skipped.binary,
+        "not_utf8": skipped.not_utf8,
+        "too_large": skipped.too_large,
+        "unreadable": skipped.unreadable,
+    })
+}
+
+fn skipped_line(skipped: &astmatch::Skipped) -> Option<String> {
+    if skipped.total() == 0 {
+        return None;
+    }
+    let reasons: Vec<String> = [
+        (skipped.binary, "binary"),
+        (skipped.not_utf8, "not UTF-8"),
+        (skipped.too_large, "too large"),
+        (skipped.unreadable, "unreadable"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    Some(format!("skipped {}: {}", plural(skipped.total(), "file"), reasons.join(", ")))
+}
+
+/// The first line of `text`, trimmed, with `…` when more follows.
+fn first_line(text: &str) -> String {
+    let trimmed = text.trim();
+    match trimmed.split_once('\n') {
+        Some((first, _)) => format!("{} …", first.trim_end()),
+        None => trimmed.to_string(),
+    }
+}
+
+/// `n thing` or `n things` (`match` → `matches`).
+fn plural(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ if thing.ends_with("ch") => format!("{n} {thing}es"),
+        _ => format!("{n} {thing}s"),
+    }
+}
+
+/// A relative path with `/` separators, as shown to models.
+fn slash(path: &Path) -> String {
+    path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}

@@ -1,0 +1,133 @@
+//! The run's working directory, and the one function that resolves a path
+//! argument inside it.
+//!
+//! Every path a model gives goes through [`resolve_path`]: relative paths are
+//! joined to the root; a path that escapes it (`..`, an absolute path
+//! elsewhere, a symlink whose target is outside) is refused. This module reads
+//! the file system (to follow symlinks) but never writes to it.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// A path argument that cannot be used. The messages are for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathError {
+    /// A relative path whose `..` climbs out of the root.
+    Escapes { given: String, root: PathBuf },
+    /// An absolute path outside the root.
+    Outside { given: String, root: PathBuf },
+    /// A path inside the root that leads, through a symlink, outside it.
+    SymlinkOutside { given: String, target: PathBuf, root: PathBuf },
+    /// The path is inside the root but does not exist.
+    NotFound { given: String },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Escapes { given, root } => {
+                write!(f, "refused: path '{given}' escapes the working directory {}", root.display())
+            }
+            PathError::Outside { given, root } => {
+                write!(f, "refused: path '{given}' is outside the working directory {}", root.display())
+            }
+            PathError::SymlinkOutside { given, target, root } => write!(
+                f,
+                "refused: path '{given}' goes through a symlink to {}, outside the working directory {}",
+                target.display(),
+                root.display()
+            ),
+            PathError::NotFound { given } => write!(f, "path not found: '{given}'"),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// Resolves a path argument inside `root`, which must be canonical.
+///
+/// Relative paths are joined to `root`; `.` and the empty string are the root.
+/// `..` is applied lexically, then the longest existing prefix is canonicalized
+/// (following symlinks) and the result must still lie inside `root`. Returns the
+/// canonical path of an existing file or directory.
+///
+/// Errors: [`PathError::Escapes`], [`PathError::Outside`],
+/// [`PathError::SymlinkOutside`], [`PathError::NotFound`].
+pub fn resolve_path(root: &Path, given: &str) -> Result<PathBuf, PathError> {
+    let absolute = Path::new(given).is_absolute();
+    let joined = if absolute { PathBuf::from(given) } else { root.join(given) };
+    let mut lexical = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    let (real, exists) = canonicalize_existing_prefix(&lexical);
+    if !real.starts_with(root) {
+        let root = root.to_path_buf();
+        let given = given.to_string();
+        return Err(if lexical.starts_with(&root) {
+            PathError::SymlinkOutside { given, target: real, root }
+        } else if absolute {
+            PathError::Outside { given, root }
+        } else {
+            PathError::Escapes { given, root }
+        });
+    }
+    if !exists {
+        return Err(PathError::NotFound { given: given.to_string() });
+    }
+    Ok(real)
+}
+
+/// Canonicalizes the longest prefix of `path` that exists and appends the rest;
+/// the flag says whether the whole path exists.
+fn canonicalize_existing_prefix(path: &Path) -> (PathBuf, bool) {
+    for ancestor in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            let exists = rest.as_os_str().is_empty();
+            return (if exists { real } else { real.join(rest) }, exists);
+        }
+    }
+    (path.to_path_buf(), false)
+}
+
+/// The run's working directory: a canonical, existing directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Canonicalizes `root`. Errors: [`Error::Workspace`], [`Error::NotADirectory`].
+    pub fn new(root: impl AsRef<Path>) -> Result<Workspace> {
+        let path = root.as_ref();
+        let root = std::fs::canonicalize(path).map_err(|source| Error::Workspace { path: path.to_path_buf(), source })?;
+        if !root.is_dir() {
+            return Err(Error::NotADirectory { path: root });
+        }
+        Ok(Workspace { root })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// [`resolve_path`] against this root.
+    pub fn resolve(&self, given: &str) -> Result<PathBuf, PathError> {
+        resolve_path(&self.root, given)
+    }
+
+    /// `path` relative to the root, for display; unchanged when outside it.
+    pub fn relative<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
+    }
+}
