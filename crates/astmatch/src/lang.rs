@@ -164,6 +164,15 @@ impl Lang {
         }
     }
 
+    /// Further spellings for a `$NAME` placeholder, where a bare identifier is not
+    /// valid (a module path in an import is a string).
+    pub(crate) fn single_placeholder_alts(self, index: usize) -> Vec<String> {
+        match self {
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Go => vec![format!("\"zz_mv{index}\"")],
+            _ => Vec::new(),
+        }
+    }
+
     /// Statement terminators that may be left out (automatic semicolon insertion).
     pub(crate) fn optional_semicolons(self) -> bool {
         matches!(self, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)

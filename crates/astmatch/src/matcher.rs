@@ -244,6 +244,14 @@ impl<'a> Matcher<'a> {
                 self.env.truncate(mark);
             }
         }
+        // A trailing comma in the code before a closing bracket need not be in the pattern:
+        // `Some($X)` matches `Some(\n    x,\n)`.
+        if p.is_closing() && ts.get(ti).is_some_and(|t| !t.is_named() && t.kind() == ",") {
+            if let Some(end) = self.seq(ps, pi, ts, ti + 1, anchored) {
+                return Some(end);
+            }
+            self.env.truncate(mark);
+        }
         // Automatic semicolon insertion: a `;` in the pattern may be absent in the code.
         if p.is_semicolon() && self.pattern.lang.optional_semicolons() {
             if let Some(end) = self.seq(ps, pi + 1, ts, ti, anchored) {

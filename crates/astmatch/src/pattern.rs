@@ -66,7 +66,6 @@ pub(crate) enum PNode {
     },
     Inner {
         kinds: Vec<u16>,
-        kind: String,
         children: Vec<PNode>,
     },
 }
@@ -75,6 +74,11 @@ impl PNode {
     /// An anonymous list separator (`,`), which may be left out next to an empty `$$$`.
     pub(crate) fn is_separator(&self) -> bool {
         matches!(self, PNode::Leaf { kind, .. } if kind == ",")
+    }
+
+    /// A closing bracket token.
+    pub(crate) fn is_closing(&self) -> bool {
+        matches!(self, PNode::Leaf { kind, .. } if matches!(kind.as_str(), ")" | "]" | "}" | ">"))
     }
 
     pub(crate) fn is_semicolon(&self) -> bool {
@@ -112,26 +116,13 @@ impl Pattern {
         parser.set_language(&grammar).map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
         let ident_kinds = identifier_kinds(&grammar);
 
+        let tokens = scan_metavars(&fragment);
         let mut tried = Vec::new();
-        let spellings = lang.multi_placeholder_alts(0).len() + 1;
-        for (scaffold, alt) in lang.scaffolds().iter().flat_map(|s| (0..spellings).map(move |k| (s, k))) {
-            if !tried.contains(&scaffold.context.as_str()) {
-                tried.push(scaffold.context.as_str());
-            }
-            let (substituted, vars) = substitute_metavars(&fragment, lang, alt);
-            if alt > 0 && !vars.vars.iter().any(|v| v.multi) {
+        for scaffold in lang.scaffolds() {
+            tried.push(scaffold.context.as_str());
+            let Some((source, body, vars, tree)) = parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold) else {
                 continue;
-            }
-            let body = if lang == Lang::Python && scaffold.context == Context::Member {
-                indent(&substituted, "    ")
-            } else {
-                substituted.clone()
             };
-            let source = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
-            let Some(tree) = parser.parse(&source, None) else { continue };
-            if tree.root_node().has_error() {
-                continue;
-            }
             let lead = body.len() - body.trim_start().len();
             let start = scaffold.prefix.len() + lead;
             let end = scaffold.prefix.len() + body.trim_end().len();
@@ -237,41 +228,134 @@ impl MetaVars {
     }
 }
 
-/// Replaces `$NAME`, `$$$NAME`, `$_` and `$$$` with placeholders the grammar accepts.
-/// With `alt` > 0, `$$$` metavariables take the language's alternative spelling number `alt`.
-pub(crate) fn substitute_metavars(fragment: &str, lang: Lang, alt: usize) -> (String, MetaVars) {
-    let mut out = String::with_capacity(fragment.len() + 16);
-    let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
-    let bytes = fragment.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some((len, multi, name)) = parse_metavar(&fragment[i..]) {
-            let index = vars.vars.len();
-            let block_like = in_block_position(&fragment[..i], &fragment[i + len..]);
-            let placeholder = match lang.multi_placeholder_alts(index).into_iter().nth(alt.wrapping_sub(1)) {
-                Some(p) if multi && block_like => p,
-                _ => lang.placeholder(index),
-            };
-            let name = name.filter(|n| !n.starts_with('_')).map(str::to_string);
-            vars.placeholders.insert(placeholder.clone(), index);
-            vars.vars.push(MetaVar { name, multi });
-            out.push_str(&placeholder);
-            i += len;
-        } else {
-            let ch = fragment[i..].chars().next().unwrap_or('\0');
-            out.push(ch);
-            i += ch.len_utf8().max(1);
-        }
-    }
-    (out, vars)
+/// A metavariable as written in the fragment.
+pub(crate) struct Token {
+    /// Byte range of `$NAME` in the fragment.
+    range: std::ops::Range<usize>,
+    var: MetaVar,
 }
 
-/// Does a metavariable between `before` and `after` stand where list elements of a
-/// block go (after `{`, `;` or a line break, and before `}`, `;` or a line break)?
-fn in_block_position(before: &str, after: &str) -> bool {
-    let prev = before.trim_end_matches([' ', '\t']).chars().next_back();
-    let next = after.trim_start_matches([' ', '\t']).chars().next();
-    matches!(prev, None | Some('{' | ';' | '\n' | ',')) && matches!(next, None | Some('}' | ';' | '\n' | ','))
+/// Finds `$NAME`, `$$$NAME`, `$_` and `$$$` in the fragment.
+pub(crate) fn scan_metavars(fragment: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < fragment.len() {
+        if let Some((len, multi, name)) = parse_metavar(&fragment[i..]) {
+            let name = name.filter(|n| !n.starts_with('_')).map(str::to_string);
+            tokens.push(Token { range: i..i + len, var: MetaVar { name, multi } });
+            i += len;
+        } else {
+            i += fragment[i..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    tokens
+}
+
+/// The spellings a metavariable may take, the bare identifier first.
+fn spellings(lang: Lang, index: usize, var: &MetaVar) -> Vec<String> {
+    let mut all = vec![lang.placeholder(index)];
+    if var.multi {
+        all.extend(lang.multi_placeholder_alts(index));
+    } else {
+        all.extend(lang.single_placeholder_alts(index));
+    }
+    all
+}
+
+/// The fragment with each metavariable spelled as `choices` says; returns the text,
+/// the placeholder table and each placeholder's byte range in the text.
+fn spell(fragment: &str, tokens: &[Token], lang: Lang, choices: &[usize]) -> (String, MetaVars, Vec<std::ops::Range<usize>>) {
+    let mut out = String::with_capacity(fragment.len() + 16 * tokens.len());
+    let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
+    let mut spans = Vec::new();
+    let mut pos = 0;
+    for (index, token) in tokens.iter().enumerate() {
+        out.push_str(&fragment[pos..token.range.start]);
+        let all = spellings(lang, index, &token.var);
+        let placeholder = all.get(choices[index]).cloned().unwrap_or_else(|| lang.placeholder(index));
+        vars.placeholders.insert(placeholder.clone(), index);
+        vars.vars.push(token.var.clone());
+        spans.push(out.len()..out.len() + placeholder.len());
+        out.push_str(&placeholder);
+        pos = token.range.end;
+    }
+    out.push_str(&fragment[pos..]);
+    (out, vars, spans)
+}
+
+/// Parses the fragment in one scaffold. When the parse has errors, metavariables
+/// next to an error take their next spelling, one at a time, breadth first (a
+/// `$$$` in a class body must be spelled as a member, a `$M` after `from` as a
+/// string); a small budget bounds the search.
+fn parse_in_scaffold(
+    parser: &mut Parser,
+    fragment: &str,
+    tokens: &[Token],
+    lang: Lang,
+    scaffold: &crate::lang::Scaffold,
+) -> Option<(String, String, MetaVars, Tree)> {
+    const BUDGET: usize = 24;
+    let mut queue = std::collections::VecDeque::from([vec![0usize; tokens.len()]]);
+    let mut seen = std::collections::HashSet::new();
+    let mut parses = 0;
+    while let Some(choices) = queue.pop_front() {
+        if !seen.insert(choices.clone()) {
+            continue;
+        }
+        parses += 1;
+        if parses > BUDGET {
+            return None;
+        }
+        let (text, vars, spans) = spell(fragment, tokens, lang, &choices);
+        let (body, shift): (String, Box<dyn Fn(usize) -> usize>) = if lang == Lang::Python && scaffold.context == Context::Member {
+            // Indenting adds four bytes per line; map fragment offsets through it.
+            let indented = indent(&text, "    ");
+            let text2 = text.clone();
+            (indented, Box::new(move |o: usize| o + 4 * (1 + text2[..o].matches('\n').count())))
+        } else {
+            (text.clone(), Box::new(|o: usize| o))
+        };
+        let source = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
+        let tree = parser.parse(&source, None)?;
+        if !tree.root_node().has_error() {
+            return Some((source, body, vars, tree));
+        }
+        let errors = error_ranges(&tree);
+        let base = scaffold.prefix.len();
+        let can_bump = |i: usize| choices[i] + 1 < spellings(lang, i, &tokens[i].var).len();
+        let near: Vec<usize> = (0..spans.len())
+            .filter(|&i| {
+                let (s, e) = (base + shift(spans[i].start), base + shift(spans[i].end));
+                can_bump(i) && errors.iter().any(|r| r.start <= e + 1 && s <= r.end + 1)
+            })
+            .collect();
+        // An error away from every metavariable (a MISSING token at the end, say) may still
+        // come from one of them: then each takes its turn.
+        let bump = if near.is_empty() { (0..spans.len()).filter(|&i| can_bump(i)).collect() } else { near };
+        for i in bump {
+            let mut next = choices.clone();
+            next[i] += 1;
+            queue.push_back(next);
+        }
+    }
+    None
+}
+
+/// Byte ranges of ERROR and MISSING nodes.
+fn error_ranges(tree: &Tree) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            out.push(node.byte_range());
+            continue;
+        }
+        if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    out
 }
 
 /// Parses a metavariable at the start of `text`: (length in bytes, multi, name).
@@ -394,7 +478,6 @@ fn compile_node(
     }
     PNode::Inner {
         kinds: kinds.ids(node),
-        kind: node.kind().to_string(),
         children: children.into_iter().map(|c| compile_node(c, source, vars, lang, kinds, ident_kinds)).collect(),
     }
 }
