@@ -30,10 +30,10 @@ impl Status {
     pub fn gather(workspace: &Workspace, tools: Vec<&'static str>) -> Status {
         let mut counts: BTreeMap<Lang, usize> = BTreeMap::new();
         for entry in ignore::WalkBuilder::new(workspace.root()).build().flatten() {
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                if let Some(lang) = Lang::from_path(entry.path()) {
-                    *counts.entry(lang).or_default() += 1;
-                }
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && let Some(lang) = Lang::from_path(entry.path())
+            {
+                *counts.entry(lang).or_default() += 1;
             }
         }
         let languages = Lang::ALL

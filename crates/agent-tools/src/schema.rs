@@ -40,10 +40,10 @@ pub fn input_schema<T: JsonSchema>() -> (String, Map<String, Value>) {
 fn tidy(value: &mut Value) {
     match value {
         Value::Object(object) => {
-            if let Some(Value::String(format)) = object.get("format") {
-                if format.starts_with("int") || format.starts_with("uint") {
-                    object.remove("format");
-                }
+            if let Some(Value::String(format)) = object.get("format")
+                && (format.starts_with("int") || format.starts_with("uint"))
+            {
+                object.remove("format");
             }
             let required: Vec<String> = match object.get("required") {
                 Some(Value::Array(names)) => names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect(),
@@ -68,6 +68,9 @@ fn tidy(value: &mut Value) {
 /// Removes `null` as an alternative from one property schema.
 fn drop_null(schema: &mut Value) {
     let Value::Object(object) = schema else { return };
+    if object.get("default").is_some_and(Value::is_null) {
+        object.remove("default");
+    }
     if let Some(Value::Array(types)) = object.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {
@@ -81,12 +84,12 @@ fn drop_null(schema: &mut Value) {
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(alternatives)) = object.get_mut(key) {
             alternatives.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
-            if alternatives.len() == 1 {
-                if let Some(Value::Object(only)) = alternatives.pop() {
-                    object.remove(key);
-                    for (k, v) in only {
-                        object.entry(k).or_insert(v);
-                    }
+            if alternatives.len() == 1
+                && let Some(Value::Object(only)) = alternatives.pop()
+            {
+                object.remove(key);
+                for (k, v) in only {
+                    object.entry(k).or_insert(v);
                 }
             }
         }

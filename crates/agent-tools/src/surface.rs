@@ -114,7 +114,13 @@ impl Surface {
             Some(entry) => Err(Refusal::AboveCap { name: entry.spec.name, tier: entry.spec.tier, cap: self.cap }),
             None => Err(Refusal::UnknownTool {
                 name: name.to_string(),
-                available: self.registry.entries().iter().filter(|e| e.spec.tier <= self.cap).map(|e| e.spec.name).collect(),
+                available: self
+                    .registry
+                    .entries()
+                    .iter()
+                    .filter(|e| e.spec.tier <= self.cap)
+                    .map(|e| e.spec.name)
+                    .collect(),
             }),
         }
     }

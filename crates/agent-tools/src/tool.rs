@@ -61,10 +61,16 @@ pub trait DynTool: Send + Sync + 'static {
 
 impl<T: Tool> DynTool for T {
     fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String> {
-        let args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        let args = match args {
+            Value::Null => Value::Object(Map::new()),
+            Value::Object(_) => args,
+            _ => return Err("arguments must be a JSON object".to_string()),
+        };
         let input: T::Input = serde_path_to_error::deserialize(args).map_err(|e| {
             let path = e.path().to_string();
-            if path == "." { e.inner().to_string() } else { format!("`{path}`: {}", e.inner()) }
+            let message = e.inner().to_string();
+            // serde names the field itself for unknown and missing fields; say it once.
+            if path == "." || message.contains(&format!("`{path}`")) { message } else { format!("`{path}`: {message}") }
         })?;
         Ok(Box::pin(self.call(input, cx)))
     }

@@ -109,7 +109,8 @@ impl Workspace {
     /// Canonicalizes `root`. Errors: [`Error::Workspace`], [`Error::NotADirectory`].
     pub fn new(root: impl AsRef<Path>) -> Result<Workspace> {
         let path = root.as_ref();
-        let root = std::fs::canonicalize(path).map_err(|source| Error::Workspace { path: path.to_path_buf(), source })?;
+        let root =
+            std::fs::canonicalize(path).map_err(|source| Error::Workspace { path: path.to_path_buf(), source })?;
         if !root.is_dir() {
             return Err(Error::NotADirectory { path: root });
         }

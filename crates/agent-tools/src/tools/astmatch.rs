@@ -40,10 +40,7 @@ impl AstmatchWiring {
 
 pub(crate) fn register(builder: RegistryBuilder, wiring: AstmatchWiring) -> RegistryBuilder {
     let shared = Arc::new(Shared { wiring, store: EditStore::new() });
-    builder
-        .register(AstGrep(Arc::clone(&shared)))
-        .register(AstEdit(Arc::clone(&shared)))
-        .register(Resolve(shared))
+    builder.register(AstGrep(Arc::clone(&shared))).register(AstEdit(Arc::clone(&shared))).register(Resolve(shared))
 }
 
 struct Shared {
@@ -51,29 +48,23 @@ struct Shared {
     store: EditStore,
 }
 
-/// A shipped grammar id.
+/// A shipped grammar id. Decoding also takes astmatch's aliases (`js`, `ts`,
+/// `py`, `rs`, `c++`, `sh`, …), which the schema does not list.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
-    #[serde(alias = "sh")]
     Bash,
     C,
-    #[serde(alias = "c++")]
     Cpp,
     Dart,
-    #[serde(alias = "golang")]
     Go,
     Java,
-    #[serde(alias = "js", alias = "jsx")]
     Javascript,
     Json,
-    #[serde(alias = "py")]
     Python,
-    #[serde(alias = "rs")]
     Rust,
     Tsx,
-    #[serde(alias = "ts")]
     Typescript,
 }
 
@@ -95,6 +86,37 @@ impl Language {
             Language::Typescript => Lang::TypeScript,
         }
     }
+
+    /// The argument for an `astmatch` language.
+    pub fn from_lang(lang: Lang) -> Language {
+        match lang {
+            Lang::Bash => Language::Bash,
+            Lang::C => Language::C,
+            Lang::Cpp => Language::Cpp,
+            Lang::Dart => Language::Dart,
+            Lang::Go => Language::Go,
+            Lang::Java => Language::Java,
+            Lang::JavaScript => Language::Javascript,
+            Lang::Json => Language::Json,
+            Lang::Python => Language::Python,
+            Lang::Rust => Language::Rust,
+            Lang::Tsx => Language::Tsx,
+            Lang::TypeScript => Language::Typescript,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Language {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Language, D::Error> {
+        let id = String::deserialize(deserializer)?;
+        match Lang::from_id(&id) {
+            Some(lang) => Ok(Language::from_lang(lang)),
+            None => Err(serde::de::Error::custom(format!(
+                "unknown language '{id}'; known languages: {}",
+                Lang::known_ids()
+            ))),
+        }
+    }
 }
 
 /// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one node, `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in the first scaffold that accepts it (statement, expression, class member, declaration) and the result names it; a pattern no scaffold accepts is reported as unparseable. Returns `file:line:column: code` per match, with captures.
@@ -104,10 +126,8 @@ pub struct AstGrepInput {
     /// A code fragment with metavariables, e.g. `foo($X)` or `if ($X != null) $X.dispose()`.
     pub pattern: String,
     /// File or directory to search, relative to the workspace root; defaults to the whole workspace.
-    #[serde(default)]
     pub path: Option<String>,
     /// The grammar to parse the pattern and files with. Inferred when `path` names a file; required otherwise.
-    #[serde(default)]
     pub language: Option<Language>,
     /// How many matches to list; all are counted.
     #[serde(default = "default_max_results")]
@@ -128,10 +148,8 @@ pub struct AstEditInput {
     /// What to put in each match's place, with `$NAME` and `$$$NAME` substituted.
     pub rewrite: String,
     /// File or directory to rewrite in, relative to the workspace root; defaults to the whole workspace.
-    #[serde(default)]
     pub path: Option<String>,
     /// The grammar. Inferred when `path` names a file; required otherwise.
-    #[serde(default)]
     pub language: Option<Language>,
 }
 
@@ -259,15 +277,29 @@ impl Shared {
             Some(path) => self.wiring.workspace.resolve(path).map_err(|e| ToolResult::error(e.to_string()))?,
             None => self.root().to_path_buf(),
         };
-        let lang = language.map(Language::lang).or_else(|| if scope.is_file() { Lang::from_path(&scope) } else { None });
-        if let Some(lang) = lang {
-            if !self.wiring.languages.contains(&lang) {
-                let wired: Vec<&str> = self.wiring.languages.iter().map(|l| l.id()).collect();
-                return Err(ToolResult::error(format!(
-                    "language {lang} is not wired in this run; available: {}",
-                    wired.join(", ")
-                )));
-            }
+        let lang = match language {
+            Some(language) => Some(language.lang()),
+            None if scope.is_file() => match Lang::from_path(&scope) {
+                Some(lang) => Some(lang),
+                // Said here rather than by astmatch, so the path is shown as the model gave it.
+                None => {
+                    return Err(ToolResult::error(format!(
+                        "language is required: '{}' has no known extension; known languages: {}",
+                        slash(self.wiring.workspace.relative(&scope)),
+                        Lang::known_ids()
+                    )));
+                }
+            },
+            None => None,
+        };
+        if let Some(lang) = lang
+            && !self.wiring.languages.contains(&lang)
+        {
+            let wired: Vec<&str> = self.wiring.languages.iter().map(|l| l.id()).collect();
+            return Err(ToolResult::error(format!(
+                "language {lang} is not wired in this run; available: {}",
+                wired.join(", ")
+            )));
         }
         Ok(scope)
     }
@@ -302,7 +334,8 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
     for m in &report.matches {
         text.push_str(&format!("\n{}:{}:{}: {}", slash(&m.file), m.line, m.column, first_line(&m.text)));
         if !m.captures.is_empty() {
-            let captures: Vec<String> = m.captures.iter().map(|(name, code)| format!("${name} = {}", first_line(code))).collect();
+            let captures: Vec<String> =
+                m.captures.iter().map(|(name, code)| format!("${name} = {}", first_line(code))).collect();
             text.push_str(&format!("  [{}]", captures.join(", ")));
         }
     }

@@ -1,0 +1,160 @@
+//! The `agent-tools` binary run as a process: `call`, `tools`, `status`, exit statuses.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+const APP: &str = "def foo(a):\n    return a\n\nx = foo(1)\nfoo(bar)\n";
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.py"), APP).unwrap();
+    dir
+}
+
+fn agent_tools(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-tools")).args(args).current_dir(root).output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+#[test]
+fn call_prints_text() {
+    let dir = fixture();
+    let out = agent_tools(dir.path(), &["call", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "2 matches (showing 2) in 1 file, pattern parsed as statement (python)\n\
+         app.py:4:5: foo(1)  [$X = 1]\n\
+         app.py:5:1: foo(bar)  [$X = bar]\n"
+    );
+}
+
+#[test]
+fn call_json_prints_the_structured_value() {
+    let dir = fixture();
+    let root = dir.path().display().to_string();
+    let out = agent_tools(
+        Path::new("/"),
+        &[
+            "call",
+            "ast_grep",
+            r#"{"pattern": "foo($X)", "path": "app.py"}"#,
+            "--root",
+            &root,
+            "--json",
+            "--cap",
+            "read",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let value: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(value["total"], 2);
+    assert_eq!(value["language"], "python");
+    assert_eq!(
+        value["matches"][1],
+        json!({"file": "app.py", "line": 5, "column": 1, "end_line": 5, "end_column": 9, "text": "foo(bar)", "captures": {"X": "bar"}})
+    );
+}
+
+#[test]
+fn exit_status_says_what_happened() {
+    let dir = fixture();
+    // The tool reported an error.
+    let out = agent_tools(dir.path(), &["call", "ast_grep", r#"{"pattern": "foo($X)"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).starts_with("language is required"), "{}", stdout(&out));
+    let out = agent_tools(dir.path(), &["call", "ast_grep", r#"{"pattern": "foo($X)", "path": "nope.py"}"#, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(serde_json::from_str::<Value>(&stdout(&out)).unwrap(), json!({"error": "path not found: 'nope.py'"}));
+    // Refused: above the cap, unknown tool, bad arguments.
+    let out = agent_tools(
+        dir.path(),
+        &["call", "ast_edit", r#"{"pattern": "foo($X)", "rewrite": "bar($X)"}"#, "--cap", "read"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out), "refused: ast_edit is write tier; this surface is capped at read\n");
+    assert_eq!(stdout(&out), "");
+    let out = agent_tools(dir.path(), &["call", "nope", "{}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out), "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve\n");
+    let out = agent_tools(dir.path(), &["call", "ast_grep", "{}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out), "invalid arguments for ast_grep: missing field `pattern`\n");
+    // Usage errors.
+    let out = agent_tools(dir.path(), &["call", "ast_grep", "{not json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("agent-tools: the arguments are not valid JSON"), "{}", stderr(&out));
+    let out = agent_tools(dir.path(), &["call", "ast_grep", "{}", "--cap", "root"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown tier 'root'; expected read, write or exec"), "{}", stderr(&out));
+}
+
+#[test]
+fn call_edit_then_resolve_is_two_runs_so_the_id_is_gone() {
+    let dir = fixture();
+    let out = agent_tools(
+        dir.path(),
+        &["call", "ast_edit", r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("(proposed) 2 replacements in 1 file"), "{}", stdout(&out));
+    let out = agent_tools(dir.path(), &["call", "resolve", r#"{"edit_id": "edit_1", "action": "accept"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "unknown edit_id 'edit_1': it was never staged or is already resolved\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
+}
+
+#[test]
+fn tools_lists_what_the_cap_allows() {
+    let dir = fixture();
+    let out = agent_tools(dir.path(), &["tools", "--cap", "read"]);
+    assert_eq!(out.status.code(), Some(0));
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ast_grep"]);
+    assert_eq!(tools[0]["tier"], "read");
+    assert_eq!(tools[0]["parallel_safe"], true);
+    assert_eq!(tools[0]["input_schema"]["required"], json!(["pattern"]));
+    let out = agent_tools(dir.path(), &["tools"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve"]);
+}
+
+#[test]
+fn status_counts_files_per_language() {
+    let dir = fixture();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "\n").unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "ignored/\n").unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::create_dir(dir.path().join("ignored")).unwrap();
+    std::fs::write(dir.path().join("ignored/x.py"), "\n").unwrap();
+    let out = agent_tools(dir.path(), &["status", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let status: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let counts: Vec<(String, u64)> = status["languages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["files"] != 0)
+        .map(|l| (l["id"].as_str().unwrap().to_string(), l["files"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(counts, [("python".to_string(), 1), ("rust".to_string(), 2)]);
+    assert_eq!(status["tools"], json!(["ast_grep", "ast_edit", "resolve"]));
+    let out = agent_tools(dir.path(), &["status"]);
+    let text = stdout(&out);
+    assert!(text.contains("\npython            1  .py .pyi\n"), "{text}");
+    assert!(text.contains("\nrust              2  .rs\n"), "{text}");
+}

@@ -1,0 +1,202 @@
+//! `ast_grep`, `ast_edit` and `resolve` through a surface, on small trees in a tempdir.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use agent_tools::{AstmatchWiring, Registry, Surface, Tier, ToolResult, Workspace};
+use serde_json::{Value, json};
+
+/// A tempdir holding `files`, and an exec surface over it.
+fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Surface) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build().unwrap());
+    (dir, registry.surface(Tier::Exec))
+}
+
+async fn call(surface: &Surface, tool: &str, args: Value) -> ToolResult {
+    surface.call(tool, args).await.unwrap()
+}
+
+const APP: &str = "from lib import foo\n\nx = foo(1)\nfoo(bar)\n# foo(comment)\ns = 'foo(string)'\n";
+const LIB: &str = "def foo(a):\n    return a\n\n\nprint(foo( 2 ))\n";
+
+#[tokio::test]
+async fn ast_grep_lists_matches_with_captures() {
+    let (_dir, surface) = setup(&[("app.py", APP), ("pkg/lib.py", LIB), ("notes.txt", "foo(9)")]);
+    let result = call(&surface, "ast_grep", json!({"pattern": "foo($X)", "language": "python"})).await;
+    assert!(!result.is_error, "{}", result.text);
+    assert_eq!(
+        result.text,
+        "3 matches (showing 3) in 2 files, pattern parsed as statement (python)\n\
+         app.py:3:5: foo(1)  [$X = 1]\n\
+         app.py:4:1: foo(bar)  [$X = bar]\n\
+         pkg/lib.py:5:7: foo( 2 )  [$X = 2]"
+    );
+    let s = result.structured.unwrap();
+    assert_eq!(s["total"], 3);
+    assert_eq!(s["context"], "statement");
+    assert_eq!(s["language"], "python");
+    assert_eq!(s["files_searched"], 2);
+    assert_eq!(s["files_matched"], 2);
+    assert_eq!(s["truncated"], false);
+    assert_eq!(s["skipped"], json!({"binary": 0, "not_utf8": 0, "too_large": 0, "unreadable": 0}));
+    assert_eq!(
+        s["matches"][2],
+        json!({"file": "pkg/lib.py", "line": 5, "column": 7, "end_line": 5, "end_column": 15, "text": "foo( 2 )", "captures": {"X": "2"}})
+    );
+}
+
+#[tokio::test]
+async fn ast_grep_caps_results_and_infers_language_from_a_file() {
+    let (_dir, surface) = setup(&[("app.py", APP)]);
+    let result = call(&surface, "ast_grep", json!({"pattern": "foo($X)", "path": "app.py", "max_results": 1})).await;
+    assert_eq!(
+        result.text,
+        "2 matches (showing 1) in 1 file, pattern parsed as statement (python)\n\
+         app.py:3:5: foo(1)  [$X = 1]\n\
+         … 1 more match not shown; narrow `path` or raise `max_results`"
+    );
+    let s = result.structured.unwrap();
+    assert_eq!(
+        (s["total"].clone(), s["truncated"].clone(), s["matches"].as_array().unwrap().len()),
+        (json!(2), json!(true), 1)
+    );
+}
+
+#[tokio::test]
+async fn ast_grep_zero_matches_is_a_success() {
+    let (_dir, surface) = setup(&[("app.py", APP)]);
+    let result = call(&surface, "ast_grep", json!({"pattern": "nothing_here($X)", "language": "python"})).await;
+    assert!(!result.is_error);
+    assert_eq!(result.text, "no matches for `nothing_here($X)` in 1 python file (pattern parsed as statement, python)");
+    assert_eq!(result.structured.unwrap()["total"], 0);
+}
+
+#[tokio::test]
+async fn ast_grep_reports_skipped_files() {
+    let (dir, surface) = setup(&[("app.py", APP)]);
+    std::fs::write(dir.path().join("blob.py"), b"foo(1)\0\0").unwrap();
+    std::fs::write(dir.path().join("latin.py"), b"foo(\xe9)\n").unwrap();
+    let result = call(&surface, "ast_grep", json!({"pattern": "foo($X)", "language": "python"})).await;
+    assert!(result.text.ends_with("\nskipped 2 files: 1 binary, 1 not UTF-8"), "{}", result.text);
+    assert_eq!(
+        result.structured.unwrap()["skipped"],
+        json!({"binary": 1, "not_utf8": 1, "too_large": 0, "unreadable": 0})
+    );
+}
+
+#[tokio::test]
+async fn astmatch_errors_are_error_results() {
+    let (_dir, surface) = setup(&[("app.py", APP), ("README", "foo(1)")]);
+    let cases = [
+        (json!({"pattern": "foo($X)"}), "language is required: the path is a directory, so give `language`"),
+        (
+            json!({"pattern": "foo($X)", "path": "README"}),
+            "language is required: 'README' has no known extension; known languages: bash, c, cpp, dart, go, java, javascript, json, python, rust, tsx, typescript",
+        ),
+        (json!({"pattern": "def (", "language": "python"}), "unparseable pattern for python"),
+        (json!({"pattern": "  ", "language": "python"}), "empty pattern"),
+    ];
+    for (args, start) in cases {
+        let result = call(&surface, "ast_grep", args).await;
+        assert!(result.is_error);
+        assert!(result.text.starts_with(start), "{}", result.text);
+    }
+}
+
+#[tokio::test]
+async fn ast_edit_stages_and_resolve_accepts() {
+    let (dir, surface) = setup(&[("app.py", APP), ("pkg/lib.py", LIB)]);
+    let result =
+        call(&surface, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X, 0)", "language": "python"})).await;
+    assert!(!result.is_error, "{}", result.text);
+    assert!(
+        result.text.starts_with(
+            "(proposed) 3 replacements in 2 files (pattern parsed as statement, python); nothing is written yet — call resolve with edit_id \"edit_1\" to accept or discard\n\n--- a/app.py\n+++ b/app.py\n"
+        ),
+        "{}",
+        result.text
+    );
+    assert!(result.text.contains("\n-x = foo(1)\n-foo(bar)\n+x = bar(1, 0)\n+bar(bar, 0)\n"), "{}", result.text);
+    let s = result.structured.unwrap();
+    assert_eq!(s["edit_id"], "edit_1");
+    assert_eq!(s["replacements"], 3);
+    assert_eq!(s["files"][0]["path"], "app.py");
+    assert_eq!(s["files"][0]["replacements"], 2);
+    assert_eq!(s["files"][1]["path"], "pkg/lib.py");
+    assert_eq!((s["context"].as_str(), s["language"].as_str()), (Some("statement"), Some("python")));
+    // Nothing written yet.
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
+
+    let accepted = call(&surface, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(!accepted.is_error, "{}", accepted.text);
+    assert_eq!(accepted.text, "accepted edit_1: 3 replacements written to 2 files\n  app.py\n  pkg/lib.py");
+    assert_eq!(accepted.structured.unwrap()["files"], json!(["app.py", "pkg/lib.py"]));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.py")).unwrap(),
+        "from lib import foo\n\nx = bar(1, 0)\nbar(bar, 0)\n# foo(comment)\ns = 'foo(string)'\n"
+    );
+
+    let again = call(&surface, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(again.is_error);
+    assert_eq!(again.text, "unknown edit_id 'edit_1': it was never staged or is already resolved");
+}
+
+#[tokio::test]
+async fn resolve_refuses_a_conflict_and_discards() {
+    let (dir, surface) = setup(&[("app.py", APP)]);
+    let staged =
+        call(&surface, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"})).await;
+    assert_eq!(staged.structured.unwrap()["edit_id"], "edit_1");
+    std::fs::write(dir.path().join("app.py"), "foo(3)\n").unwrap();
+    let refused = call(&surface, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(refused.is_error);
+    assert!(refused.text.starts_with("refused: 1 file changed since the edit was staged (app.py)"), "{}", refused.text);
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), "foo(3)\n");
+
+    let staged =
+        call(&surface, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"})).await;
+    assert_eq!(staged.structured.unwrap()["edit_id"], "edit_2");
+    let discarded = call(&surface, "resolve", json!({"edit_id": "edit_2", "action": "discard"})).await;
+    assert_eq!((discarded.is_error, discarded.text.as_str()), (false, "discarded edit_2; nothing was written"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), "foo(3)\n");
+}
+
+#[tokio::test]
+async fn ast_edit_with_nothing_to_change_has_no_edit_id() {
+    let (_dir, surface) = setup(&[("app.py", APP)]);
+    let result =
+        call(&surface, "ast_edit", json!({"pattern": "nope($X)", "rewrite": "bar($X)", "language": "python"})).await;
+    assert!(!result.is_error);
+    assert!(result.text.starts_with("nothing to change: "), "{}", result.text);
+    let s = result.structured.unwrap();
+    assert_eq!((s["edit_id"].clone(), s["replacements"].clone()), (Value::Null, json!(0)));
+}
+
+#[tokio::test]
+async fn unwired_language_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.go"), "package a\n").unwrap();
+    let wiring =
+        AstmatchWiring { workspace: Workspace::new(dir.path()).unwrap(), languages: vec![astmatch::Lang::Python] };
+    let surface = Arc::new(Registry::builder().with_astmatch(wiring).build().unwrap()).surface(Tier::Read);
+    let result = call(&surface, "ast_grep", json!({"pattern": "f()", "path": "a.go"})).await;
+    assert!(result.is_error);
+    assert_eq!(result.text, "language go is not wired in this run; available: python");
+}
+
+#[tokio::test]
+async fn language_aliases_are_accepted() {
+    let (_dir, surface) = setup(&[("app.py", APP)]);
+    for alias in ["py", "Python", "python"] {
+        let result = call(&surface, "ast_grep", json!({"pattern": "foo($X)", "language": alias})).await;
+        assert!(!result.is_error, "{alias}: {}", result.text);
+        assert_eq!(result.structured.unwrap()["language"], "python");
+    }
+}

@@ -1,0 +1,49 @@
+//! What a model sees: the full schema listing at cap exec, snapshotted so any
+//! change shows in review, and checked for constructs some providers refuse.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use agent_tools::{AstmatchWiring, Registry, Tier, Workspace};
+use serde_json::Value;
+
+fn listing() -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build().unwrap());
+    serde_json::to_value(registry.surface(Tier::Exec).list()).unwrap()
+}
+
+#[test]
+fn schema_listing_at_cap_exec() {
+    insta::assert_json_snapshot!(listing());
+}
+
+/// Every key anywhere in a JSON value.
+fn keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            for (k, v) in object {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_schema_has_refs_or_definitions() {
+    let listing = listing();
+    for tool in listing.as_array().unwrap() {
+        let mut found = Vec::new();
+        keys(&tool["input_schema"], &mut found);
+        for banned in ["$ref", "definitions", "$defs", "$schema"] {
+            assert!(!found.iter().any(|k| k == banned), "{} has {banned}", tool["name"]);
+        }
+        assert_eq!(tool["input_schema"]["type"], "object", "{}", tool["name"]);
+        assert_eq!(tool["input_schema"]["additionalProperties"], false, "{}", tool["name"]);
+        assert!(!tool["description"].as_str().unwrap().is_empty(), "{} has no description", tool["name"]);
+    }
+}

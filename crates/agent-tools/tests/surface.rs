@@ -1,0 +1,174 @@
+//! The surface: tier gate, unknown tools, bad arguments, and the lock that
+//! keeps calls of a non-parallel-safe tool apart.
+#![allow(clippy::unwrap_used)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+
+use agent_tools::{AstmatchWiring, CallContext, Refusal, Registry, Result, Tier, Tool, ToolResult, Workspace};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+fn registry(dir: &tempfile::TempDir) -> Arc<Registry> {
+    let workspace = Workspace::new(dir.path()).unwrap();
+    Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build().unwrap())
+}
+
+fn names(registry: &Arc<Registry>, cap: Tier) -> Vec<&'static str> {
+    registry.surface(cap).list().iter().map(|s| s.name).collect()
+}
+
+#[test]
+fn cap_decides_what_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(&dir);
+    assert_eq!(names(&registry, Tier::Read), ["ast_grep"]);
+    assert_eq!(names(&registry, Tier::Write), ["ast_grep", "ast_edit", "resolve"]);
+    assert_eq!(names(&registry, Tier::Exec), ["ast_grep", "ast_edit", "resolve"]);
+}
+
+#[tokio::test]
+async fn call_above_cap_is_refused_with_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "foo(1)\n").unwrap();
+    let surface = registry(&dir).surface(Tier::Read);
+    let args = json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "a.py"});
+    let result = surface.call("ast_edit", args.clone()).await.unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.text, "refused: ast_edit is write tier; this surface is capped at read");
+    let refused = surface.try_call("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await.unwrap();
+    assert_eq!(refused, Err(Refusal::AboveCap { name: "resolve", tier: Tier::Write, cap: Tier::Read }));
+    // Nothing was staged: the same call through a write surface gets the first id.
+    let staged = registry(&dir).surface(Tier::Write).call("ast_edit", args).await.unwrap();
+    assert_eq!(staged.structured.unwrap()["edit_id"], "edit_1");
+}
+
+#[tokio::test]
+async fn unknown_tool_lists_the_available_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(&dir);
+    let result = registry.surface(Tier::Read).call("grep", json!({})).await.unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.text, "unknown tool 'grep'; available tools: ast_grep");
+    let result = registry.surface(Tier::Exec).call("lsp", json!({})).await.unwrap();
+    assert_eq!(result.text, "unknown tool 'lsp'; available tools: ast_grep, ast_edit, resolve");
+}
+
+#[tokio::test]
+async fn bad_arguments_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let surface = registry(&dir).surface(Tier::Exec);
+    let cases = [
+        ("ast_grep", json!({}), "invalid arguments for ast_grep: missing field `pattern`"),
+        (
+            "ast_grep",
+            json!({"pattern": "f()", "max_results": "ten"}),
+            "invalid arguments for ast_grep: `max_results`: invalid type: string \"ten\", expected u32",
+        ),
+        (
+            "ast_grep",
+            json!({"pattern": "f()", "language": "cobol"}),
+            "invalid arguments for ast_grep: `language`: unknown language 'cobol'; known languages: bash, c, cpp, dart, go, java, javascript, json, python, rust, tsx, typescript",
+        ),
+        (
+            "ast_grep",
+            json!({"pattern": "f()", "lang": "rust"}),
+            "invalid arguments for ast_grep: unknown field `lang`, expected one of `pattern`, `path`, `language`, `max_results`",
+        ),
+        ("ast_edit", json!({"pattern": "f()"}), "invalid arguments for ast_edit: missing field `rewrite`"),
+        (
+            "resolve",
+            json!({"edit_id": "edit_1", "action": "apply"}),
+            "invalid arguments for resolve: `action`: unknown variant `apply`, expected `accept` or `discard`",
+        ),
+        ("resolve", json!(["edit_1"]), "invalid arguments for resolve: arguments must be a JSON object"),
+    ];
+    for (tool, args, expected) in cases {
+        let result = surface.call(tool, args).await.unwrap();
+        assert!(result.is_error, "{tool}: {}", result.text);
+        assert_eq!(result.text, expected);
+    }
+}
+
+/// A test-only tool that waits on a gate and counts how many of its calls are inside at once.
+struct Gated<const SAFE: bool> {
+    gate: Arc<tokio::sync::Semaphore>,
+    inside: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+/// Waits for the test to open the gate.
+#[derive(Deserialize, JsonSchema)]
+struct GatedInput {}
+
+impl<const SAFE: bool> Tool for Gated<SAFE> {
+    type Input = GatedInput;
+    const NAME: &'static str = "gated";
+    const TIER: Tier = Tier::Exec;
+    const PARALLEL_SAFE: bool = SAFE;
+
+    async fn call(&self, _input: GatedInput, _cx: &CallContext) -> Result<ToolResult> {
+        let now = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        self.gate.acquire().await.unwrap().forget();
+        self.inside.fetch_sub(1, Ordering::SeqCst);
+        Ok(ToolResult::text("done"))
+    }
+}
+
+/// Polls a future once, so a test can see where it stopped without timing.
+async fn poll_once<F: Future>(future: &mut Pin<Box<F>>) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+}
+
+/// Starts two calls of the tool, each polled once while the gate is shut; returns
+/// how many were inside the tool then, and the most ever inside at once.
+async fn two_calls<const SAFE: bool>() -> (usize, usize) {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let tool = Gated::<SAFE> { gate: Arc::clone(&gate), inside: Arc::clone(&inside), most: Arc::clone(&most) };
+    let registry = Arc::new(Registry::builder().register(tool).build().unwrap());
+    assert_eq!(registry.parallel_safe("gated"), Some(SAFE));
+    let surface = registry.surface(Tier::Exec);
+    let mut first = Box::pin(surface.call("gated", json!({})));
+    let mut second = Box::pin(surface.call("gated", json!({})));
+    assert!(poll_once(&mut first).await.is_pending());
+    assert!(poll_once(&mut second).await.is_pending());
+    let inside_while_shut = inside.load(Ordering::SeqCst);
+    gate.add_permits(2);
+    let (a, b) = tokio::join!(first, second);
+    assert_eq!(a.unwrap().text, "done");
+    assert_eq!(b.unwrap().text, "done");
+    (inside_while_shut, most.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn non_parallel_safe_tool_runs_one_call_at_a_time() {
+    assert_eq!(two_calls::<false>().await, (1, 1));
+}
+
+#[tokio::test]
+async fn parallel_safe_tool_runs_calls_together() {
+    assert_eq!(two_calls::<true>().await, (2, 2));
+}
+
+#[test]
+fn a_name_registered_twice_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let wiring = AstmatchWiring::new(Workspace::new(dir.path()).unwrap());
+    let error = Registry::builder().with_astmatch(wiring.clone()).with_astmatch(wiring).build().unwrap_err();
+    assert_eq!(error.to_string(), "tool 'ast_grep' is registered twice");
+}
+
+#[test]
+fn tiers_are_ordered_and_parse() {
+    assert!(Tier::Read < Tier::Write && Tier::Write < Tier::Exec);
+    assert_eq!("write".parse::<Tier>().unwrap(), Tier::Write);
+    assert_eq!("root".parse::<Tier>().unwrap_err().to_string(), "unknown tier 'root'; expected read, write or exec");
+    assert_eq!(serde_json::to_value(Tier::Exec).unwrap(), json!("exec"));
+}
