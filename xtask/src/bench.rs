@@ -1,10 +1,304 @@
-use anyhow::{Result, bail};
-pub(crate) struct Options;
+//! `cargo xtask bench astmatch`: our structural search against the ast-grep CLI.
+//!
+//! The same patterns run through our release-built `agent-tools call ast_grep …
+//! --json` and through `ast-grep run --pattern P --lang L --json=compact DIR`,
+//! alternating, after one unmeasured warm-up each (so both read from the page
+//! cache). Each time is a whole process, start to exit, as a user would see it.
+//! Per pattern it prints both medians, both match counts (which must be equal),
+//! their ratio, and our time against the parse floor of that corpus (every file
+//! parsed in parallel by tree-sitter, no matching; see `floor.rs`).
+//!
+//! The last line is `ratio ours/ast-grep: R`, the median of the per-pattern ratios.
+//! Timing is printed, never asserted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use astmatch::Lang;
+
+use crate::corpus::{self, Corpus};
+use crate::setup::ast_grep_path;
+use crate::{run_quiet, workspace_root};
+
+/// Patterns chosen as questions an agent asks, where ast-grep and we mean the same
+/// thing (the differential test in `crates/astmatch/tests/differential.rs` checks
+/// these and more location by location).
+const PATTERNS: &[(Lang, &str)] = &[
+    (Lang::Rust, "$X.unwrap()"),
+    (Lang::Rust, "Box::new($X)"),
+    (Lang::Rust, "unsafe impl $T for $U { $$$B }"),
+    (Lang::Python, "isinstance($A, $B)"),
+    (Lang::Python, "raise $E from $C"),
+    (Lang::Python, "self.$A = $B"),
+    (Lang::TypeScript, "interface $I extends $$$B { $$$M }"),
+    (Lang::TypeScript, "type $N = $T;"),
+];
+
+pub(crate) struct Options {
+    /// Measured runs per tool and pattern.
+    runs: usize,
+}
+
 impl Options {
-    pub(crate) fn parse(_: &[&str]) -> Result<Self> {
-        Ok(Options)
+    pub(crate) fn parse(args: &[&str]) -> Result<Self> {
+        let mut options = Options { runs: 5 };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match *arg {
+                "--runs" => {
+                    let n = args.next().context("--runs needs a number")?;
+                    options.runs = n.parse().with_context(|| format!("--runs {n}"))?;
+                    if options.runs == 0 {
+                        bail!("--runs must be at least 1");
+                    }
+                }
+                other => bail!("bench astmatch: unknown argument `{other}` (known: --runs N)"),
+            }
+        }
+        Ok(options)
     }
 }
-pub(crate) fn run(_: &Options) -> Result<()> {
-    bail!("bench astmatch: not written yet")
+
+/// How our search is run.
+enum Ours {
+    /// `agent-tools call ast_grep JSON --root DIR --json`.
+    Cli(PathBuf),
+    /// Until the command has the tool: `xtask search-once`, release-built, calling `astmatch::search`.
+    Library(PathBuf),
+}
+
+impl Ours {
+    fn command(&self, lang: Lang, pattern: &str, dir: &Path) -> Command {
+        match self {
+            Ours::Cli(bin) => {
+                let args = serde_json::json!({ "pattern": pattern, "path": ".", "language": lang.id(), "max_results": 50 });
+                let mut cmd = Command::new(bin);
+                cmd.arg("call").arg("ast_grep").arg(args.to_string()).arg("--root").arg(dir).arg("--json");
+                cmd
+            }
+            Ours::Library(bin) => {
+                let mut cmd = Command::new(bin);
+                cmd.arg("search-once").arg(lang.id()).arg(pattern).arg(dir);
+                cmd
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Ours::Cli(bin) => format!("{} call ast_grep … --json", bin.display()),
+            Ours::Library(bin) => format!("{} search-once (astmatch::search; `agent-tools call ast_grep` not available yet)", bin.display()),
+        }
+    }
+
+    /// The total from our JSON output.
+    fn count(&self, stdout: &[u8]) -> Result<usize> {
+        let value: serde_json::Value = serde_json::from_slice(stdout).context("our output is not JSON")?;
+        find_total(&value).with_context(|| format!("no `total` in our output: {}", String::from_utf8_lossy(stdout)))
+    }
+}
+
+/// The first `total` number in a JSON value, searched breadth-first.
+fn find_total(value: &serde_json::Value) -> Option<usize> {
+    let mut queue = std::collections::VecDeque::from([value]);
+    while let Some(v) = queue.pop_front() {
+        if let Some(map) = v.as_object() {
+            if let Some(total) = map.get("total").and_then(|t| t.as_u64()) {
+                return Some(total as usize);
+            }
+            queue.extend(map.values());
+        }
+    }
+    None
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(workspace_root());
+    cmd
+}
+
+/// Builds our binaries in release and picks how to run our search.
+fn build() -> Result<(Ours, PathBuf)> {
+    println!("building xtask and agent-tools-cli in release …");
+    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
+    let xtask = target_dir().join("release").join("xtask");
+    let built = cargo().args(["build", "--quiet", "--release", "-p", "agent-tools-cli"]).stdin(Stdio::null()).status()?;
+    let cli = target_dir().join("release").join("agent-tools");
+    if built.success() && cli.is_file() {
+        let probe = Ours::Cli(cli.clone());
+        let scratch = std::env::temp_dir().join(format!("xtask-bench-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)?;
+        std::fs::write(scratch.join("probe.rs"), "fn main() { x.unwrap(); }\n")?;
+        let out = probe.command(Lang::Rust, "$X.unwrap()", &scratch).stdin(Stdio::null()).output()?;
+        let _ = std::fs::remove_dir_all(&scratch);
+        match probe.count(&out.stdout) {
+            Ok(1) if out.status.success() => return Ok((probe, xtask)),
+            _ => println!(
+                "note: `agent-tools call ast_grep` did not work yet ({}); using astmatch::search directly",
+                String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("no total in its output")
+            ),
+        }
+    } else {
+        println!("note: agent-tools-cli did not build; using astmatch::search directly");
+    }
+    Ok((Ours::Library(xtask.clone()), xtask))
+}
+
+/// Runs a command once, returning its wall time and stdout; exit codes in `ok` count as success.
+fn timed(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
+    let shown = format!("{cmd:?}");
+    let start = Instant::now();
+    let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("could not start {shown}"))?;
+    let elapsed = start.elapsed();
+    if !out.status.code().is_some_and(|c| ok.contains(&c)) {
+        bail!("{shown} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    Ok((elapsed, out.stdout))
+}
+
+fn median(times: &[Duration]) -> f64 {
+    let mut ms: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(f64::total_cmp);
+    let n = ms.len();
+    if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 }
+}
+
+fn ast_grep_command(ast_grep: &Path, lang: Lang, pattern: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(ast_grep);
+    cmd.args(["run", "--pattern", pattern, "--lang", lang.id(), "--json=compact"]).arg(dir);
+    cmd
+}
+
+fn ast_grep_count(stdout: &[u8]) -> Result<usize> {
+    let value: serde_json::Value = serde_json::from_slice(stdout).context("ast-grep's output is not JSON")?;
+    value.as_array().map(Vec::len).context("ast-grep's output is not a JSON array")
+}
+
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let ast_grep = ast_grep_path();
+    if !ast_grep.is_file() {
+        bail!("{} is missing; run `cargo xtask setup`", ast_grep.display());
+    }
+    let (ours, xtask) = build()?;
+    let corpora = corpus::prepare()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(12);
+    println!("ours:     {}", ours.describe());
+    println!("ast-grep: {} run --pattern P --lang L --json=compact DIR", ast_grep.display());
+    println!("runs:     {} measured per tool and pattern, alternating, after one warm-up each", options.runs);
+    println!("threads:  {threads} (the `ignore` walker's default, as in astmatch::search and the floor)");
+
+    println!();
+    let mut floors = Vec::new();
+    for corpus in &corpora {
+        let floor = floor_ms(&xtask, corpus, options.runs)?;
+        println!(
+            "corpus {:<10} {:>6} files {:>7.1} MB  parse floor {:>8.1} ms  ({}: {})",
+            corpus.lang.id(),
+            corpus.files,
+            corpus.bytes as f64 / 1e6,
+            floor,
+            corpus.what,
+            corpus.dir.display()
+        );
+        floors.push((corpus.lang, floor));
+    }
+
+    println!();
+    println!(
+        "{:<10} {:<36} {:>9} {:>12} {:>8} {:>8} {:>9} {:>10}",
+        "lang", "pattern", "ours ms", "ast-grep ms", "ours n", "ag n", "ours/ag", "ours/floor"
+    );
+    let mut ratios = Vec::new();
+    let mut mismatches = 0;
+    for &(lang, pattern) in PATTERNS {
+        let corpus = corpora.iter().find(|c| c.lang == lang).context("no corpus for the pattern's language")?;
+        let (mut our_times, mut their_times) = (Vec::new(), Vec::new());
+        let (mut our_counts, mut their_counts) = (Vec::new(), Vec::new());
+        for run in 0..=options.runs {
+            let (t, out) = timed(ours.command(lang, pattern, &corpus.dir), &[0])?;
+            our_counts.push(ours.count(&out)?);
+            // ast-grep exits 1 when nothing matched.
+            let (u, out) = timed(ast_grep_command(&ast_grep, lang, pattern, &corpus.dir), &[0, 1])?;
+            their_counts.push(ast_grep_count(&out)?);
+            if run > 0 {
+                our_times.push(t);
+                their_times.push(u);
+            }
+        }
+        let (ours_ms, theirs_ms) = (median(&our_times), median(&their_times));
+        let ratio = ours_ms / theirs_ms;
+        ratios.push(ratio);
+        let floor = floors.iter().find(|(l, _)| *l == lang).map_or(f64::NAN, |(_, f)| *f);
+        let (n, m) = (our_counts[0], their_counts[0]);
+        println!(
+            "{:<10} {:<36} {:>9.1} {:>12.1} {:>8} {:>8} {:>9.2} {:>10.2}",
+            lang.id(),
+            pattern,
+            ours_ms,
+            theirs_ms,
+            n,
+            m,
+            ratio,
+            ours_ms / floor
+        );
+        if our_counts.iter().any(|c| *c != n) || their_counts.iter().any(|c| *c != m) {
+            println!("    UNSTABLE COUNTS across runs: ours {our_counts:?}, ast-grep {their_counts:?}");
+        }
+        if n != m {
+            mismatches += 1;
+            println!("    !!! MISMATCH: ours found {n}, ast-grep found {m} (see `cargo test -p astmatch --test differential`)");
+        }
+    }
+    println!();
+    if mismatches > 0 {
+        println!("!!! MISMATCH in {mismatches} of {} patterns: the match counts differ", PATTERNS.len());
+    }
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median_ratio = if n % 2 == 1 { ratios[n / 2] } else { (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0 };
+    println!("ratio ours/ast-grep: {median_ratio:.2}");
+    Ok(())
+}
+
+/// The median wall time (ms) of `xtask parse-floor` over the corpus, after a warm-up.
+fn floor_ms(xtask: &Path, corpus: &Corpus, runs: usize) -> Result<f64> {
+    let mut times = Vec::new();
+    for run in 0..=runs {
+        let mut cmd = Command::new(xtask);
+        cmd.arg("parse-floor").arg(corpus.lang.id()).arg(&corpus.dir);
+        let (t, _) = timed(cmd, &[0])?;
+        if run > 0 {
+            times.push(t);
+        }
+    }
+    Ok(median(&times))
+}
+
+/// `xtask parse-floor LANG DIR`: parses every file, prints what it parsed.
+pub(crate) fn parse_floor_command(lang: &str, dir: &str) -> Result<()> {
+    let lang = Lang::from_id(lang).with_context(|| format!("unknown language `{lang}`"))?;
+    let parsed = crate::floor::parse_all(lang, Path::new(dir))?;
+    println!("{} files, {} bytes parsed", parsed.files, parsed.bytes);
+    Ok(())
+}
+
+/// `xtask search-once LANG PATTERN DIR`: one `astmatch::search`, printed as `{"total": N}`.
+pub(crate) fn search_once_command(lang: &str, pattern: &str, dir: &str) -> Result<()> {
+    let lang = Lang::from_id(lang).with_context(|| format!("unknown language `{lang}`"))?;
+    let dir = Path::new(dir);
+    let options = astmatch::SearchOptions { lang: Some(lang), max_results: 50, ..Default::default() };
+    let report = astmatch::search(dir, dir, pattern, &options)?;
+    println!("{}", serde_json::json!({ "total": report.total, "returned": report.matches.len() }));
+    Ok(())
 }

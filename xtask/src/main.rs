@@ -10,6 +10,8 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod corpus;
+mod floor;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -22,7 +24,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   setup            install the tools the tests and the benchmark need into .tools/
   fixtures         build the fixture servers
-  bench astmatch   time ast_grep against the ast-grep CLI and a bare tree-sitter parse";
+  bench astmatch [--runs N]
+                   time ast_grep against the ast-grep CLI and a bare tree-sitter parse";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +37,9 @@ fn main() -> Result<()> {
             Ok(())
         }
         ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
+        // Used by the benchmark from a release build; not for people.
+        ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
+        ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),
         ["help" | "--help" | "-h"] | [] => {
             println!("{USAGE}");
             Ok(())
