@@ -119,7 +119,9 @@ impl Pattern {
         let tokens = scan_metavars(&fragment);
         let mut tried = Vec::new();
         for scaffold in lang.scaffolds() {
-            tried.push(scaffold.context.as_str());
+            if !tried.contains(&scaffold.context.as_str()) {
+                tried.push(scaffold.context.as_str());
+            }
             let Some((source, body, vars, tree)) = parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold) else {
                 continue;
             };

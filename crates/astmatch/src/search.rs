@@ -116,13 +116,13 @@ pub(crate) struct Walked {
 }
 
 /// Picks the language: given, or from the scope's extension when it is a file.
-pub(crate) fn resolve_lang(scope: &Path, lang: Option<Lang>) -> Result<Lang> {
+pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Result<Lang> {
     if let Some(lang) = lang {
         return Ok(lang);
     }
     if scope.is_file() {
         return Lang::from_path(scope).ok_or_else(|| Error::LanguageRequired {
-            reason: format!("'{}' has no known extension", scope.display()),
+            reason: format!("'{}' has no known extension", scope.strip_prefix(root).unwrap_or(scope).display()),
             known: Lang::known_ids(),
         });
     }
@@ -141,7 +141,7 @@ pub(crate) fn resolve_lang(scope: &Path, lang: Option<Lang>) -> Result<Lang> {
 /// Errors: [`Error::PathNotFound`], [`Error::LanguageRequired`],
 /// [`Error::EmptyPattern`], [`Error::Unparseable`].
 pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
-    let walked = walk(root, scope, pattern, options, false)?;
+    let walked = walk(root, scope, pattern, options)?;
     let total = walked.files.iter().map(|f| f.matches.len()).sum();
     let mut matches = Vec::new();
     'files: for file in &walked.files {
@@ -191,13 +191,12 @@ fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
     })
 }
 
-pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions, keep_all_sources: bool) -> Result<Walked> {
+pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<Walked> {
     if !scope.exists() {
         return Err(Error::PathNotFound(scope.strip_prefix(root).unwrap_or(scope).to_path_buf()));
     }
-    let lang = resolve_lang(scope, options.lang)?;
+    let lang = resolve_lang(root, scope, options.lang)?;
     let pattern = Pattern::compile(pattern, lang)?;
-    let _ = keep_all_sources;
 
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
     let visit = |path: &Path| {

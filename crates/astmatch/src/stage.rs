@@ -34,6 +34,10 @@ pub struct StagedEdit {
     pub context: Context,
     /// Replacements across all files: exactly what accept applies.
     pub replacements: usize,
+    /// Matches found (a match whose rewrite leaves the code as it was is not a replacement).
+    pub matches: usize,
+    /// Files of the language that were looked at.
+    pub files_searched: usize,
     /// Changed files, ordered by path.
     pub files: Vec<FileChange>,
     /// Files skipped while searching.
@@ -81,11 +85,13 @@ impl EditStore {
     ///
     /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`].
     pub fn stage(&self, root: &Path, scope: &Path, pattern: &str, rewrite: &str, options: &SearchOptions) -> Result<StagedEdit> {
-        let walked = walk(root, scope, pattern, options, true)?;
+        let walked = walk(root, scope, pattern, options)?;
         let template = Template::parse(rewrite, walked.pattern.bound_names())?;
         let mut files = Vec::new();
         let mut pending = Vec::new();
         let mut replacements = 0;
+        let matches = walked.files.iter().map(|f| f.matches.len()).sum();
+        let files_searched = walked.files_searched;
         for file in walked.files {
             let (new, count) = rewrite_with(&file.source, &file.matches, &template);
             if count == 0 || new == file.source {
@@ -104,7 +110,16 @@ impl EditStore {
             state.pending.insert(id.clone(), Pending { replacements, files: pending });
             Some(id)
         };
-        Ok(StagedEdit { edit_id, lang: walked.lang, context: walked.pattern.context(), replacements, files, skipped: walked.skipped })
+        Ok(StagedEdit {
+            edit_id,
+            lang: walked.lang,
+            context: walked.pattern.context(),
+            replacements,
+            matches,
+            files_searched,
+            files,
+            skipped: walked.skipped,
+        })
     }
 
     /// Applies a staged edit: every file is compared with its content at staging

@@ -30,7 +30,7 @@ fn stage_previews_and_writes_nothing() {
     let store = EditStore::new();
     let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
     assert_eq!(staged.edit_id.as_deref(), Some("edit_1"));
-    assert_eq!(staged.replacements, 4);
+    assert_eq!((staged.replacements, staged.matches, staged.files_searched), (4, 4, 3));
     let files: Vec<(String, usize)> = staged.files.iter().map(|f| (f.path.display().to_string(), f.replacements)).collect();
     assert_eq!(files, vec![("a.py".to_string(), 3), ("pkg/b.py".to_string(), 1)]);
     assert!(staged.files[0].diff.contains("-foo(1)\n-foo(foo(2))\n+bar(1)\n+bar(bar(2))\n"), "{}", staged.files[0].diff);
