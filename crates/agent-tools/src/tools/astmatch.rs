@@ -387,15 +387,25 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
     let structured = json!({
         "edit_id": staged.edit_id,
         "replacements": staged.replacements,
+        "matches": staged.matches,
+        "files_searched": staged.files_searched,
         "files": files,
         "context": staged.context.as_str(),
         "language": staged.lang.id(),
         "skipped": skipped_value(&staged.skipped),
     });
     let mut text = match &staged.edit_id {
+        None if staged.matches == 0 => format!(
+            "nothing to change: the pattern (parsed as {}, {}) matched nothing in {}",
+            staged.context,
+            staged.lang,
+            plural(staged.files_searched, "file")
+        ),
         None => format!(
-            "nothing to change: the pattern (parsed as {}, {}) matched nothing, or the rewrite leaves the code as it is",
-            staged.context, staged.lang
+            "nothing to change: the pattern (parsed as {}, {}) matched {}, and the rewrite leaves each as it is",
+            staged.context,
+            staged.lang,
+            plural(staged.matches, "time")
         ),
         Some(id) => {
             let mut text = format!(
