@@ -1,0 +1,420 @@
+//! One running kernel process: its pipes, its reader tasks, and one cell's
+//! run with the inactivity timer, the tool bridge and the interrupt/kill
+//! ladder.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use command_fds::{CommandFdExt as _, FdMapping};
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::unix::pipe;
+use tokio::process::{Child, ChildStderr, ChildStdout};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep_until, timeout};
+
+use crate::output::Collector;
+use crate::protocol::{HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER};
+use crate::scanner::{Piece, SyncScanner};
+use crate::session::KernelInfo;
+use crate::spawn::Launch;
+use crate::{Error, Interpreter, KernelConfig, Language, Result, Spawner, StreamName, ToolBridge};
+
+const STDERR_TAIL_BYTES: usize = 2_000;
+
+enum Event {
+    Frame(KernelFrame),
+    BadFrame(String),
+    FramesClosed,
+    Raw(StreamName, String),
+    Sync(StreamName),
+}
+
+/// How a cell's run ended, before it is turned into a public result.
+pub(crate) enum RunEnd {
+    /// The driver reported the cell done: `ok`, `error` or `interrupted`.
+    Done { status: String, interrupted: bool },
+    /// The inactivity budget ran out and the kernel was killed.
+    Killed,
+    /// The kernel died on its own.
+    Crashed { exit: String },
+}
+
+pub(crate) struct Process {
+    pub(crate) info: KernelInfo,
+    child: Child,
+    pgid: Pid,
+    writer: pipe::Sender,
+    events: mpsc::UnboundedReceiver<Event>,
+    marker: String,
+    next_id: u64,
+    pub(crate) count: u32,
+    syncs: [u64; 2],
+    stderr_tail: String,
+}
+
+impl Process {
+    pub(crate) async fn start(interpreter: &Interpreter, config: &KernelConfig, spawner: &dyn Spawner) -> Result<Process> {
+        let language = interpreter.language;
+        let (bootstrap, driver) = match language {
+            Language::Python => (PYTHON_BOOTSTRAP, PYTHON_DRIVER),
+            Language::JavaScript => (NODE_BOOTSTRAP, NODE_DRIVER),
+        };
+        let flag = match language {
+            Language::Python => "-c",
+            Language::JavaScript => "-e",
+        };
+        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+            ("MPLBACKEND".into(), "Agg".into()),
+            ("PYTHONIOENCODING".into(), "utf-8".into()),
+            ("PYTHONUNBUFFERED".into(), "1".into()),
+            ("NO_COLOR".into(), "1".into()),
+        ];
+        env.extend(config.env.iter().map(|(key, value)| (key.into(), value.into())));
+        let launch = Launch {
+            program: interpreter.program.clone(),
+            args: vec![flag.into(), bootstrap.into()],
+            cwd: config.root.clone(),
+            env,
+        };
+        let mut command = spawner.command(&launch)?;
+        let (host_read, kernel_write) = std::io::pipe()?;
+        let (kernel_read, host_write) = std::io::pipe()?;
+        command
+            .fd_mappings(vec![
+                FdMapping { parent_fd: OwnedFd::from(kernel_read), child_fd: 3 },
+                FdMapping { parent_fd: OwnedFd::from(kernel_write), child_fd: 4 },
+            ])
+            .map_err(|error| Error::Spawner(error.to_string()))?;
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        let mut command = tokio::process::Command::from(command);
+        command.kill_on_drop(true);
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            language,
+            program: interpreter.program.clone(),
+            source,
+        })?;
+        // The child holds its own copies of the pipe ends now; drop ours.
+        drop(command);
+        let pid = child.id().unwrap_or(0);
+        let pgid = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+        let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(host_read))?;
+        let mut writer = pipe::Sender::from_owned_fd(OwnedFd::from(host_write))?;
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let marker = format!("\u{1}kernel-sync-{pid}-{nanos:x}\u{1}\n");
+        let (sender, events) = mpsc::unbounded_channel();
+        spawn_frame_reader(reader, sender.clone());
+        if let Some(stdout) = child.stdout.take() {
+            spawn_raw_reader(RawPipe::Out(stdout), StreamName::Stdout, &marker, sender.clone());
+        }
+        if let Some(stderr) = child.stderr.take() {
+            spawn_raw_reader(RawPipe::Err(stderr), StreamName::Stderr, &marker, sender);
+        }
+        let mut line = serde_json::Value::String(driver.to_owned()).to_string();
+        line.push('\n');
+        writer.write_all(line.as_bytes()).await?;
+        let mut process = Process {
+            info: KernelInfo {
+                language,
+                version: String::new(),
+                executable: interpreter.program.clone(),
+                pid,
+            },
+            child,
+            pgid,
+            writer,
+            events,
+            marker,
+            next_id: 0,
+            count: 0,
+            syncs: [0, 0],
+            stderr_tail: String::new(),
+        };
+        let deadline = Instant::now() + config.start_timeout;
+        loop {
+            let event = match timeout(deadline.saturating_duration_since(Instant::now()), process.events.recv()).await {
+                Ok(event) => event,
+                Err(_) => {
+                    process.kill().await;
+                    return Err(Error::StartTimeout { language, seconds: config.start_timeout.as_secs() });
+                }
+            };
+            match event {
+                Some(Event::Frame(KernelFrame::Ready { version, executable, .. })) => {
+                    process.info.version = version;
+                    if !executable.is_empty() {
+                        process.info.executable = executable.into();
+                    }
+                    return Ok(process);
+                }
+                Some(Event::Raw(StreamName::Stderr, text)) => process.note_stderr(&text),
+                Some(Event::FramesClosed) | None => {
+                    let status = process.reap().await;
+                    let mut tail = process.drain_stderr().await;
+                    if !tail.is_empty() {
+                        tail.insert_str(0, ": ");
+                    }
+                    return Err(Error::StartFailed { language, status, stderr_tail: tail });
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn note_stderr(&mut self, text: &str) {
+        self.stderr_tail.push_str(text);
+        if self.stderr_tail.len() > STDERR_TAIL_BYTES * 2 {
+            let mut cut = self.stderr_tail.len() - STDERR_TAIL_BYTES;
+            while !self.stderr_tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.stderr_tail.drain(..cut);
+        }
+    }
+
+    /// Stderr seen so far plus what arrives shortly after an exit.
+    async fn drain_stderr(&mut self) -> String {
+        let until = Instant::now() + Duration::from_millis(300);
+        while let Ok(Some(event)) = timeout(until.saturating_duration_since(Instant::now()), self.events.recv()).await {
+            if let Event::Raw(StreamName::Stderr, text) = event {
+                self.note_stderr(&text);
+            }
+        }
+        self.stderr_tail.trim().to_owned()
+    }
+
+    async fn send(&mut self, frame: &HostFrame<'_>) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(frame).map_err(std::io::Error::other)?;
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await
+    }
+
+    /// Runs one cell. Returns how it ended; the collector holds its outputs.
+    pub(crate) async fn run(
+        &mut self,
+        code: &str,
+        bridge: Option<&Arc<dyn ToolBridge>>,
+        config: &KernelConfig,
+        collector: &mut Collector,
+    ) -> RunEnd {
+        self.next_id += 1;
+        self.count += 1;
+        let id = self.next_id;
+        let marker = self.marker.clone();
+        let frame = HostFrame::Exec { id, count: self.count, code, sync: &marker };
+        if self.send(&frame).await.is_err() {
+            return self.crashed(collector).await;
+        }
+        let target = self.next_id;
+        let mut deadline = Instant::now() + config.inactivity_timeout;
+        let mut interrupting = false;
+        let mut done: Option<String> = None;
+        let mut calls: FuturesUnordered<tokio::task::JoinHandle<(u64, Result<serde_json::Value, String>)>> = FuturesUnordered::new();
+        loop {
+            if done.is_some() && self.syncs.iter().all(|&seen| seen >= target) {
+                break;
+            }
+            let wait_until = if calls.is_empty() { deadline } else { Instant::now() + Duration::from_secs(86_400) };
+            tokio::select! {
+                event = self.events.recv() => {
+                    let Some(event) = event else { return self.crashed(collector).await };
+                    if !interrupting {
+                        deadline = Instant::now() + config.inactivity_timeout;
+                    }
+                    match event {
+                        Event::Frame(frame) => match frame {
+                            KernelFrame::Stream { name, text } => {
+                                let name = if name == "stderr" { StreamName::Stderr } else { StreamName::Stdout };
+                                collector.stream(name, &text);
+                            }
+                            KernelFrame::Display { data } => collector.display(data, false),
+                            KernelFrame::Result { data } => collector.display(data, true),
+                            KernelFrame::Error { ename, evalue, traceback } => collector.error(ename, evalue, traceback),
+                            KernelFrame::Tool { id: call_id, name, args } => match bridge {
+                                Some(bridge) => {
+                                    let future = bridge.call(name, args);
+                                    calls.push(tokio::spawn(async move { (call_id, future.await) }));
+                                }
+                                None => {
+                                    let reply = HostFrame::ToolReply {
+                                        id: call_id,
+                                        ok: false,
+                                        value: None,
+                                        error: Some("tool calls are not available in this kernel: no bridge is wired".to_owned()),
+                                    };
+                                    if self.send(&reply).await.is_err() {
+                                        return self.crashed(collector).await;
+                                    }
+                                }
+                            },
+                            KernelFrame::Done { id: done_id, status } if done_id == id => done = Some(status),
+                            KernelFrame::Done { .. } | KernelFrame::Ready { .. } => {}
+                        },
+                        Event::BadFrame(reason) => collector.stream(StreamName::Stderr, &format!("[kernel: unreadable frame dropped: {reason}]\n")),
+                        Event::FramesClosed => return self.crashed(collector).await,
+                        Event::Raw(name, text) => {
+                            if name == StreamName::Stderr {
+                                self.note_stderr(&text);
+                            }
+                            collector.stream(name, &text);
+                        }
+                        Event::Sync(name) => {
+                            let slot = match name { StreamName::Stdout => 0, StreamName::Stderr => 1 };
+                            self.syncs[slot] += 1;
+                        }
+                    }
+                }
+                Some(joined) = calls.next(), if !calls.is_empty() => {
+                    deadline = Instant::now() + config.inactivity_timeout;
+                    let (call_id, outcome) = match joined {
+                        Ok(pair) => pair,
+                        Err(error) => (0, Err(format!("tool call failed: {error}"))),
+                    };
+                    let reply = match outcome {
+                        Ok(value) => HostFrame::ToolReply { id: call_id, ok: true, value: Some(value), error: None },
+                        Err(error) => HostFrame::ToolReply { id: call_id, ok: false, value: None, error: Some(error) },
+                    };
+                    if self.send(&reply).await.is_err() {
+                        return self.crashed(collector).await;
+                    }
+                }
+                () = sleep_until(wait_until) => {
+                    if done.is_some() {
+                        // The cell finished but a raw pipe never showed its
+                        // marker (a cell closed fd 1, say): stop waiting.
+                        break;
+                    }
+                    if interrupting {
+                        self.kill().await;
+                        return RunEnd::Killed;
+                    }
+                    interrupting = true;
+                    let _ = killpg(self.pgid, Signal::SIGINT);
+                    deadline = Instant::now() + config.interrupt_grace;
+                }
+            }
+        }
+        let status = done.unwrap_or_default();
+        RunEnd::Done { interrupted: interrupting || status == "interrupted", status }
+    }
+
+    async fn crashed(&mut self, collector: &mut Collector) -> RunEnd {
+        let status = self.reap().await;
+        let until = Instant::now() + Duration::from_millis(300);
+        while let Ok(Some(event)) = timeout(until.saturating_duration_since(Instant::now()), self.events.recv()).await {
+            match event {
+                Event::Raw(name, text) => {
+                    if name == StreamName::Stderr {
+                        self.note_stderr(&text);
+                    }
+                    collector.stream(name, &text);
+                }
+                Event::Frame(KernelFrame::Stream { name, text }) => {
+                    collector.stream(if name == "stderr" { StreamName::Stderr } else { StreamName::Stdout }, &text);
+                }
+                _ => {}
+            }
+        }
+        RunEnd::Crashed { exit: status }
+    }
+
+    /// Waits briefly for the process to exit, killing it if it lingers, and
+    /// describes how it ended.
+    async fn reap(&mut self) -> String {
+        let status = match timeout(Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => {
+                self.kill().await;
+                None
+            }
+        };
+        // The rest of the group (children the cell started) goes too.
+        let _ = killpg(self.pgid, Signal::SIGKILL);
+        status.map_or_else(|| "did not exit; killed".to_owned(), describe_exit)
+    }
+
+    /// Kills the whole process group and waits for the kernel to go.
+    pub(crate) async fn kill(&mut self) {
+        let _ = killpg(self.pgid, Signal::SIGKILL);
+        let _ = self.child.start_kill();
+        let _ = timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
+    if let Some(signal) = status.signal() {
+        let name = Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned());
+        return format!("killed by {name}");
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => "unknown exit".to_owned(),
+    }
+}
+
+fn spawn_frame_reader(reader: pipe::Receiver, sender: mpsc::UnboundedSender<Event>) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(reader);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match lines.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.trim();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let event = match serde_json::from_str::<KernelFrame>(text) {
+                        Ok(frame) => Event::Frame(frame),
+                        Err(error) => Event::BadFrame(error.to_string()),
+                    };
+                    if sender.send(event).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = sender.send(Event::FramesClosed);
+    });
+}
+
+enum RawPipe {
+    Out(ChildStdout),
+    Err(ChildStderr),
+}
+
+fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: mpsc::UnboundedSender<Event>) {
+    let mut scanner = SyncScanner::new(marker);
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 65_536];
+        loop {
+            let read = match &mut pipe {
+                RawPipe::Out(out) => out.read(&mut buffer).await,
+                RawPipe::Err(err) => err.read(&mut buffer).await,
+            };
+            let count = match read {
+                Ok(0) | Err(_) => break,
+                Ok(count) => count,
+            };
+            for piece in scanner.push(&buffer[..count]) {
+                let event = match piece {
+                    Piece::Text(text) => Event::Raw(name, text),
+                    Piece::Sync => Event::Sync(name),
+                };
+                if sender.send(event).is_err() {
+                    return;
+                }
+            }
+        }
+        if let Some(rest) = scanner.finish() {
+            let _ = sender.send(Event::Raw(name, rest));
+        }
+    });
+}

@@ -1,0 +1,55 @@
+//! How a kernel process is started: a spawner the host provides.
+//!
+//! The spawner only decides *where* the interpreter runs (on the host, or in
+//! an enclosure the host already runs, by wrapping the command). The kernel
+//! then adds its own plumbing to the returned command: empty stdin, captured
+//! stdout and stderr, the frame pipes as fds 3 and 4, and a process group of
+//! its own. A spawner never boots an enclosure.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::Result;
+
+/// The program a kernel needs run.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The interpreter.
+    pub program: PathBuf,
+    /// Its arguments (a short bootstrap; the driver arrives over fd 3).
+    pub args: Vec<OsString>,
+    /// Working directory: the project root.
+    pub cwd: PathBuf,
+    /// Variables to set on top of the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Builds the command that runs a kernel.
+///
+/// The returned command must pass file descriptors 3 and 4 through to the
+/// interpreter unchanged (a wrapper such as `nsenter` or `bwrap` does).
+pub trait Spawner: Send + Sync + fmt::Debug {
+    fn command(&self, launch: &Launch) -> Result<Command>;
+
+    /// A short description for status output, e.g. `host`.
+    fn describe(&self) -> String {
+        "host".to_owned()
+    }
+}
+
+/// Runs kernels directly on the host. The default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostSpawner;
+
+impl Spawner for HostSpawner {
+    fn command(&self, launch: &Launch) -> Result<Command> {
+        let mut command = Command::new(&launch.program);
+        command.args(&launch.args).current_dir(&launch.cwd);
+        for (key, value) in &launch.env {
+            command.env(key, value);
+        }
+        Ok(command)
+    }
+}
