@@ -30,4 +30,5 @@ pub use crate::surface::{Refusal, Surface};
 pub use crate::tier::{ParseTierError, Tier};
 pub use crate::tool::{CallContext, DynTool, Tool, ToolFuture, ToolSpec};
 pub use crate::tools::astmatch::AstmatchWiring;
+pub use crate::tools::kernel::KernelWiring;
 pub use crate::workspace::{PathError, Workspace, resolve_path};

@@ -94,6 +94,11 @@ impl RegistryBuilder {
         crate::tools::astmatch::register(self, wiring)
     }
 
+    /// Wires a run's kernels: registers `eval`.
+    pub fn with_kernels(self, wiring: crate::tools::kernel::KernelWiring) -> RegistryBuilder {
+        crate::tools::kernel::register(self, wiring)
+    }
+
     /// The registry. Errors: [`Error::DuplicateTool`].
     pub fn build(self) -> Result<Registry> {
         match self.duplicate {

@@ -96,7 +96,8 @@ impl Surface {
             Ok(entry) => entry,
             Err(refusal) => return Ok(Err(refusal)),
         };
-        let cx = CallContext::new(self.cap);
+        let mut cx = CallContext::new(self.cap);
+        cx.surface = Some(self.clone());
         let future = match entry.tool.call_json(args, &cx) {
             Ok(future) => future,
             Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),

@@ -19,12 +19,15 @@ use crate::tier::Tier;
 pub struct CallContext {
     /// The cap of the surface the call came through.
     pub cap: Tier,
+    /// The surface itself, so a tool that calls other tools (the kernel's
+    /// in-cell `tool()` bridge) goes through the same gate; `None` outside a surface.
+    pub surface: Option<crate::surface::Surface>,
 }
 
 impl CallContext {
     /// A context for a call through a surface capped at `cap`.
     pub fn new(cap: Tier) -> CallContext {
-        CallContext { cap }
+        CallContext { cap, surface: None }
     }
 }
 

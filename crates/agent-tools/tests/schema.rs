@@ -10,7 +10,8 @@ use serde_json::Value;
 fn listing() -> Value {
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
-    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build().unwrap());
+    let kernels = agent_tools::KernelWiring::new(Arc::new(kernel::Kernels::new(kernel::KernelConfig::new(dir.path()))));
+    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).with_kernels(kernels).build().unwrap());
     serde_json::to_value(registry.surface(Tier::Exec).list()).unwrap()
 }
 

@@ -3,3 +3,4 @@
 //! of results. No matching, parsing or process handling happens here.
 
 pub mod astmatch;
+pub mod kernel;

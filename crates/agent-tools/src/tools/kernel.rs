@@ -1,0 +1,178 @@
+//! `eval`: persistent Python and JavaScript kernels over the `kernel` crate.
+//!
+//! Registered only when a run wires a kernel set ([`KernelWiring`]). A cell's
+//! `tool(name, args)` calls come back through the surface the cell ran on,
+//! so the same tier gate (and everything behind it) applies to them as to a
+//! model's call; a refusal is raised in the cell as a `ToolError`. This
+//! module converts arguments and formats results; it runs no process itself.
+
+use std::sync::Arc;
+
+use kernel::{BoxFuture, Cell, CellResult, CellStatus, Kernels, Output, TimeoutAction, ToolBridge};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::error::Result;
+use crate::registry::RegistryBuilder;
+use crate::result::{Image, ToolResult};
+use crate::surface::Surface;
+use crate::tier::Tier;
+use crate::tool::{CallContext, Tool};
+
+/// The resource behind `eval`: the run's kernels (one per language).
+#[derive(Debug, Clone)]
+pub struct KernelWiring {
+    pub kernels: Arc<Kernels>,
+}
+
+impl KernelWiring {
+    pub fn new(kernels: Arc<Kernels>) -> KernelWiring {
+        KernelWiring { kernels }
+    }
+}
+
+pub(crate) fn register(builder: RegistryBuilder, wiring: KernelWiring) -> RegistryBuilder {
+    builder.register(Eval(wiring))
+}
+
+/// The kernel's language.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EvalLanguage {
+    #[default]
+    Python,
+    Javascript,
+}
+
+/// Run a cell in a persistent Python or JavaScript kernel: variables, imports and loaded data survive between calls. The last expression is echoed as in a notebook (a trailing `;` hides it in Python); display() works; a pandas DataFrame renders as a table; a matplotlib figure comes back as an image. IPython idioms work in Python: %pip (the next import sees the install), %cd, !cmd, %%bash, %%timeit. Top-level await works in both languages. Inside a cell, tool(name, args) calls this run's other tools under the same permissions (Python returns the result; JavaScript returns a promise); a refusal raises ToolError. The kernel has no stdin: input() fails. A cell that produces no output for 5 minutes is interrupted (then killed if it ignores that, losing the kernel's state).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalInput {
+    /// The cell.
+    pub code: String,
+    /// Required: 5–10 words describing the cell, for the transcript label.
+    pub description: String,
+    /// python (default) or javascript.
+    #[serde(default)]
+    pub language: EvalLanguage,
+    /// Discard the interpreter and start clean before running the cell.
+    #[serde(default)]
+    pub reset: bool,
+}
+
+struct Eval(KernelWiring);
+
+impl Tool for Eval {
+    type Input = EvalInput;
+    const NAME: &'static str = "eval";
+    const TIER: Tier = Tier::Exec;
+    const PARALLEL_SAFE: bool = false;
+
+    async fn call(&self, input: EvalInput, cx: &CallContext) -> Result<ToolResult> {
+        if input.description.trim().is_empty() {
+            return Ok(ToolResult::error("description is required: 5–10 words saying what the cell does"));
+        }
+        let language = match input.language {
+            EvalLanguage::Python => kernel::Language::Python,
+            EvalLanguage::Javascript => kernel::Language::JavaScript,
+        };
+        let bridge: Option<Arc<dyn ToolBridge>> =
+            cx.surface.clone().map(|surface| Arc::new(SurfaceBridge { surface }) as Arc<dyn ToolBridge>);
+        let cell = Cell { language, code: &input.code, reset: input.reset, bridge };
+        match self.0.kernels.execute(cell).await {
+            Ok(result) => Ok(render(&result)),
+            Err(error) => Ok(ToolResult::error(format!("could not run the {language} kernel: {error}"))),
+        }
+    }
+}
+
+/// Routes a cell's `tool()` calls through the surface that ran the cell.
+struct SurfaceBridge {
+    surface: Surface,
+}
+
+impl ToolBridge for SurfaceBridge {
+    fn call(&self, name: String, args: Value) -> BoxFuture<std::result::Result<Value, String>> {
+        let surface = self.surface.clone();
+        Box::pin(async move {
+            if name == Eval::NAME {
+                return Err("eval cannot be called from inside a cell".to_owned());
+            }
+            match surface.try_call(&name, args).await {
+                Ok(Ok(result)) if result.is_error => Err(result.text),
+                Ok(Ok(result)) => Ok(result.structured.unwrap_or(Value::String(result.text))),
+                Ok(Err(refusal)) => Err(refusal.to_string()),
+                Err(error) => Err(error.to_string()),
+            }
+        })
+    }
+}
+
+fn render(result: &CellResult) -> ToolResult {
+    let mut tool_result = ToolResult {
+        text: result.text(),
+        images: Vec::new(),
+        structured: Some(structured(result)),
+        is_error: result.is_error(),
+    };
+    for output in &result.outputs {
+        if let Output::Display { data } | Output::Result { data } = output {
+            for mime in ["image/png", "image/jpeg"] {
+                if let Some(encoded) = data.get(mime) {
+                    tool_result.images.push(Image { mime: mime.to_owned(), data_base64: encoded.clone() });
+                }
+            }
+        }
+    }
+    tool_result
+}
+
+/// Jupyter-shaped outputs for programs; image bytes travel in `images` only.
+fn structured(result: &CellResult) -> Value {
+    let bundle = |data: &kernel::MimeBundle| -> Value {
+        let mut map = Map::new();
+        for (mime, value) in data {
+            let shown = if mime.starts_with("image/") && mime != "image/svg+xml" { "(in images)".to_owned() } else { value.clone() };
+            map.insert(mime.clone(), Value::String(shown));
+        }
+        Value::Object(map)
+    };
+    let outputs: Vec<Value> = result
+        .outputs
+        .iter()
+        .map(|output| match output {
+            Output::Stream { name, text } => json!({ "output_type": "stream", "name": name.to_string(), "text": text }),
+            Output::Display { data } => json!({ "output_type": "display_data", "data": bundle(data) }),
+            Output::Result { data } => json!({ "output_type": "execute_result", "data": bundle(data) }),
+            Output::Error { ename, evalue, traceback } => {
+                json!({ "output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback })
+            }
+        })
+        .collect();
+    let status = match &result.status {
+        CellStatus::Ok => json!({ "status": "ok" }),
+        CellStatus::Error => json!({ "status": "error" }),
+        CellStatus::TimedOut { action, after } => json!({
+            "status": "timed_out",
+            "action": match action { TimeoutAction::Interrupted => "interrupted", TimeoutAction::Killed => "killed" },
+            "inactivity_seconds": after.as_secs(),
+        }),
+        CellStatus::Crashed { exit } => json!({ "status": "crashed", "exit": exit }),
+    };
+    json!({
+        "language": result.kernel.language.name(),
+        "version": result.kernel.version,
+        "execution_count": result.execution_count,
+        "status": status,
+        "state_lost": result.state_lost,
+        "fresh_kernel": result.fresh_kernel,
+        "outputs": outputs,
+        "cut": result.cut.map(|cut| json!({
+            "stream_chars": cut.stream_chars,
+            "mime_values": cut.mime_values,
+            "rich_outputs": cut.rich_outputs,
+        })),
+    })
+}

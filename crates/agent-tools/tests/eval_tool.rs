@@ -1,0 +1,80 @@
+//! The `eval` tool through a surface, with the real interpreters: arguments,
+//! state, images in the result, and the in-cell tool bridge going through the
+//! surface's gate.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_tools::{AstmatchWiring, KernelWiring, Registry, Surface, Tier, Workspace};
+use kernel::{KernelConfig, Kernels};
+use serde_json::json;
+
+fn surface(root: &Path, cap: Tier) -> Surface {
+    let mut config = KernelConfig::new(root);
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python");
+    if venv.exists() {
+        config.python = Some(venv);
+    }
+    let workspace = Workspace::new(root).unwrap();
+    let registry = Registry::builder()
+        .with_astmatch(AstmatchWiring::new(workspace))
+        .with_kernels(KernelWiring::new(Arc::new(Kernels::new(config))))
+        .build()
+        .unwrap();
+    Arc::new(registry).surface(cap)
+}
+
+#[tokio::test]
+async fn eval_is_exec_tier_and_not_parallel_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = surface(dir.path(), Tier::Read);
+    assert!(read.list().iter().all(|spec| spec.name != "eval"));
+    let refused = read.call("eval", json!({ "code": "1", "description": "add one and one" })).await.unwrap();
+    assert!(refused.is_error && refused.text.contains("exec tier"), "{}", refused.text);
+    let exec = surface(dir.path(), Tier::Exec);
+    assert_eq!(exec.registry().parallel_safe("eval"), Some(false));
+}
+
+#[tokio::test]
+async fn description_is_required_and_not_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let exec = surface(dir.path(), Tier::Exec);
+    let missing = exec.call("eval", json!({ "code": "1" })).await.unwrap();
+    assert!(missing.is_error && missing.text.contains("description"), "{}", missing.text);
+    let empty = exec.call("eval", json!({ "code": "1", "description": "  " })).await.unwrap();
+    assert!(empty.is_error && empty.text.contains("description is required"), "{}", empty.text);
+    let unknown = exec.call("eval", json!({ "code": "1", "description": "x", "lang": "js" })).await.unwrap();
+    assert!(unknown.is_error, "{}", unknown.text);
+}
+
+#[tokio::test]
+async fn cells_keep_state_per_language_and_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let exec = surface(dir.path(), Tier::Exec);
+    let call = |code: &str, language: &str, reset: bool| {
+        exec.call("eval", json!({ "code": code, "description": "run a small test cell here", "language": language, "reset": reset }))
+    };
+    call("x = 20", "python", false).await.unwrap();
+    let python = call("x * 2 + 2", "python", false).await.unwrap();
+    assert_eq!(python.text.trim(), "42");
+    assert_eq!(python.structured.as_ref().unwrap()["outputs"][0]["output_type"], "execute_result");
+    let js = call("typeof x", "javascript", false).await.unwrap();
+    assert_eq!(js.text.trim(), "'undefined'");
+    let reset = call("'x' in globals()", "python", true).await.unwrap();
+    assert_eq!(reset.text.trim(), "False");
+    let failed = call("1/0", "python", false).await.unwrap();
+    assert!(failed.is_error && failed.text.contains("ZeroDivisionError"), "{}", failed.text);
+}
+
+#[tokio::test]
+async fn in_cell_tool_calls_go_through_the_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def f():\n    return print(1)\n").unwrap();
+    let exec = surface(dir.path(), Tier::Exec);
+    let code = "r = tool('ast_grep', {'pattern': 'print($A)', 'language': 'python'})\nprint(type(r).__name__)\ntry:\n    tool('no_such_tool', {})\nexcept ToolError as e:\n    print('refused:', e)\ntry:\n    tool('eval', {'code': '1', 'description': 'nested'})\nexcept ToolError as e:\n    print('refused:', e)";
+    let result = exec.call("eval", json!({ "code": code, "description": "call tools from inside a cell" })).await.unwrap();
+    assert!(!result.is_error, "{}", result.text);
+    assert!(result.text.contains("refused: unknown tool 'no_such_tool'"), "{}", result.text);
+    assert!(result.text.contains("refused: eval cannot be called from inside a cell"), "{}", result.text);
+}
