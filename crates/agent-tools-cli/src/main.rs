@@ -6,8 +6,10 @@
 //! tool logic and never writes logs or progress to stdout (stdout carries only
 //! results, or MCP messages under `serve`).
 
+mod elicit;
 mod serve;
 mod status;
+mod wiring;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,6 +60,8 @@ enum Command {
         /// The surface's tier cap: read, write or exec.
         #[arg(long, default_value = "exec")]
         cap: Tier,
+        #[command(flatten)]
+        vibe: wiring::VibeArgs,
     },
     /// Say what this checkout can use: languages, grammars and file counts.
     Status {
@@ -85,7 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Call { tool, args, root, cap, json } => {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
-            let registry = registry(root)?;
+            let registry = registry(root, wiring::Wiring { question: Some(wiring::terminal()), vibe: None })?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             match runtime.block_on(surface.try_call(&tool, args))? {
@@ -100,15 +104,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Tools { cap } => {
-            let registry = registry(None)?;
+            let registry = registry(None, wiring::Wiring { question: Some(wiring::terminal()), vibe: None })?;
             let surface = registry.surface(cap);
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { root, cap } => {
+        Command::Serve { root, cap, vibe } => {
             init_logging();
-            let registry = registry(root)?;
-            runtime()?.block_on(serve::serve(registry.surface(cap)))?;
+            let peer = elicit::PeerSlot::default();
+            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()? };
+            let registry = registry(root, wiring)?;
+            runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { root, json } => {
@@ -135,9 +141,10 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 }
 
 /// The run's registry: every tool whose resource this command can wire.
-fn registry(root: Option<PathBuf>) -> anyhow::Result<Arc<Registry>> {
+fn registry(root: Option<PathBuf>, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
     let workspace = workspace(root)?;
-    Ok(Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build()?))
+    let builder = wiring.apply(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)));
+    Ok(Arc::new(builder.build()?))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -15,10 +15,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
+use crate::elicit::PeerSlot;
+
 /// Serves `surface` on stdin/stdout until the client disconnects.
-pub async fn serve(surface: Surface) -> anyhow::Result<()> {
+/// `peer` is filled with the client on its first call, for `ask_user`'s elicitation.
+pub async fn serve(surface: Surface, peer: PeerSlot) -> anyhow::Result<()> {
     tracing::info!(cap = %surface.cap(), tools = surface.list().len(), "serving MCP on stdio");
-    let service = Server { surface }.serve(rmcp::transport::stdio()).await?;
+    let service = Server { surface, peer }.serve(rmcp::transport::stdio()).await?;
     let reason = service.waiting().await?;
     tracing::info!(?reason, "MCP client gone");
     Ok(())
@@ -26,6 +29,7 @@ pub async fn serve(surface: Surface) -> anyhow::Result<()> {
 
 struct Server {
     surface: Surface,
+    peer: PeerSlot,
 }
 
 impl ServerHandler for Server {
@@ -53,8 +57,9 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.peer.set(&context.peer);
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         tracing::debug!(tool = %request.name, "call");
         match self.surface.call(&request.name, args).await {

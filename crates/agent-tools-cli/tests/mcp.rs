@@ -42,7 +42,7 @@ async fn read_surface_lists_and_gates() {
     assert_eq!(info.server_info.as_ref().unwrap().name, "agent-tools");
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep"]);
+    assert_eq!(names, ["ast_grep", "ask_user"]);
     assert_eq!(tools[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
     assert_eq!(tools[0].input_schema["required"], json!(["pattern"]));
     assert!(tools[0].description.as_deref().unwrap().starts_with("Structural search"));
@@ -79,7 +79,7 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let client = connect(dir.path(), "exec").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve"]);
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user"]);
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
 
     let staged = call(&client, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "pkg"})).await;

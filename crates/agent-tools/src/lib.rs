@@ -29,6 +29,7 @@ pub use crate::schema::input_schema;
 pub use crate::surface::{Refusal, Surface};
 pub use crate::tier::{ParseTierError, Tier};
 pub use crate::tool::{CallContext, DynTool, Tool, ToolFuture, ToolSpec};
+pub use crate::tools::ask_user::QuestionWiring;
 pub use crate::tools::astmatch::AstmatchWiring;
 pub use crate::tools::kernel::KernelWiring;
 pub use crate::workspace::{PathError, Workspace, resolve_path};

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::surface::Surface;
 use crate::tier::Tier;
 use crate::tool::{DynTool, Tool, ToolSpec};
+use crate::tools::ask_user::QuestionWiring;
 use crate::tools::astmatch::AstmatchWiring;
 
 /// One registered tool.
@@ -97,6 +98,18 @@ impl RegistryBuilder {
     /// Wires a run's kernels: registers `eval`.
     pub fn with_kernels(self, wiring: crate::tools::kernel::KernelWiring) -> RegistryBuilder {
         crate::tools::kernel::register(self, wiring)
+    }
+
+    /// Wires a question port and the target space its cards are shown in:
+    /// registers `ask_user`.
+    pub fn with_question_port(self, wiring: QuestionWiring) -> RegistryBuilder {
+        crate::tools::ask_user::register(self, wiring)
+    }
+
+    /// Turns vibe mode on with this roster of background workers: registers
+    /// `vibe_spawn`, `vibe_send`, `vibe_wait`, `vibe_kill` and `vibe_list`.
+    pub fn with_vibe_roster(self, roster: vibe_roster::Roster) -> RegistryBuilder {
+        crate::tools::vibe::register(self, roster)
     }
 
     /// The registry. Errors: [`Error::DuplicateTool`].

@@ -4,14 +4,25 @@
 
 use std::sync::Arc;
 
-use agent_tools::{AstmatchWiring, Registry, Tier, Workspace};
+use agent_tools::{AstmatchWiring, QuestionWiring, Registry, Tier, Workspace};
 use serde_json::Value;
 
 fn listing() -> Value {
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
     let kernels = agent_tools::KernelWiring::new(Arc::new(kernel::Kernels::new(kernel::KernelConfig::new(dir.path()))));
-    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).with_kernels(kernels).build().unwrap());
+    let question = QuestionWiring { port: Arc::new(question_port::Unattended), target_space: "nowhere".into() };
+    let runner = vibe_roster::CommandRunner::new(vibe_roster::CommandConfig::same(vibe_roster::CommandSpec::shell("cat")));
+    let roster = vibe_roster::Roster::new(Arc::new(runner), vibe_roster::RosterConfig::default());
+    let registry = Arc::new(
+        Registry::builder()
+            .with_astmatch(AstmatchWiring::new(workspace))
+            .with_kernels(kernels)
+            .with_question_port(question)
+            .with_vibe_roster(roster)
+            .build()
+            .unwrap(),
+    );
     serde_json::to_value(registry.surface(Tier::Exec).list()).unwrap()
 }
 

@@ -2,5 +2,7 @@
 //! the conversion to the crate's plain Rust API, and the model-facing wording
 //! of results. No matching, parsing or process handling happens here.
 
+pub mod ask_user;
 pub mod astmatch;
 pub mod kernel;
+pub mod vibe;

@@ -1,0 +1,175 @@
+//! `ask_user` over MCP elicitation: a [`QuestionPort`] that shows the card as a
+//! form in the connected MCP client.
+//!
+//! The card becomes a form with a `choice` (single select) or `choices` (multi
+//! select) field titled with the numbered options, and a `text` field where
+//! free text is allowed. The client's reply maps to an outcome: accept →
+//! answered (validated against the card, and asked again with the reason if it
+//! does not fit), decline → skipped, cancel → skipped, or timed out when the
+//! client says so in the result's `_meta` (`"reason": "timeout"`). A client
+//! that did not declare elicitation, or that is not connected yet, is
+//! unavailable at once; a request the client fails is unavailable too. Nothing
+//! here blocks without a client, and no answer is made up.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use question_port::{Answer, BoxFuture, Card, Outcome, QuestionPort};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use rmcp::service::Peer;
+use rmcp::RoleServer;
+use serde_json::{Value, json};
+
+/// How many times a reply that does not fit the card is asked again.
+const ATTEMPTS: usize = 3;
+
+/// The connected client, set once the server sees it.
+#[derive(Clone, Default)]
+pub struct PeerSlot(Arc<OnceLock<Peer<RoleServer>>>);
+
+impl PeerSlot {
+    /// Records the client (the first one wins: one server process serves one client).
+    pub fn set(&self, peer: &Peer<RoleServer>) {
+        if self.0.get().is_none() {
+            let _ = self.0.set(peer.clone());
+        }
+    }
+}
+
+/// Asks through the connected client's elicitation.
+pub struct ElicitationPort {
+    slot: PeerSlot,
+    timeout: Option<Duration>,
+}
+
+impl ElicitationPort {
+    /// A port asking through whichever client `slot` records; `timeout` bounds each question.
+    pub fn new(slot: PeerSlot, timeout: Option<Duration>) -> ElicitationPort {
+        ElicitationPort { slot, timeout }
+    }
+}
+
+impl QuestionPort for ElicitationPort {
+    fn ask<'a>(&'a self, card: &'a Card) -> BoxFuture<'a, question_port::Result<Outcome>> {
+        Box::pin(async move {
+            card.check()?;
+            let Some(peer) = self.slot.0.get() else { return Ok(Outcome::Unavailable) };
+            if !declares_form_elicitation(peer) {
+                return Ok(Outcome::Unavailable);
+            }
+            let Ok(schema) = form_schema(card) else { return Ok(Outcome::Unavailable) };
+            let mut message = card_message(card);
+            for _ in 0..ATTEMPTS {
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message.clone(),
+                    requested_schema: schema.clone(),
+                };
+                let reply = match self.timeout {
+                    Some(limit) => match tokio::time::timeout(limit, peer.create_elicitation(params)).await {
+                        Ok(reply) => reply,
+                        Err(_) => return Ok(Outcome::TimedOut),
+                    },
+                    None => peer.create_elicitation(params).await,
+                };
+                let Ok(reply) = reply else { return Ok(Outcome::Unavailable) };
+                match outcome(card, reply) {
+                    Ok(outcome) => return Ok(outcome),
+                    Err(e) => message = format!("{e}\n\n{}", card_message(card)),
+                }
+            }
+            // No reply that fits: nothing was answered.
+            Ok(Outcome::Skipped)
+        })
+    }
+}
+
+/// Whether the client declared elicitation with forms (an empty
+/// `elicitation: {}` from clients of 2025-06-18 means forms).
+fn declares_form_elicitation(peer: &Peer<RoleServer>) -> bool {
+    let Some(info) = peer.peer_info() else { return false };
+    match &info.capabilities.elicitation {
+        Some(elicitation) => elicitation.form.is_some() || elicitation.url.is_none(),
+        None => false,
+    }
+}
+
+/// The question and its context, as the form's message.
+pub fn card_message(card: &Card) -> String {
+    match card.context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        Some(context) => format!("{}\n\n{context}", card.question.trim()),
+        None => card.question.trim().to_owned(),
+    }
+}
+
+/// The form for a card: `choice` or `choices` over the numbered options, and
+/// `text` where free text is allowed.
+pub fn form_schema(card: &Card) -> Result<ElicitationSchema, serde_json::Error> {
+    let titled: Vec<Value> = card
+        .options
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let title = match c.description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+                Some(d) => format!("{}. {} — {d}", i + 1, c.label),
+                None => format!("{}. {}", i + 1, c.label),
+            };
+            json!({ "const": c.label, "title": title })
+        })
+        .collect();
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    if !card.options.is_empty() {
+        if card.multi_select {
+            properties.insert(
+                "choices".into(),
+                json!({ "type": "array", "title": "Choose any", "items": { "anyOf": titled } }),
+            );
+        } else {
+            properties.insert("choice".into(), json!({ "type": "string", "title": "Choose one", "oneOf": titled }));
+        }
+        if !card.allow_free_text {
+            required.push(if card.multi_select { "choices" } else { "choice" });
+        }
+    }
+    if card.allow_free_text {
+        let title = if card.options.is_empty() { "Your answer" } else { "Or your own answer" };
+        properties.insert("text".into(), json!({ "type": "string", "title": title }));
+        if card.options.is_empty() {
+            required.push("text");
+        }
+    }
+    let schema = json!({ "type": "object", "properties": properties, "required": required });
+    match schema {
+        Value::Object(object) => ElicitationSchema::from_json_schema(object),
+        _ => ElicitationSchema::from_json_schema(serde_json::Map::new()),
+    }
+}
+
+/// The outcome of one reply, or why an accepted reply does not fit the card.
+pub fn outcome(card: &Card, reply: ElicitResult) -> Result<Outcome, question_port::Error> {
+    match reply.action {
+        ElicitationAction::Accept => {
+            let content = reply.content.unwrap_or(Value::Null);
+            let mut labels: Vec<String> = Vec::new();
+            if let Some(choice) = content.get("choice").and_then(Value::as_str) {
+                labels.push(choice.to_owned());
+            }
+            if let Some(choices) = content.get("choices").and_then(Value::as_array) {
+                labels.extend(choices.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            let text = content.get("text").and_then(Value::as_str).map(str::to_owned);
+            card.validate(Answer { labels, text }).map(Outcome::Answered)
+        }
+        ElicitationAction::Decline => Ok(Outcome::Skipped),
+        _ => {
+            let timed_out = reply
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.0.get("reason"))
+                .and_then(Value::as_str)
+                .is_some_and(|reason| reason == "timeout");
+            Ok(if timed_out { Outcome::TimedOut } else { Outcome::Skipped })
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The resources the command wires beyond the working directory: a question
+//! port for `ask_user` (the terminal for `call`, MCP elicitation for `serve`)
+//! and, in vibe mode, a roster of background workers running the configured
+//! commands.
+
+use std::sync::Arc;
+
+use agent_tools::{QuestionWiring, RegistryBuilder};
+use anyhow::bail;
+use question_port::TerminalPort;
+use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
+
+use crate::elicit::{ElicitationPort, PeerSlot};
+
+/// What to wire besides the structural tools.
+#[derive(Default)]
+pub struct Wiring {
+    /// Registers `ask_user`.
+    pub question: Option<QuestionWiring>,
+    /// Registers the five `vibe_*` tools.
+    pub vibe: Option<Roster>,
+}
+
+impl Wiring {
+    pub fn apply(self, mut builder: RegistryBuilder) -> RegistryBuilder {
+        if let Some(question) = self.question {
+            builder = builder.with_question_port(question);
+        }
+        if let Some(roster) = self.vibe {
+            builder = builder.with_vibe_roster(roster);
+        }
+        builder
+    }
+}
+
+/// Questions on this process's terminal; unavailable when stdin is not one.
+pub fn terminal() -> QuestionWiring {
+    QuestionWiring { port: Arc::new(TerminalPort::default()), target_space: "the terminal".to_owned() }
+}
+
+/// Questions as MCP elicitation forms in the connected client.
+pub fn elicitation(peer: &PeerSlot) -> QuestionWiring {
+    QuestionWiring { port: Arc::new(ElicitationPort::new(peer.clone(), None)), target_space: "the MCP client".to_owned() }
+}
+
+/// Vibe mode: background workers, each run as a configured command.
+#[derive(Debug, clap::Args)]
+pub struct VibeArgs {
+    /// Turn vibe mode on: register vibe_spawn, vibe_send, vibe_wait, vibe_kill and vibe_list.
+    #[arg(long)]
+    vibe: bool,
+    /// The command line (run by sh -c) for fast workers; the brief arrives on stdin, stdout is the result.
+    #[arg(long, value_name = "CMD", requires = "vibe")]
+    vibe_fast_cmd: Option<String>,
+    /// The command line (run by sh -c) for good workers; the brief arrives on stdin, stdout is the result.
+    #[arg(long, value_name = "CMD", requires = "vibe")]
+    vibe_good_cmd: Option<String>,
+}
+
+impl VibeArgs {
+    /// The roster, in vibe mode. A tier without its own command uses the other's.
+    pub fn roster(&self) -> anyhow::Result<Option<Roster>> {
+        if !self.vibe {
+            return Ok(None);
+        }
+        let (fast, good) = match (&self.vibe_fast_cmd, &self.vibe_good_cmd) {
+            (Some(fast), Some(good)) => (fast, good),
+            (Some(one), None) | (None, Some(one)) => (one, one),
+            (None, None) => bail!("--vibe needs a worker command: give --vibe-fast-cmd and/or --vibe-good-cmd"),
+        };
+        let runner = CommandRunner::new(CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good)));
+        Ok(Some(Roster::new(Arc::new(runner), RosterConfig::default())))
+    }
+}

@@ -1,0 +1,137 @@
+//! `ask_user`: a question card for the human, over the `question-port` crate.
+//!
+//! Registered only when a run wires a question port and a target space
+//! ([`QuestionWiring`]). This module converts the model's arguments into a
+//! [`question_port::Card`] and words each outcome for the model; the asking,
+//! validation and waiting are the port's.
+
+use std::sync::Arc;
+
+use question_port::{Answer, Card, Choice, Outcome, QuestionPort};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::Result;
+use crate::registry::RegistryBuilder;
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, Tool};
+
+/// The resources behind `ask_user`: where questions go, and where they are shown.
+#[derive(Clone)]
+pub struct QuestionWiring {
+    /// The port that asks the human.
+    pub port: Arc<dyn QuestionPort>,
+    /// Where the card is shown (a conversation, a terminal, an MCP client); named in results.
+    pub target_space: String,
+}
+
+impl std::fmt::Debug for QuestionWiring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuestionWiring").field("target_space", &self.target_space).finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn register(builder: RegistryBuilder, wiring: QuestionWiring) -> RegistryBuilder {
+    builder.register(AskUser(wiring))
+}
+
+/// Asks the human operator a question and waits for the answer: the only way to ask the operator anything. Never write the question as a chat message instead, which ends the turn. The question is shown as a numbered card; the human picks option(s), types an answer where allowed, or skips. A skip is a success: proceed on an assumption you state and do not ask again. A timeout is an error with the same instruction. With no human attached the call fails at once rather than wait. Not for permission to act ("may I do this?"): that is a separate gate.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskUserInput {
+    /// What to ask: one clear question.
+    pub question: String,
+    /// Why you are asking and what hangs on the answer.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// The choices, shown numbered from 1 in this order; labels must be distinct.
+    #[serde(default)]
+    pub options: Vec<AskOption>,
+    /// Whether a typed answer is accepted (instead of, or besides, the options). Required for a question with no options.
+    #[serde(default)]
+    pub allow_free_text: bool,
+    /// Whether several options may be chosen.
+    #[serde(default)]
+    pub multi_select: bool,
+}
+
+/// One choice on the card.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskOption {
+    /// A short name for the choice; the answer names it.
+    pub label: String,
+    /// What choosing it means.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl AskUserInput {
+    fn card(self) -> Card {
+        Card {
+            question: self.question,
+            context: self.context,
+            options: self.options.into_iter().map(|o| Choice { label: o.label, description: o.description }).collect(),
+            allow_free_text: self.allow_free_text,
+            multi_select: self.multi_select,
+        }
+    }
+}
+
+struct AskUser(QuestionWiring);
+
+const PROCEED: &str = "proceed on an assumption you state in your reply, and do not ask this question again";
+
+impl Tool for AskUser {
+    type Input = AskUserInput;
+    const NAME: &'static str = "ask_user";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: AskUserInput, _cx: &CallContext) -> Result<ToolResult> {
+        let card = input.card();
+        let outcome = match self.0.port.ask(&card).await {
+            Ok(outcome) => outcome,
+            Err(e) => return Ok(ToolResult::error(format!("cannot ask: {e}"))),
+        };
+        Ok(outcome_result(&card, &outcome, &self.0.target_space))
+    }
+}
+
+/// The model-facing result of one outcome.
+pub fn outcome_result(card: &Card, outcome: &Outcome, target_space: &str) -> ToolResult {
+    match outcome {
+        Outcome::Answered(answer) => answered(card, answer),
+        Outcome::Skipped => ToolResult::text(format!("the user skipped the question: {PROCEED}"))
+            .with_structured(json!({ "outcome": "skipped" })),
+        Outcome::TimedOut => {
+            let mut result = ToolResult::error(format!("the question timed out with no answer: {PROCEED}"));
+            result.structured = Some(json!({ "outcome": "timed_out" }));
+            result
+        }
+        Outcome::Unavailable => {
+            let mut result = ToolResult::error(format!(
+                "no human is attached to answer questions ({target_space}); nothing was asked and no answer was made up: proceed on an assumption you state in your reply, or stop and say what you need"
+            ));
+            result.structured = Some(json!({ "outcome": "unavailable" }));
+            result
+        }
+    }
+}
+
+fn answered(card: &Card, answer: &Answer) -> ToolResult {
+    let mut parts: Vec<String> = answer
+        .labels
+        .iter()
+        .map(|label| match card.options.iter().position(|c| &c.label == label) {
+            Some(i) => format!("{}. {label}", i + 1),
+            None => label.clone(),
+        })
+        .collect();
+    if let Some(text) = &answer.text {
+        parts.push(format!("\"{text}\""));
+    }
+    ToolResult::text(format!("the user answered: {}", parts.join(", ")))
+        .with_structured(json!({ "outcome": "answered", "labels": answer.labels, "text": answer.text }))
+}

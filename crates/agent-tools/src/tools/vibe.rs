@@ -1,0 +1,297 @@
+//! `vibe_spawn`, `vibe_send`, `vibe_wait`, `vibe_kill`, `vibe_list`: directing
+//! background workers over the `vibe-roster` crate.
+//!
+//! Registered only while vibe mode is on, that is when a run wires a
+//! [`vibe_roster::Roster`]. All five are read tier: the gate belongs on the
+//! workers' own tools, where edits happen. This module converts arguments and
+//! words the roster's snapshots for the model; processes, waits and kills are
+//! the roster's.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use vibe_roster::{Roster, Spawn, Worker};
+
+use crate::error::Result;
+use crate::registry::RegistryBuilder;
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, Tool};
+
+pub(crate) fn register(builder: RegistryBuilder, roster: Roster) -> RegistryBuilder {
+    builder
+        .register(VibeSpawn(roster.clone()))
+        .register(VibeSend(roster.clone()))
+        .register(VibeWait(roster.clone()))
+        .register(VibeKill(roster.clone()))
+        .register(VibeList(roster))
+}
+
+/// A worker's tier.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerTier {
+    #[default]
+    Fast,
+    Good,
+}
+
+impl WorkerTier {
+    fn tier(self) -> vibe_roster::Tier {
+        match self {
+            WorkerTier::Fast => vibe_roster::Tier::Fast,
+            WorkerTier::Good => vibe_roster::Tier::Good,
+        }
+    }
+}
+
+/// Starts a background worker on a brief and returns at once with its `worker_id`; the worker runs on while you do other things. Use `vibe_wait` to collect its result, `vibe_send` to add to its brief, `vibe_kill` to stop it, `vibe_list` to see all workers. Tier `fast` is for mechanical work with a clear specification; `good` for design, judgment, or reviewing a fast worker's output.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VibeSpawnInput {
+    /// The whole task, self-contained: the worker sees nothing else of this conversation.
+    pub brief: String,
+    /// A short name for the worker, shown in `vibe_list`.
+    pub label: String,
+    /// `fast` (default) or `good`.
+    #[serde(default)]
+    pub tier: Option<WorkerTier>,
+}
+
+/// Appends a message to a worker's brief and runs it again with the whole brief; a worker still running is stopped first.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VibeSendInput {
+    /// The worker's id, from `vibe_spawn` or `vibe_list`.
+    pub worker_id: String,
+    /// What to add to the brief.
+    pub message: String,
+}
+
+/// Blocks until a worker settles (done, failed, killed or timed out) or the timeout passes, and returns its status and result. A timeout leaves the worker running; wait again or kill it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VibeWaitInput {
+    /// The worker's id.
+    pub worker_id: String,
+    /// How long to wait, in seconds; the server's default when omitted, and never past its hard limit.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// Stops a worker and every process it started.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VibeKillInput {
+    /// The worker's id.
+    pub worker_id: String,
+}
+
+/// The table of background workers: id, label, tier, status, runs, elapsed time and the start of the last result.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VibeListInput {}
+
+struct VibeSpawn(Roster);
+struct VibeSend(Roster);
+struct VibeWait(Roster);
+struct VibeKill(Roster);
+struct VibeList(Roster);
+
+impl Tool for VibeSpawn {
+    type Input = VibeSpawnInput;
+    const NAME: &'static str = "vibe_spawn";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: VibeSpawnInput, _cx: &CallContext) -> Result<ToolResult> {
+        let spawn = Spawn { brief: input.brief, label: input.label, tier: input.tier.unwrap_or_default().tier() };
+        Ok(match self.0.spawn(spawn) {
+            Ok(worker) => ToolResult::text(format!(
+                "spawned {} ({}, {}): {}; it runs on in the background — vibe_wait with worker_id \"{}\" collects its result",
+                worker.id, worker.label, worker.tier, worker.status, worker.id
+            ))
+            .with_structured(worker_value(&worker)),
+            Err(e) => ToolResult::error(e.to_string()),
+        })
+    }
+}
+
+impl Tool for VibeSend {
+    type Input = VibeSendInput;
+    const NAME: &'static str = "vibe_send";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: VibeSendInput, _cx: &CallContext) -> Result<ToolResult> {
+        Ok(match self.0.send(input.worker_id.trim(), &input.message).await {
+            Ok(worker) => ToolResult::text(format!(
+                "sent to {}: run {} {} with the appended brief",
+                worker.id, worker.runs, worker.status
+            ))
+            .with_structured(worker_value(&worker)),
+            Err(e) => ToolResult::error(e.to_string()),
+        })
+    }
+}
+
+impl Tool for VibeWait {
+    type Input = VibeWaitInput;
+    const NAME: &'static str = "vibe_wait";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: VibeWaitInput, _cx: &CallContext) -> Result<ToolResult> {
+        let timeout = match input.timeout_seconds {
+            None => None,
+            Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)),
+            Some(s) => return Ok(ToolResult::error(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}"))),
+        };
+        Ok(match self.0.wait(input.worker_id.trim(), timeout).await {
+            Ok(waited) => {
+                let worker = &waited.worker;
+                let mut text = if waited.settled {
+                    format!("{} {} after {}", worker.id, worker.status, seconds(worker.elapsed))
+                } else {
+                    format!(
+                        "{} is still {} after waiting {} ({} so far); wait again, or vibe_kill it",
+                        worker.id,
+                        worker.status,
+                        seconds(waited.waited_up_to),
+                        seconds(worker.elapsed)
+                    )
+                };
+                if waited.settled {
+                    push_outcome(&mut text, worker);
+                }
+                let mut value = worker_value(worker);
+                value["settled"] = Value::Bool(waited.settled);
+                ToolResult::text(text).with_structured(value)
+            }
+            Err(e) => ToolResult::error(e.to_string()),
+        })
+    }
+}
+
+impl Tool for VibeKill {
+    type Input = VibeKillInput;
+    const NAME: &'static str = "vibe_kill";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: VibeKillInput, _cx: &CallContext) -> Result<ToolResult> {
+        let id = input.worker_id.trim();
+        let before = self.0.get(id).map(|w| w.status);
+        Ok(match self.0.kill(id).await {
+            Ok(worker) if before.is_ok_and(|s| s.is_settled()) => {
+                ToolResult::text(format!("{} had already settled ({}); nothing to stop", worker.id, worker.status))
+                    .with_structured(worker_value(&worker))
+            }
+            Ok(worker) => ToolResult::text(format!("{} {}: its processes are stopped", worker.id, worker.status))
+                .with_structured(worker_value(&worker)),
+            Err(e) => ToolResult::error(e.to_string()),
+        })
+    }
+}
+
+impl Tool for VibeList {
+    type Input = VibeListInput;
+    const NAME: &'static str = "vibe_list";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, _input: VibeListInput, _cx: &CallContext) -> Result<ToolResult> {
+        let workers = self.0.list();
+        let text = if workers.is_empty() { "no workers".to_owned() } else { table(&workers) };
+        Ok(ToolResult::text(text).with_structured(json!({ "workers": workers.iter().map(worker_value).collect::<Vec<_>>() })))
+    }
+}
+
+/// The workers as an aligned text table.
+fn table(workers: &[Worker]) -> String {
+    let header = ["id", "label", "tier", "status", "runs", "elapsed", "last result"].map(str::to_owned);
+    let rows: Vec<[String; 7]> = workers
+        .iter()
+        .map(|w| {
+            let last = match (&w.last_result, &w.last_error) {
+                (_, Some(error)) if w.status.is_settled() && w.status != vibe_roster::Status::Done => first_line(error, 60),
+                (Some(result), _) => first_line(result, 60),
+                _ => "-".to_owned(),
+            };
+            [
+                w.id.clone(),
+                w.label.clone(),
+                w.tier.to_string(),
+                w.status.to_string(),
+                w.runs.to_string(),
+                seconds(w.elapsed),
+                last,
+            ]
+        })
+        .collect();
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(rows.iter())
+        .map(|row| {
+            let cells: Vec<String> = row.iter().zip(widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+            cells.join("  ").trim_end().to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Appends the result or error of a settled worker.
+fn push_outcome(text: &mut String, worker: &Worker) {
+    if let Some(error) = &worker.last_error {
+        text.push_str(&format!("\nerror: {}", error.trim_end()));
+    }
+    match &worker.last_result {
+        Some(result) => {
+            text.push_str("\nresult:\n");
+            text.push_str(result.trim_end());
+        }
+        None => text.push_str("\n(no output)"),
+    }
+}
+
+fn worker_value(worker: &Worker) -> Value {
+    json!({
+        "id": worker.id,
+        "label": worker.label,
+        "tier": worker.tier.as_str(),
+        "status": worker.status.as_str(),
+        "runs": worker.runs,
+        "brief": worker.brief,
+        "created_at": unix_seconds(worker.created_at),
+        "started_at": worker.started_at.map(unix_seconds),
+        "finished_at": worker.finished_at.map(unix_seconds),
+        "elapsed_seconds": worker.elapsed.as_secs_f64(),
+        "last_activity": unix_seconds(worker.last_activity),
+        "last_result": worker.last_result,
+        "last_error": worker.last_error,
+    })
+}
+
+fn unix_seconds(time: SystemTime) -> f64 {
+    time.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs < 60.0 { format!("{secs:.1}s") } else { format!("{}m{:02}s", duration.as_secs() / 60, duration.as_secs() % 60) }
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    if line.chars().count() > max {
+        format!("{}…", line.chars().take(max - 1).collect::<String>())
+    } else if text.trim().lines().nth(1).is_some() {
+        format!("{line} …")
+    } else {
+        line.to_owned()
+    }
+}
