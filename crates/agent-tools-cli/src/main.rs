@@ -89,7 +89,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Call { tool, args, root, cap, json } => {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
-            let registry = registry(root, wiring::Wiring { question: Some(wiring::terminal()), vibe: None })?;
+            let workspace = workspace(root)?;
+            let kernels = Some(wiring::kernels(&workspace));
+            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels })?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             match runtime.block_on(surface.try_call(&tool, args))? {
@@ -104,7 +106,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Tools { cap } => {
-            let registry = registry(None, wiring::Wiring { question: Some(wiring::terminal()), vibe: None })?;
+            let workspace = workspace(None)?;
+            let kernels = Some(wiring::kernels(&workspace));
+            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels })?;
             let surface = registry.surface(cap);
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(ExitCode::SUCCESS)
@@ -112,14 +116,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { root, cap, vibe } => {
             init_logging();
             let peer = elicit::PeerSlot::default();
-            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()? };
-            let registry = registry(root, wiring)?;
+            let workspace = workspace(root)?;
+            let kernels = Some(wiring::kernels(&workspace));
+            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()?, kernels };
+            let registry = registry(workspace, wiring)?;
             runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { root, json } => {
             let workspace = workspace(root)?;
             let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
+            // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let report = status::Status::gather(&workspace, tools);
             if json {
@@ -141,8 +148,7 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 }
 
 /// The run's registry: every tool whose resource this command can wire.
-fn registry(root: Option<PathBuf>, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
-    let workspace = workspace(root)?;
+fn registry(workspace: Workspace, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
     let builder = wiring.apply(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)));
     Ok(Arc::new(builder.build()?))
 }

@@ -1,7 +1,8 @@
-//! `agent-tools status`: what this checkout can use. For now, the shipped
-//! grammars (the structural tools' resource), their extensions, and how many
-//! files of each language the root holds (gitignore-aware walk). It starts no
-//! server and reads no file contents.
+//! `agent-tools status`: what this checkout can use: the shipped grammars (the
+//! structural tools' resource), their extensions and how many files of each
+//! language the root holds (gitignore-aware walk), and which interpreter each
+//! `eval` kernel would run, or why there is none. It starts no server or
+//! kernel and reads no file contents.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -16,6 +17,16 @@ pub struct Status {
     root: PathBuf,
     tools: Vec<&'static str>,
     languages: Vec<LanguageStatus>,
+    kernels: Vec<KernelStatus>,
+}
+
+#[derive(Debug, Serialize)]
+struct KernelStatus {
+    language: String,
+    /// The interpreter `eval` would start, if one was found.
+    interpreter: Option<PathBuf>,
+    /// Where it was found (`configured`, `project venv …`, `PATH`), or why none was.
+    detail: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,7 +55,22 @@ impl Status {
                 files: counts.get(&lang).copied().unwrap_or(0),
             })
             .collect();
-        Status { root: workspace.root().to_path_buf(), tools, languages }
+        let kernels = kernel::interpreter_reports(&kernel::KernelConfig::new(workspace.root()))
+            .into_iter()
+            .map(|report| match report.found {
+                Ok(found) => KernelStatus {
+                    language: report.language.to_string(),
+                    interpreter: Some(found.program),
+                    detail: match found.source {
+                        kernel::InterpreterSource::Configured => "configured".to_string(),
+                        kernel::InterpreterSource::ProjectVenv(venv) => format!("the project's {venv}"),
+                        kernel::InterpreterSource::Path => "on PATH".to_string(),
+                    },
+                },
+                Err(why) => KernelStatus { language: report.language.to_string(), interpreter: None, detail: why },
+            })
+            .collect();
+        Status { root: workspace.root().to_path_buf(), tools, languages, kernels }
     }
 
     /// Plain text for a terminal.
@@ -61,6 +87,18 @@ impl Status {
         let _ = writeln!(out, "{:<12} {:>6}  extensions", "language", "files");
         for lang in &self.languages {
             let _ = writeln!(out, "{:<12} {:>6}  {}", lang.id, lang.files, lang.extensions.join(" "));
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "eval kernels (started on first use):");
+        for k in &self.kernels {
+            match &k.interpreter {
+                Some(program) => {
+                    let _ = writeln!(out, "{:<12} {} ({})", k.language, program.display(), k.detail);
+                }
+                None => {
+                    let _ = writeln!(out, "{:<12} unavailable: {}", k.language, k.detail);
+                }
+            }
         }
         out
     }

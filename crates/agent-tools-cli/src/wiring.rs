@@ -1,11 +1,13 @@
 //! The resources the command wires beyond the working directory: a question
-//! port for `ask_user` (the terminal for `call`, MCP elicitation for `serve`)
-//! and, in vibe mode, a roster of background workers running the configured
-//! commands.
+//! port for `ask_user` (the terminal for `call`, MCP elicitation for `serve`),
+//! the kernels for `eval` (the project's own interpreters, started on first
+//! use), and, in vibe mode, a roster of background workers running the
+//! configured commands.
 
 use std::sync::Arc;
 
-use agent_tools::{QuestionWiring, RegistryBuilder};
+use agent_tools::{KernelWiring, QuestionWiring, RegistryBuilder, Workspace};
+use kernel::{KernelConfig, Kernels};
 use anyhow::bail;
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
@@ -19,6 +21,8 @@ pub struct Wiring {
     pub question: Option<QuestionWiring>,
     /// Registers the five `vibe_*` tools.
     pub vibe: Option<Roster>,
+    /// Registers `eval`.
+    pub kernels: Option<KernelWiring>,
 }
 
 impl Wiring {
@@ -29,8 +33,17 @@ impl Wiring {
         if let Some(roster) = self.vibe {
             builder = builder.with_vibe_roster(roster);
         }
+        if let Some(kernels) = self.kernels {
+            builder = builder.with_kernels(kernels);
+        }
         builder
     }
+}
+
+/// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
+/// and lives as long as this process.
+pub fn kernels(workspace: &Workspace) -> KernelWiring {
+    KernelWiring::new(Arc::new(Kernels::new(KernelConfig::new(workspace.root()))))
 }
 
 /// Questions on this process's terminal; unavailable when stdin is not one.

@@ -79,7 +79,7 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let client = connect(dir.path(), "exec").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user"]);
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user", "eval"]);
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
 
     let staged = call(&client, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "pkg"})).await;
@@ -101,5 +101,22 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let bad = call(&client, "resolve", json!({"edit_id": "edit_1"})).await;
     assert_eq!(bad.is_error, Some(true));
     assert_eq!(text(&bad), "invalid arguments for resolve: missing field `action`");
+    client.cancel().await.unwrap();
+}
+
+/// One server process is one run: a kernel's state lives across calls.
+#[tokio::test]
+async fn eval_keeps_kernel_state_across_calls() {
+    let dir = fixture();
+    let client = connect(dir.path(), "exec").await;
+    let first = call(&client, "eval", json!({"code": "total = 40", "description": "set a variable in the kernel"})).await;
+    assert_eq!(first.is_error, Some(false), "{}", text(&first));
+    let second = call(&client, "eval", json!({"code": "total + 2", "description": "read the variable back from the kernel"})).await;
+    assert_eq!(second.is_error, Some(false), "{}", text(&second));
+    assert_eq!(text(&second).trim(), "42");
+    let refused = connect(dir.path(), "write").await;
+    let names: Vec<String> = refused.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    assert!(!names.iter().any(|n| n == "eval"), "{names:?}");
+    refused.cancel().await.unwrap();
     client.cancel().await.unwrap();
 }
