@@ -12,6 +12,8 @@ use crate::{run_quiet, tools_dir, workspace_root};
 
 /// The ast-grep CLI version the differential test and the benchmark compare against.
 pub(crate) const AST_GREP_VERSION: &str = "0.51.1";
+/// The Python packages the kernel tests render (tables and figures), pinned.
+pub(crate) const KERNEL_PACKAGES: &[&str] = &["pandas==3.0.2", "matplotlib==3.10.8"];
 /// TypeScript pinned for its `lib` files (a benchmark corpus) and, later, for
 /// typescript-language-server (which breaks with TypeScript 7).
 pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
@@ -30,6 +32,7 @@ fn steps() -> Vec<Step> {
     vec![
         Step { name: "python venv", check: check_venv, install: install_venv },
         Step { name: "ast-grep (pip ast-grep-cli)", check: check_ast_grep, install: install_ast_grep },
+        Step { name: "pandas, matplotlib (pip)", check: check_kernel_packages, install: install_kernel_packages },
         Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
     ]
@@ -91,6 +94,26 @@ fn install_ast_grep() -> Result<()> {
         Command::new(venv_bin("python"))
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .arg(format!("ast-grep-cli=={AST_GREP_VERSION}")),
+    )?;
+    Ok(())
+}
+
+fn check_kernel_packages() -> Option<String> {
+    let out = Command::new(venv_bin("python"))
+        .args(["-c", "import pandas, matplotlib; print(pandas.__version__, matplotlib.__version__)"])
+        .output()
+        .ok()?;
+    let versions = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let wanted: Vec<&str> = KERNEL_PACKAGES.iter().filter_map(|p| p.split("==").nth(1)).collect();
+    (out.status.success() && versions == wanted.join(" "))
+        .then(|| format!("pandas {} and matplotlib {} in the venv", wanted[0], wanted.get(1).unwrap_or(&"?")))
+}
+
+fn install_kernel_packages() -> Result<()> {
+    run_quiet(
+        Command::new(venv_bin("python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(KERNEL_PACKAGES),
     )?;
     Ok(())
 }
