@@ -114,7 +114,7 @@ fn find_total(value: &serde_json::Value) -> Option<usize> {
     None
 }
 
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
         Some(dir) if dir.is_absolute() => dir,
         Some(dir) => workspace_root().join(dir),
@@ -122,7 +122,7 @@ fn target_dir() -> PathBuf {
     }
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(workspace_root());
     cmd
@@ -167,7 +167,7 @@ fn timed(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
     Ok((elapsed, out.stdout))
 }
 
-fn median(times: &[Duration]) -> f64 {
+pub(crate) fn median(times: &[Duration]) -> f64 {
     let mut ms: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1000.0).collect();
     ms.sort_by(f64::total_cmp);
     let n = ms.len();

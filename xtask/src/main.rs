@@ -3,6 +3,7 @@
 //! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
 //! - `fixtures`: builds the fixture servers (none yet).
 //! - `bench astmatch`: times our structural search against the ast-grep CLI and a bare parse.
+//! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
 
@@ -10,6 +11,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod bench_kernel;
 mod corpus;
 mod floor;
 mod setup;
@@ -25,7 +27,9 @@ commands:
   setup            install the tools the tests and the benchmark need into .tools/
   fixtures         build the fixture servers
   bench astmatch [--runs N]
-                   time ast_grep against the ast-grep CLI and a bare tree-sitter parse";
+                   time ast_grep against the ast-grep CLI and a bare tree-sitter parse
+  bench kernel [--rounds N] [--cells N]
+                   time the eval kernel against ipykernel + jupyter_client";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,9 +41,11 @@ fn main() -> Result<()> {
             Ok(())
         }
         ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
+        ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
         ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),
+        ["kernel-once", cells] => bench_kernel::once_command(cells),
         ["help" | "--help" | "-h"] | [] => {
             println!("{USAGE}");
             Ok(())

@@ -14,6 +14,8 @@ use crate::{run_quiet, tools_dir, workspace_root};
 pub(crate) const AST_GREP_VERSION: &str = "0.51.1";
 /// The Python packages the kernel tests render (tables and figures), pinned.
 pub(crate) const KERNEL_PACKAGES: &[&str] = &["pandas==3.0.2", "matplotlib==3.10.8"];
+/// ipykernel and jupyter_client, the comparison point of `cargo xtask bench kernel`.
+pub(crate) const JUPYTER_PACKAGES: &[&str] = &["ipykernel", "jupyter_client"];
 /// TypeScript pinned for its `lib` files (a benchmark corpus) and, later, for
 /// typescript-language-server (which breaks with TypeScript 7).
 pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
@@ -33,6 +35,7 @@ fn steps() -> Vec<Step> {
         Step { name: "python venv", check: check_venv, install: install_venv },
         Step { name: "ast-grep (pip ast-grep-cli)", check: check_ast_grep, install: install_ast_grep },
         Step { name: "pandas, matplotlib (pip)", check: check_kernel_packages, install: install_kernel_packages },
+        Step { name: "ipykernel, jupyter_client (pip)", check: check_jupyter, install: install_jupyter },
         Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
     ]
@@ -114,6 +117,26 @@ fn install_kernel_packages() -> Result<()> {
         Command::new(venv_bin("python"))
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .args(KERNEL_PACKAGES),
+    )?;
+    Ok(())
+}
+
+fn check_jupyter() -> Option<String> {
+    let out = Command::new(venv_bin("python"))
+        .args(["-c", "import ipykernel, jupyter_client; print(ipykernel.__version__, jupyter_client.__version__)"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut versions = text.split(' ');
+    let (ipykernel, client) = (versions.next()?, versions.next()?);
+    out.status.success().then(|| format!("ipykernel {ipykernel} and jupyter_client {client} in the venv"))
+}
+
+fn install_jupyter() -> Result<()> {
+    run_quiet(
+        Command::new(venv_bin("python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(JUPYTER_PACKAGES),
     )?;
     Ok(())
 }
