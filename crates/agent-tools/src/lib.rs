@@ -10,9 +10,12 @@
 //!
 //! This crate holds no domain logic: matching, rewriting, language servers,
 //! debuggers and kernels live in the leaf crates, which know nothing of tool
-//! calling. It does not decide approval past the cap, and it never prints.
+//! calling. Approval past the cap is a pure policy ([`decide`]) plus a gate
+//! wired with [`RegistryBuilder::with_approval`]; it never prints.
 
+pub mod approval;
 mod error;
+mod gate;
 mod registry;
 mod result;
 mod schema;
@@ -22,13 +25,15 @@ mod tool;
 pub mod tools;
 mod workspace;
 
+pub use crate::approval::{Action, ApprovalPolicy, CallFacts, Decision, Rule, Scope, SessionGrants, decide};
 pub use crate::error::{Error, Result};
+pub use crate::gate::{ALLOW_ONCE, ALLOW_SESSION, ApprovalWiring, DENY, permission_card};
 pub use crate::registry::{Registry, RegistryBuilder};
 pub use crate::result::{Image, ToolResult};
 pub use crate::schema::input_schema;
 pub use crate::surface::{Refusal, Surface};
 pub use crate::tier::{ParseTierError, Tier};
-pub use crate::tool::{CallContext, DynTool, Tool, ToolFuture, ToolSpec};
+pub use crate::tool::{CallContext, CallPreview, DynTool, Tool, ToolFuture, ToolSpec};
 pub use crate::tools::ask_user::QuestionWiring;
 pub use crate::tools::astmatch::AstmatchWiring;
 pub use crate::tools::kernel::KernelWiring;

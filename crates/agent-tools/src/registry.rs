@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::gate::{ApprovalWiring, Gate};
 use crate::surface::Surface;
 use crate::tier::Tier;
 use crate::tool::{DynTool, Tool, ToolSpec};
@@ -27,6 +28,7 @@ pub(crate) struct Entry {
 /// model through a [`Surface`].
 pub struct Registry {
     entries: Vec<Entry>,
+    gate: Option<Gate>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -61,6 +63,15 @@ impl Registry {
         Surface::new(Arc::clone(self), cap)
     }
 
+    /// The "allow for this session" answers given so far; `None` without an approval gate.
+    pub fn session_grants(&self) -> Option<crate::approval::SessionGrants> {
+        self.gate.as_ref().map(Gate::grants)
+    }
+
+    pub(crate) fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
+    }
+
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.spec.name == name)
     }
@@ -75,6 +86,7 @@ impl Registry {
 pub struct RegistryBuilder {
     entries: Vec<Entry>,
     duplicate: Option<&'static str>,
+    approval: Option<ApprovalWiring>,
 }
 
 impl RegistryBuilder {
@@ -112,11 +124,20 @@ impl RegistryBuilder {
         crate::tools::vibe::register(self, roster)
     }
 
+    /// Turns the approval gate on: every call past the tier cap, by any route
+    /// (a model's call, the command line, MCP, a cell's `tool()`), is decided
+    /// by `wiring.policy`, and asked through `wiring.port` when the policy says
+    /// ask. Without this, every call within the cap runs.
+    pub fn with_approval(mut self, wiring: ApprovalWiring) -> RegistryBuilder {
+        self.approval = Some(wiring);
+        self
+    }
+
     /// The registry. Errors: [`Error::DuplicateTool`].
     pub fn build(self) -> Result<Registry> {
         match self.duplicate {
             Some(name) => Err(Error::DuplicateTool { name }),
-            None => Ok(Registry { entries: self.entries }),
+            None => Ok(Registry { entries: self.entries, gate: self.approval.map(Gate::new) }),
         }
     }
 }

@@ -3,7 +3,10 @@
 //! A tool above the cap is absent from [`Surface::list`], and a call to it by
 //! name is refused (defence in depth). Calls of a tool that is not
 //! parallel-safe run one at a time, through the registry's per-tool lock.
-//! Approval past the cap (allow, ask, deny) is not decided here.
+//! Past the cap, when the registry has an approval gate
+//! ([`crate::RegistryBuilder::with_approval`]), the gate decides allow, ask or
+//! deny before anything of the tool runs; without one, every call within the
+//! cap runs.
 
 use std::fmt;
 use std::sync::Arc;
@@ -25,6 +28,9 @@ pub enum Refusal {
     AboveCap { name: &'static str, tier: Tier, cap: Tier },
     /// The arguments do not decode into the tool's input.
     BadArguments { tool: &'static str, message: String },
+    /// The approval gate refused the call (a policy rule, or the human's
+    /// answer, or nobody there to answer); the tool did not run.
+    Denied { name: &'static str, reason: String },
 }
 
 impl fmt::Display for Refusal {
@@ -40,6 +46,10 @@ impl fmt::Display for Refusal {
                 write!(f, "refused: {name} is {tier} tier; this surface is capped at {cap}")
             }
             Refusal::BadArguments { tool, message } => write!(f, "invalid arguments for {tool}: {message}"),
+            Refusal::Denied { name, reason } => write!(
+                f,
+                "refused: {name} did not run, because {reason}; do not retry the same call unchanged (do the task another way, or ask the user)"
+            ),
         }
     }
 }
@@ -96,12 +106,20 @@ impl Surface {
             Ok(entry) => entry,
             Err(refusal) => return Ok(Err(refusal)),
         };
+        let gate = self.registry.gate();
+        let checked = gate.map(|_| (args.clone(), entry.tool.preview_json(&args).unwrap_or_default()));
         let mut cx = CallContext::new(self.cap);
         cx.surface = Some(self.clone());
+        // The future is not polled until the gate has said yes: nothing of the tool runs before.
         let future = match entry.tool.call_json(args, &cx) {
             Ok(future) => future,
             Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),
         };
+        if let (Some(gate), Some((args, preview))) = (gate, checked) {
+            if let Err(refusal) = gate.check(&entry.spec, &args, &preview).await {
+                return Ok(Err(refusal));
+            }
+        }
         let _guard = match &entry.lock {
             Some(lock) => Some(lock.lock().await),
             None => None,

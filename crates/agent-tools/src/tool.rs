@@ -1,6 +1,7 @@
 //! The typed tool trait, its type-erased form, and the spec a model sees.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 
 use schemars::JsonSchema;
@@ -46,10 +47,33 @@ pub trait Tool: Send + Sync + 'static {
     const TIER: Tier;
     /// Whether two calls may run at once; when false the surface runs them one at a time.
     const PARALLEL_SAFE: bool = true;
+    /// Whether a call may change or destroy something outside the run's own
+    /// state (MCP's `destructiveHint`). By default every tool above read tier
+    /// is; a tool that only stages a change (`ast_edit`) says false.
+    const DESTRUCTIVE: bool = !matches!(Self::TIER, Tier::Read);
+
+    /// What a call with this input will do, for a permission card: a short
+    /// summary and the paths it touches (relative to the working directory).
+    /// Must not run anything of the tool. By default: no summary (the card
+    /// shows the arguments) and no paths.
+    fn preview(&self, _input: &Self::Input) -> CallPreview {
+        CallPreview::default()
+    }
 
     /// Runs the tool. Errors the model should read are `Ok` results with
     /// `is_error` set; `Err` is for host failures only.
     fn call(&self, input: Self::Input, cx: &CallContext) -> impl Future<Output = Result<ToolResult>> + Send;
+}
+
+/// What a call will do, as a permission card shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallPreview {
+    /// A few lines saying what will happen; `None` shows the arguments instead.
+    pub summary: Option<String>,
+    /// Paths the call touches, relative to the working directory (`.` for the
+    /// whole tree); empty when the tool names none. Path rules and per-path
+    /// session grants look at these.
+    pub paths: Vec<PathBuf>,
 }
 
 /// A boxed tool future.
@@ -60,22 +84,34 @@ pub trait DynTool: Send + Sync + 'static {
     /// Decodes `args` and starts the call; a decoding failure is returned as a
     /// message naming the bad or missing field.
     fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String>;
+
+    /// The preview of a call with these arguments; `None` when they do not decode.
+    fn preview_json(&self, args: &Value) -> Option<CallPreview>;
+}
+
+fn decode<I: DeserializeOwned>(args: Value) -> std::result::Result<I, String> {
+    let args = match args {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(_) => args,
+        _ => return Err("arguments must be a JSON object".to_string()),
+    };
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string();
+        // serde names the field itself for unknown and missing fields; say it once.
+        if path == "." || message.contains(&format!("`{path}`")) { message } else { format!("`{path}`: {message}") }
+    })
 }
 
 impl<T: Tool> DynTool for T {
     fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String> {
-        let args = match args {
-            Value::Null => Value::Object(Map::new()),
-            Value::Object(_) => args,
-            _ => return Err("arguments must be a JSON object".to_string()),
-        };
-        let input: T::Input = serde_path_to_error::deserialize(args).map_err(|e| {
-            let path = e.path().to_string();
-            let message = e.inner().to_string();
-            // serde names the field itself for unknown and missing fields; say it once.
-            if path == "." || message.contains(&format!("`{path}`")) { message } else { format!("`{path}`: {message}") }
-        })?;
+        let input: T::Input = decode(args)?;
         Ok(Box::pin(self.call(input, cx)))
+    }
+
+    fn preview_json(&self, args: &Value) -> Option<CallPreview> {
+        let input: T::Input = decode(args.clone()).ok()?;
+        Some(self.preview(&input))
     }
 }
 
@@ -90,6 +126,9 @@ pub struct ToolSpec {
     pub tier: Tier,
     /// Whether two calls may run at once.
     pub parallel_safe: bool,
+    /// Whether a call may change or destroy something (MCP's `destructiveHint`).
+    #[serde(skip)]
+    pub destructive: bool,
     /// Draft-07 JSON Schema of the arguments, subschemas inlined.
     pub input_schema: Map<String, Value>,
 }
@@ -98,6 +137,13 @@ impl ToolSpec {
     /// The spec of a typed tool.
     pub fn of<T: Tool>() -> ToolSpec {
         let (description, input_schema) = input_schema::<T::Input>();
-        ToolSpec { name: T::NAME, description, tier: T::TIER, parallel_safe: T::PARALLEL_SAFE, input_schema }
+        ToolSpec {
+            name: T::NAME,
+            description,
+            tier: T::TIER,
+            parallel_safe: T::PARALLEL_SAFE,
+            destructive: T::DESTRUCTIVE,
+            input_schema,
+        }
     }
 }

@@ -171,6 +171,12 @@ impl EditStore {
         }
     }
 
+    /// The files a staged edit would change, relative to the root and ordered
+    /// as staged; `None` when no edit has that id.
+    pub fn pending_files(&self, edit_id: &str) -> Option<Vec<PathBuf>> {
+        self.lock().pending.get(edit_id).map(|p| p.files.iter().map(|f| f.1.clone()).collect())
+    }
+
     /// Ids of the edits staged now, sorted.
     pub fn pending_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.lock().pending.keys().cloned().collect();

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
-use crate::tool::{CallContext, Tool};
+use crate::tool::{CallContext, CallPreview, Tool};
 use crate::workspace::Workspace;
 
 /// The resources behind the structural tools: a working directory and the
@@ -172,6 +172,13 @@ pub enum ResolveAction {
     Discard,
 }
 
+fn verb(action: ResolveAction) -> &'static str {
+    match action {
+        ResolveAction::Accept => "accept",
+        ResolveAction::Discard => "discard",
+    }
+}
+
 struct AstGrep(Arc<Shared>);
 struct AstEdit(Arc<Shared>);
 struct Resolve(Arc<Shared>);
@@ -206,6 +213,20 @@ impl Tool for AstEdit {
     type Input = AstEditInput;
     const NAME: &'static str = "ast_edit";
     const TIER: Tier = Tier::Write;
+    // It only stages: nothing is written until `resolve` accepts.
+    const DESTRUCTIVE: bool = false;
+
+    fn preview(&self, input: &AstEditInput) -> CallPreview {
+        let path = input.path.as_deref().map(str::trim).filter(|p| !p.is_empty()).unwrap_or(".");
+        let place = if path == "." { "the whole workspace".to_owned() } else { path.to_owned() };
+        CallPreview {
+            summary: Some(format!(
+                "stage a rewrite of `{}` into `{}` in {place} (nothing is written until resolve accepts it)",
+                input.pattern, input.rewrite
+            )),
+            paths: vec![PathBuf::from(path)],
+        }
+    }
 
     async fn call(&self, input: AstEditInput, _cx: &CallContext) -> Result<ToolResult> {
         let shared = Arc::clone(&self.0);
@@ -228,6 +249,19 @@ impl Tool for Resolve {
     type Input = ResolveInput;
     const NAME: &'static str = "resolve";
     const TIER: Tier = Tier::Write;
+
+    fn preview(&self, input: &ResolveInput) -> CallPreview {
+        let id = input.edit_id.trim();
+        let Some(files) = self.0.store.pending_files(id) else {
+            return CallPreview { summary: Some(format!("{} edit '{id}', which is not staged", verb(input.action))), paths: Vec::new() };
+        };
+        let names: Vec<String> = files.iter().map(|f| slash(f)).collect();
+        let summary = match input.action {
+            ResolveAction::Accept => format!("write edit {id}, changing {} file(s): {}", names.len(), names.join(", ")),
+            ResolveAction::Discard => format!("discard edit {id} (writes nothing): {}", names.join(", ")),
+        };
+        CallPreview { summary: Some(summary), paths: files }
+    }
 
     async fn call(&self, input: ResolveInput, _cx: &CallContext) -> Result<ToolResult> {
         let shared = Arc::clone(&self.0);

@@ -18,7 +18,7 @@ use crate::registry::RegistryBuilder;
 use crate::result::{Image, ToolResult};
 use crate::surface::Surface;
 use crate::tier::Tier;
-use crate::tool::{CallContext, Tool};
+use crate::tool::{CallContext, CallPreview, Tool};
 
 /// The resource behind `eval`: the run's kernels (one per language).
 #[derive(Debug, Clone)]
@@ -64,11 +64,31 @@ pub struct EvalInput {
 
 struct Eval(KernelWiring);
 
+/// Lines of a cell shown on a permission card.
+const CODE_LINES: usize = 6;
+
 impl Tool for Eval {
     type Input = EvalInput;
     const NAME: &'static str = "eval";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = false;
+
+    fn preview(&self, input: &EvalInput) -> CallPreview {
+        let language = match input.language {
+            EvalLanguage::Python => "python",
+            EvalLanguage::Javascript => "javascript",
+        };
+        let reset = if input.reset { ", in a fresh kernel" } else { "" };
+        let lines: Vec<&str> = input.code.lines().collect();
+        let mut code = lines.iter().take(CODE_LINES).copied().collect::<Vec<_>>().join("\n");
+        if lines.len() > CODE_LINES {
+            code.push_str(&format!("\n… ({} more lines)", lines.len() - CODE_LINES));
+        }
+        CallPreview {
+            summary: Some(format!("run {language} code{reset}: {}\n{code}", input.description.trim())),
+            paths: Vec::new(),
+        }
+    }
 
     async fn call(&self, input: EvalInput, cx: &CallContext) -> Result<ToolResult> {
         if input.description.trim().is_empty() {
