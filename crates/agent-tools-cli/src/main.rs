@@ -62,6 +62,10 @@ enum Command {
         cap: Tier,
         #[command(flatten)]
         vibe: wiring::VibeArgs,
+        /// Ask the user before write and exec calls, over MCP elicitation (denied at once where the
+        /// client has no elicitation); without it the client is the approval surface.
+        #[arg(long)]
+        ask: bool,
     },
     /// Say what this checkout can use: languages, grammars and file counts.
     Status {
@@ -91,7 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
             let workspace = workspace(root)?;
             let kernels = Some(wiring::kernels(&workspace));
-            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels })?;
+            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None })?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             match runtime.block_on(surface.try_call(&tool, args))? {
@@ -108,17 +112,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools { cap } => {
             let workspace = workspace(None)?;
             let kernels = Some(wiring::kernels(&workspace));
-            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels })?;
+            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None })?;
             let surface = registry.surface(cap);
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { root, cap, vibe } => {
+        Command::Serve { root, cap, vibe, ask } => {
             init_logging();
             let peer = elicit::PeerSlot::default();
             let workspace = workspace(root)?;
             let kernels = Some(wiring::kernels(&workspace));
-            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()?, kernels };
+            let approval = ask.then(|| wiring::elicited_approval(&peer));
+            let wiring =
+                wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()?, kernels, approval };
             let registry = registry(workspace, wiring)?;
             runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
             Ok(ExitCode::SUCCESS)

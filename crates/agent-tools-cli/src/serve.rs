@@ -4,8 +4,11 @@
 //!
 //! A tool's structured value travels as `structuredContent` beside its text;
 //! error results set `isError`. Staged edits live as long as the process. It
-//! logs to stderr only, and decides no approval: the client is the approval
-//! surface within the cap.
+//! logs to stderr only. Each tool carries MCP annotations saying what its tier
+//! means (`readOnlyHint` for read tier, `destructiveHint` where a call changes
+//! files or runs code), so a client with its own approval UI can use them. By
+//! default the client is the approval surface within the cap; with `--ask` the
+//! surface's approval gate asks over elicitation as well.
 
 use agent_tools::{Surface, ToolResult, ToolSpec};
 use rmcp::model::{
@@ -72,12 +75,16 @@ impl ServerHandler for Server {
     }
 }
 
-fn mcp_tool(spec: &ToolSpec) -> Tool {
+/// A tool as MCP lists it: annotations from the tier and [`ToolSpec::destructive`],
+/// and the tier and parallel-safety in `_meta`.
+pub fn mcp_tool(spec: &ToolSpec) -> Tool {
     let mut meta = serde_json::Map::new();
     meta.insert("tier".into(), spec.tier.as_str().into());
     meta.insert("parallelSafe".into(), spec.parallel_safe.into());
     Tool::new(spec.name, spec.description.clone(), spec.input_schema.clone())
-        .with_annotations(ToolAnnotations::new().read_only(spec.tier == agent_tools::Tier::Read))
+        .with_annotations(
+            ToolAnnotations::new().read_only(spec.tier == agent_tools::Tier::Read).destructive(spec.destructive),
+        )
         .with_meta(rmcp::model::MetaObject(meta))
 }
 

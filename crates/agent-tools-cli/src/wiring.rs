@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use agent_tools::{KernelWiring, QuestionWiring, RegistryBuilder, Workspace};
+use agent_tools::{ApprovalPolicy, ApprovalWiring, KernelWiring, QuestionWiring, RegistryBuilder, Workspace};
 use kernel::{KernelConfig, Kernels};
 use anyhow::bail;
 use question_port::TerminalPort;
@@ -23,6 +23,8 @@ pub struct Wiring {
     pub vibe: Option<Roster>,
     /// Registers `eval`.
     pub kernels: Option<KernelWiring>,
+    /// Turns the approval gate on.
+    pub approval: Option<ApprovalWiring>,
 }
 
 impl Wiring {
@@ -35,6 +37,9 @@ impl Wiring {
         }
         if let Some(kernels) = self.kernels {
             builder = builder.with_kernels(kernels);
+        }
+        if let Some(approval) = self.approval {
+            builder = builder.with_approval(approval);
         }
         builder
     }
@@ -54,6 +59,13 @@ pub fn terminal() -> QuestionWiring {
 /// Questions as MCP elicitation forms in the connected client.
 pub fn elicitation(peer: &PeerSlot) -> QuestionWiring {
     QuestionWiring { port: Arc::new(ElicitationPort::new(peer.clone(), None)), target_space: "the MCP client".to_owned() }
+}
+
+/// `serve --ask`: the default policy (read allowed, write and exec asked), with
+/// permission cards as elicitation forms in the connected client; a client
+/// without elicitation is nobody, so asked calls are denied at once.
+pub fn elicited_approval(peer: &PeerSlot) -> ApprovalWiring {
+    ApprovalWiring { policy: ApprovalPolicy::default(), port: Arc::new(ElicitationPort::new(peer.clone(), None)) }
 }
 
 /// Vibe mode: background workers, each run as a configured command.

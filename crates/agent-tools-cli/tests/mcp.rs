@@ -81,6 +81,24 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user", "eval"]);
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
+    // What each tier means, for a client with its own approval UI: ast_edit only stages.
+    let hints: Vec<(&str, Option<bool>, Option<bool>)> = tools
+        .iter()
+        .map(|t| {
+            let a = t.annotations.as_ref().unwrap();
+            (t.name.as_ref(), a.read_only_hint, a.destructive_hint)
+        })
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            ("ast_grep", Some(true), Some(false)),
+            ("ast_edit", Some(false), Some(false)),
+            ("resolve", Some(false), Some(true)),
+            ("ask_user", Some(true), Some(false)),
+            ("eval", Some(false), Some(true)),
+        ]
+    );
 
     let staged = call(&client, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X)", "path": "pkg"})).await;
     assert_eq!(staged.is_error, Some(true), "a directory needs a language: {}", text(&staged));
