@@ -115,10 +115,10 @@ impl Surface {
             Ok(future) => future,
             Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),
         };
-        if let (Some(gate), Some((args, preview))) = (gate, checked) {
-            if let Err(refusal) = gate.check(&entry.spec, &args, &preview).await {
-                return Ok(Err(refusal));
-            }
+        if let (Some(gate), Some((args, preview))) = (gate, checked)
+            && let Err(refusal) = gate.check(&entry.spec, &args, &preview).await
+        {
+            return Ok(Err(refusal));
         }
         let _guard = match &entry.lock {
             Some(lock) => Some(lock.lock().await),
