@@ -45,6 +45,9 @@ enum Command {
         /// Print the structured value as JSON instead of the text.
         #[arg(long)]
         json: bool,
+        /// Ask on the terminal before a write or exec call (denied at once when stdin is not a terminal).
+        #[arg(long)]
+        ask: bool,
     },
     /// Print the schemas a surface with this cap shows, as a JSON array.
     Tools {
@@ -91,11 +94,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Call { tool, args, root, cap, json } => {
+        Command::Call { tool, args, root, cap, json, ask } => {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
             let workspace = workspace(root)?;
             let kernels = Some(wiring::kernels(&workspace));
-            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None })?;
+            let approval = ask.then(wiring::terminal_approval);
+            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval })?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             match runtime.block_on(surface.try_call(&tool, args))? {

@@ -68,6 +68,11 @@ pub fn elicited_approval(peer: &PeerSlot) -> ApprovalWiring {
     ApprovalWiring { policy: ApprovalPolicy::default(), port: Arc::new(ElicitationPort::new(peer.clone(), None)) }
 }
 
+/// `call --ask`: the default policy, with permission cards on this process's terminal.
+pub fn terminal_approval() -> ApprovalWiring {
+    ApprovalWiring { policy: ApprovalPolicy::default(), port: Arc::new(TerminalPort::default()) }
+}
+
 /// Vibe mode: background workers, each run as a configured command.
 #[derive(Debug, clap::Args)]
 pub struct VibeArgs {

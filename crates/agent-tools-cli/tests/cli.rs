@@ -158,3 +158,19 @@ fn status_counts_files_per_language() {
     assert!(text.contains("\npython            1  .py .pyi\n"), "{text}");
     assert!(text.contains("\nrust              2  .rs\n"), "{text}");
 }
+
+#[test]
+fn call_ask_without_a_terminal_is_denied_at_once() {
+    let dir = fixture();
+    let args = r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#;
+    let out = agent_tools(dir.path(), &["call", "--ask", "ast_edit", args]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "refused: ast_edit did not run, because it needs a human's approval and no human is attached to give it; do not retry the same call unchanged (do the task another way, or ask the user)\n"
+    );
+    // Read tier is allowed by the default policy and runs without asking.
+    let out = agent_tools(dir.path(), &["call", "--ask", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
+}
