@@ -133,3 +133,22 @@ fn prefilter_does_not_change_results() {
         }
     }
 }
+
+/// The fixture project: real files with look-alikes in comments, strings and wrong guards.
+#[test]
+fn fixture_project() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/astmatch/project");
+    let cases: [(&str, Option<Lang>, &str, &[(&str, usize, usize)]); 4] = [
+        ("if ($X != null) $X.dispose();", Some(Lang::Dart), ".", &[("lib/widget.dart", 6, 5)]),
+        ("isinstance($A, $B)", Some(Lang::Python), "app", &[("app/main.py", 5, 8)]),
+        ("Promise<$T>", None, "app/util.ts", &[("app/util.ts", 1, 49)]),
+        ("$A.forEach($F)", Some(Lang::TypeScript), ".", &[("app/util.ts", 3, 3)]),
+    ];
+    for (pattern, lang, scope, expected) in cases {
+        let report = search(&root, &root.join(scope), pattern, &opts(lang)).unwrap();
+        let got: Vec<(String, usize, usize)> =
+            report.matches.iter().map(|m| (m.file.display().to_string(), m.line, m.column)).collect();
+        let expected: Vec<(String, usize, usize)> = expected.iter().map(|(f, l, c)| (f.to_string(), *l, *c)).collect();
+        assert_eq!(got, expected, "{pattern}");
+    }
+}
