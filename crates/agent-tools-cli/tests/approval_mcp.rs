@@ -3,18 +3,22 @@
 //! is denied at once; without `--ask` nothing is asked.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
 };
-use rmcp::service::{RequestContext, RunningService};
+use rmcp::service::RequestContext;
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+
+use crate::common::{call, text};
 
 const APP: &str = "x = foo(1)\n";
 
@@ -52,14 +56,7 @@ fn command(root: &Path, extra: &[&str]) -> tokio::process::Command {
     })
 }
 
-async fn call<H: ClientHandler>(client: &RunningService<RoleClient, H>, tool: &'static str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new(tool).with_arguments(args)).await.unwrap()
-}
 
-fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
-}
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -4,18 +4,22 @@
 //! scripted; one does not declare it.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation, MetaObject,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+
+use crate::common::{call, text};
 
 /// A human behind an MCP client: replies to each elicitation from a script
 /// and records what it was shown.
@@ -71,14 +75,7 @@ async fn connect<H: ClientHandler>(handler: H, root: &Path, extra: &[&str]) -> R
     handler.serve(TokioChildProcess::new(command(root, extra)).unwrap()).await.unwrap()
 }
 
-async fn call<H: ClientHandler>(client: &RunningService<RoleClient, H>, tool: &'static str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new(tool).with_arguments(args)).await.unwrap()
-}
 
-fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
-}
 
 fn question() -> Value {
     json!({

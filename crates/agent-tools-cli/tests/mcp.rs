@@ -1,13 +1,16 @@
 //! `agent-tools serve` as a child process, driven by rmcp's client over stdio.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::Path;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::common::{call, text};
 
 const APP: &str = "def foo(a):\n    return a\n\nx = foo(1)\nif x:\n    y = foo(x + 1)\n";
 
@@ -18,14 +21,7 @@ async fn connect(root: &Path, cap: &str) -> RunningService<RoleClient, ()> {
     ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap()
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new(tool).with_arguments(args)).await.unwrap()
-}
 
-fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
-}
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
