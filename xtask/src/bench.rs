@@ -73,7 +73,8 @@ impl Ours {
     fn command(&self, lang: Lang, pattern: &str, dir: &Path) -> Command {
         match self {
             Ours::Cli(bin) => {
-                let args = serde_json::json!({ "pattern": pattern, "path": ".", "language": lang.id(), "max_results": 50 });
+                let args =
+                    serde_json::json!({ "pattern": pattern, "path": ".", "language": lang.id(), "max_results": 50 });
                 let mut cmd = Command::new(bin);
                 cmd.arg("call").arg("ast_grep").arg(args.to_string()).arg("--root").arg(dir).arg("--json");
                 cmd
@@ -89,7 +90,10 @@ impl Ours {
     fn describe(&self) -> String {
         match self {
             Ours::Cli(bin) => format!("{} call ast_grep … --json", bin.display()),
-            Ours::Library(bin) => format!("{} search-once (astmatch::search; `agent-tools call ast_grep` not available yet)", bin.display()),
+            Ours::Library(bin) => format!(
+                "{} search-once (astmatch::search; `agent-tools call ast_grep` not available yet)",
+                bin.display()
+            ),
         }
     }
 
@@ -133,7 +137,8 @@ fn build() -> Result<(Ours, PathBuf)> {
     println!("building xtask and agent-tools-cli in release …");
     run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
     let xtask = target_dir().join("release").join("xtask");
-    let built = cargo().args(["build", "--quiet", "--release", "-p", "agent-tools-cli"]).stdin(Stdio::null()).status()?;
+    let built =
+        cargo().args(["build", "--quiet", "--release", "-p", "agent-tools-cli"]).stdin(Stdio::null()).status()?;
     let cli = target_dir().join("release").join("agent-tools");
     if built.success() && cli.is_file() {
         let probe = Ours::Cli(cli.clone());
@@ -257,7 +262,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         }
         if n != m {
             mismatches += 1;
-            println!("    !!! MISMATCH: ours found {n}, ast-grep found {m} (see `cargo test -p astmatch --test differential`)");
+            println!(
+                "    !!! MISMATCH: ours found {n}, ast-grep found {m} (see `cargo test -p astmatch --test differential`)"
+            );
         }
     }
     println!();

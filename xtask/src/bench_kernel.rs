@@ -81,7 +81,10 @@ fn parse_sample(stdout: &[u8]) -> Result<Sample> {
         .filter_map(|v| v.as_f64())
         .map(|ms| Duration::from_secs_f64(ms / 1000.0))
         .collect();
-    Ok(Sample { start: Duration::from_secs_f64(start / 1000.0), cell: Duration::from_secs_f64(median(&cells) / 1000.0) })
+    Ok(Sample {
+        start: Duration::from_secs_f64(start / 1000.0),
+        cell: Duration::from_secs_f64(median(&cells) / 1000.0),
+    })
 }
 
 pub(crate) fn run(options: &Options) -> Result<()> {
@@ -95,7 +98,10 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let xtask = target_dir().join("release").join("xtask");
     println!("ours:      {} kernel-once N (kernel crate, {})", xtask.display(), python.display());
     println!("ipykernel: {} -c <jupyter_client script> N", python.display());
-    println!("rounds:    {}, alternating; {} cells of `1+1` per round after the first result\n", options.rounds, options.cells);
+    println!(
+        "rounds:    {}, alternating; {} cells of `1+1` per round after the first result\n",
+        options.rounds, options.cells
+    );
 
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
@@ -122,8 +128,14 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let (start_a, start_b) = (med(&ours, |s| s.start), med(&theirs, |s| s.start));
     let (cell_a, cell_b) = (med(&ours, |s| s.cell), med(&theirs, |s| s.cell));
     println!();
-    println!("start to first result: ours {start_a:.1} ms, ipykernel {start_b:.1} ms, ratio {:.2} (goal ≤ 0.33)", start_a / start_b);
-    println!("median cell round trip: ours {cell_a:.3} ms, ipykernel {cell_b:.3} ms, ratio {:.2} (goal ≤ 0.2)", cell_a / cell_b);
+    println!(
+        "start to first result: ours {start_a:.1} ms, ipykernel {start_b:.1} ms, ratio {:.2} (goal ≤ 0.33)",
+        start_a / start_b
+    );
+    println!(
+        "median cell round trip: ours {cell_a:.3} ms, ipykernel {cell_b:.3} ms, ratio {:.2} (goal ≤ 0.2)",
+        cell_a / cell_b
+    );
     println!("ratio ours/ipykernel: start {:.2}, cell {:.2}", start_a / start_b, cell_a / cell_b);
     Ok(())
 }

@@ -48,11 +48,16 @@ pub(crate) fn prepare() -> Result<Vec<Corpus>> {
             copy_tree(&entry.path().join("src"), &rust.join(&name).join("src"), &["rs"])?;
         }
     }
-    corpora.push(summarise(astmatch::Lang::Rust, rust, "src/ of the cargo registry crates, without generated bindings")?);
+    corpora.push(summarise(
+        astmatch::Lang::Rust,
+        rust,
+        "src/ of the cargo registry crates, without generated bindings",
+    )?);
 
     let python = root.join("python");
     fresh(&python)?;
-    let out = run_quiet(Command::new("python3").args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"]))?;
+    let out =
+        run_quiet(Command::new("python3").args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"]))?;
     let stdlib = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     copy_tree(&stdlib, &python, &["py", "pyi"])?;
     corpora.push(summarise(astmatch::Lang::Python, python, &format!("{} without site-packages", stdlib.display()))?);

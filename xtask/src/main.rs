@@ -68,10 +68,7 @@ pub(crate) fn tools_dir() -> PathBuf {
 /// Runs a command to completion with no stdin, failing with its stderr when it fails.
 pub(crate) fn run_quiet(cmd: &mut Command) -> Result<std::process::Output> {
     let shown = format!("{cmd:?}");
-    let out = cmd
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("could not start {shown}"))?;
+    let out = cmd.stdin(std::process::Stdio::null()).output().with_context(|| format!("could not start {shown}"))?;
     if !out.status.success() {
         bail!(
             "{shown} failed ({}):\n{}{}",

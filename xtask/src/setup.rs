@@ -182,6 +182,10 @@ fn check_registry() -> Option<String> {
 
 fn install_registry() -> Result<()> {
     // Fetching unpacks every locked dependency's source under registry/src.
-    run_quiet(Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).arg("fetch").current_dir(workspace_root()))?;
+    run_quiet(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .arg("fetch")
+            .current_dir(workspace_root()),
+    )?;
     Ok(())
 }

@@ -15,9 +15,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use question_port::{Answer, BoxFuture, Card, Outcome, QuestionPort};
+use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::Peer;
-use rmcp::RoleServer;
 use serde_json::{Value, json};
 
 /// How many times a reply that does not fit the card is asked again.

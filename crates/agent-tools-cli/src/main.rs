@@ -99,7 +99,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let workspace = workspace(root)?;
             let kernels = Some(wiring::kernels(&workspace));
             let approval = ask.then(wiring::terminal_approval);
-            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval })?;
+            let registry = registry(
+                workspace,
+                wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval },
+            )?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             match runtime.block_on(surface.try_call(&tool, args))? {
@@ -116,7 +119,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools { cap } => {
             let workspace = workspace(None)?;
             let kernels = Some(wiring::kernels(&workspace));
-            let registry = registry(workspace, wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None })?;
+            let registry = registry(
+                workspace,
+                wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None },
+            )?;
             let surface = registry.surface(cap);
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(ExitCode::SUCCESS)

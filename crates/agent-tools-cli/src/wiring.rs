@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use agent_tools::{ApprovalPolicy, ApprovalWiring, KernelWiring, QuestionWiring, RegistryBuilder, Workspace};
-use kernel::{KernelConfig, Kernels};
 use anyhow::bail;
+use kernel::{KernelConfig, Kernels};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
@@ -58,7 +58,10 @@ pub fn terminal() -> QuestionWiring {
 
 /// Questions as MCP elicitation forms in the connected client.
 pub fn elicitation(peer: &PeerSlot) -> QuestionWiring {
-    QuestionWiring { port: Arc::new(ElicitationPort::new(peer.clone(), None)), target_space: "the MCP client".to_owned() }
+    QuestionWiring {
+        port: Arc::new(ElicitationPort::new(peer.clone(), None)),
+        target_space: "the MCP client".to_owned(),
+    }
 }
 
 /// `serve --ask`: the default policy (read allowed, write and exec asked), with

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
@@ -56,8 +56,6 @@ fn command(root: &Path, extra: &[&str]) -> tokio::process::Command {
     })
 }
 
-
-
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("app.py"), APP).unwrap();
@@ -100,7 +98,11 @@ async fn ask_prompts_over_elicitation_and_runs_on_allow() {
     let shown = human.shown.lock().unwrap().clone();
     assert_eq!(shown.len(), 2, "{shown:?}");
     assert!(shown[0].starts_with("Allow ast_edit (write tier) to run?"), "{}", shown[0]);
-    assert!(shown[1].starts_with("Allow resolve (write tier) to run?\n\nwrite edit edit_2, changing 1 file(s): app.py"), "{}", shown[1]);
+    assert!(
+        shown[1].starts_with("Allow resolve (write tier) to run?\n\nwrite edit edit_2, changing 1 file(s): app.py"),
+        "{}",
+        shown[1]
+    );
     client.cancel().await.unwrap();
 }
 
@@ -111,7 +113,11 @@ async fn ask_denies_on_deny_and_without_elicitation() {
     let client = human.clone().serve(TokioChildProcess::new(command(dir.path(), &["--ask"])).unwrap()).await.unwrap();
     let denied = call(&client, "ast_edit", edit()).await;
     assert_eq!(denied.is_error, Some(true));
-    assert!(text(&denied).starts_with("refused: ast_edit did not run, because the user denied it"), "{}", text(&denied));
+    assert!(
+        text(&denied).starts_with("refused: ast_edit did not run, because the user denied it"),
+        "{}",
+        text(&denied)
+    );
     client.cancel().await.unwrap();
 
     // A client that declares no elicitation: nobody to ask, denied at once.

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation, MetaObject,
+    CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, MetaObject,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
@@ -74,8 +74,6 @@ fn command(root: &Path, extra: &[&str]) -> tokio::process::Command {
 async fn connect<H: ClientHandler>(handler: H, root: &Path, extra: &[&str]) -> RunningService<RoleClient, H> {
     handler.serve(TokioChildProcess::new(command(root, extra)).unwrap()).await.unwrap()
 }
-
-
 
 fn question() -> Value {
     json!({
@@ -139,7 +137,11 @@ async fn an_answer_that_does_not_fit_is_asked_again_with_the_reason() {
     let (result, shown) = ask(human, strict).await;
     assert_eq!(text(&result), "the user answered: 1. postgres");
     assert_eq!(shown.len(), 2);
-    assert!(shown[1].0.starts_with("'mysql' is not one of the options ('postgres', 'sqlite')\n\nWhich database?"), "{}", shown[1].0);
+    assert!(
+        shown[1].0.starts_with("'mysql' is not one of the options ('postgres', 'sqlite')\n\nWhich database?"),
+        "{}",
+        shown[1].0
+    );
 }
 
 #[tokio::test]
@@ -161,7 +163,11 @@ async fn cancel_is_skipped_or_timed_out_as_the_client_reports() {
     let timed_out = ElicitResult::new(ElicitationAction::Cancel).with_meta(MetaObject(meta));
     let (result, _) = ask(Human::replying([timed_out]), question()).await;
     assert_eq!(result.is_error, Some(true));
-    assert!(text(&result).starts_with("the question timed out with no answer: proceed on an assumption"), "{}", text(&result));
+    assert!(
+        text(&result).starts_with("the question timed out with no answer: proceed on an assumption"),
+        "{}",
+        text(&result)
+    );
 }
 
 #[tokio::test]
@@ -179,7 +185,11 @@ async fn a_client_without_elicitation_is_unavailable_at_once() {
     assert!(tools.iter().any(|t| t.name == "ask_user"), "ask_user is listed: the port is wired");
     let result = call(&client, "ask_user", question()).await;
     assert_eq!(result.is_error, Some(true));
-    assert!(text(&result).starts_with("no human is attached to answer questions (the MCP client); nothing was asked"), "{}", text(&result));
+    assert!(
+        text(&result).starts_with("no human is attached to answer questions (the MCP client); nothing was asked"),
+        "{}",
+        text(&result)
+    );
     assert_eq!(result.structured_content.unwrap(), json!({"outcome": "unavailable"}));
     client.cancel().await.unwrap();
 }

@@ -170,7 +170,8 @@ fn call_ask_without_a_terminal_is_denied_at_once() {
         "refused: ast_edit did not run, because it needs a human's approval and no human is attached to give it; do not retry the same call unchanged (do the task another way, or ask the user)\n"
     );
     // Read tier is allowed by the default policy and runs without asking.
-    let out = agent_tools(dir.path(), &["call", "--ask", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#]);
+    let out =
+        agent_tools(dir.path(), &["call", "--ask", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
 }

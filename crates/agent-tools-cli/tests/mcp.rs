@@ -21,8 +21,6 @@ async fn connect(root: &Path, cap: &str) -> RunningService<RoleClient, ()> {
     ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap()
 }
 
-
-
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("pkg")).unwrap();
@@ -123,9 +121,12 @@ async fn exec_surface_stages_and_accepts_an_edit() {
 async fn eval_keeps_kernel_state_across_calls() {
     let dir = fixture();
     let client = connect(dir.path(), "exec").await;
-    let first = call(&client, "eval", json!({"code": "total = 40", "description": "set a variable in the kernel"})).await;
+    let first =
+        call(&client, "eval", json!({"code": "total = 40", "description": "set a variable in the kernel"})).await;
     assert_eq!(first.is_error, Some(false), "{}", text(&first));
-    let second = call(&client, "eval", json!({"code": "total + 2", "description": "read the variable back from the kernel"})).await;
+    let second =
+        call(&client, "eval", json!({"code": "total + 2", "description": "read the variable back from the kernel"}))
+            .await;
     assert_eq!(second.is_error, Some(false), "{}", text(&second));
     assert_eq!(text(&second).trim(), "42");
     let refused = connect(dir.path(), "write").await;

@@ -139,8 +139,7 @@ impl SessionGrants {
         if self.tools.contains(call.tool) {
             return true;
         }
-        !call.paths.is_empty()
-            && call.paths.iter().all(|p| self.paths.contains(&(call.tool.to_owned(), normalise(p))))
+        !call.paths.is_empty() && call.paths.iter().all(|p| self.paths.contains(&(call.tool.to_owned(), normalise(p))))
     }
 }
 
@@ -176,7 +175,9 @@ pub fn decide(call: &CallFacts<'_>, policy: &ApprovalPolicy, grants: &SessionGra
         }
     }
     match strictest {
-        Some(rule) if rule.action == Action::Deny => Decision::Deny { reason: format!("the host's policy denies {}", rule.scope) },
+        Some(rule) if rule.action == Action::Deny => {
+            Decision::Deny { reason: format!("the host's policy denies {}", rule.scope) }
+        }
         _ if grants.covers(call) => Decision::Allow,
         Some(rule) if rule.action == Action::Allow => Decision::Allow,
         _ => Decision::Ask,

@@ -82,7 +82,9 @@ impl Gate {
                     },
                     Ok(Outcome::Skipped) => denied("the user did not approve it (the permission prompt was dismissed)"),
                     Ok(Outcome::TimedOut) => denied("the permission prompt timed out with no answer"),
-                    Ok(Outcome::Unavailable) => denied("it needs a human's approval and no human is attached to give it"),
+                    Ok(Outcome::Unavailable) => {
+                        denied("it needs a human's approval and no human is attached to give it")
+                    }
                     Err(e) => denied(&format!("the permission prompt could not be shown: {e}")),
                 }
             }

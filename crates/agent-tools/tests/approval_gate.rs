@@ -50,7 +50,13 @@ fn app(dir: &tempfile::TempDir) -> String {
 
 /// Calls `tool` while the human answers the one card it shows with `label`;
 /// returns the result and the card.
-async fn call_answering(surface: &Surface, questions: &mut QuestionReceiver, tool: &str, args: Value, label: &str) -> (ToolResult, Card) {
+async fn call_answering(
+    surface: &Surface,
+    questions: &mut QuestionReceiver,
+    tool: &str,
+    args: Value,
+    label: &str,
+) -> (ToolResult, Card) {
     let label = label.to_owned();
     let (result, card) = tokio::join!(surface.call(tool, args), async {
         let mut q = questions.recv().await.unwrap();
@@ -128,8 +134,14 @@ async fn deny_refuses_and_the_file_is_unchanged() {
     );
     assert_eq!(app(&dir), APP);
     // The edit is still staged: the tool did not run at all.
-    let (discarded, _) =
-        call_answering(&surface, &mut questions, "resolve", json!({"edit_id": "edit_1", "action": "discard"}), ALLOW_ONCE).await;
+    let (discarded, _) = call_answering(
+        &surface,
+        &mut questions,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "discard"}),
+        ALLOW_ONCE,
+    )
+    .await;
     assert!(!discarded.is_error, "{}", discarded.text);
 }
 
@@ -152,7 +164,8 @@ async fn skip_refuses() {
 
 #[tokio::test]
 async fn timeout_refuses() {
-    let (dir, surface, mut questions) = setup(staging_allowed(), ChannelConfig { timeout: Some(Duration::from_millis(20)) });
+    let (dir, surface, mut questions) =
+        setup(staging_allowed(), ChannelConfig { timeout: Some(Duration::from_millis(20)) });
     surface.call("ast_edit", edit_args()).await.unwrap();
     // The human side holds the question and never answers.
     let (result, _held) = tokio::join!(surface.try_call("resolve", accept("edit_1")), questions.recv());
@@ -212,7 +225,8 @@ async fn policy_decides_without_asking() {
 async fn without_a_policy_every_call_within_the_cap_runs() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("app.py"), APP).unwrap();
-    let registry = Registry::builder().with_astmatch(AstmatchWiring::new(Workspace::new(dir.path()).unwrap())).build().unwrap();
+    let registry =
+        Registry::builder().with_astmatch(AstmatchWiring::new(Workspace::new(dir.path()).unwrap())).build().unwrap();
     let registry = Arc::new(registry);
     assert_eq!(registry.session_grants(), None);
     let surface = registry.surface(Tier::Write);
@@ -237,7 +251,8 @@ fn kernel_surface(root: &Path, port: question_port::ChannelPort) -> Surface {
         config.python = Some(venv);
     }
     // eval itself is allowed, so the only card is the one the cell's tool() call raises.
-    let policy = ApprovalPolicy::default().with(Rule::tool("eval", Action::Allow)).with(Rule::tool("ast_edit", Action::Allow));
+    let policy =
+        ApprovalPolicy::default().with(Rule::tool("eval", Action::Allow)).with(Rule::tool("ast_edit", Action::Allow));
     let registry = Registry::builder()
         .with_astmatch(AstmatchWiring::new(Workspace::new(root).unwrap()))
         .with_kernels(KernelWiring::new(Arc::new(kernel::Kernels::new(config))))
@@ -254,17 +269,19 @@ async fn a_cells_tool_call_asks_the_same_card() {
     let (port, mut questions) = channel(ChannelConfig::default());
     let surface = kernel_surface(dir.path(), port);
     let code = "e = tool('ast_edit', {'pattern': 'foo($X)', 'rewrite': 'bar($X)', 'path': 'app.py'})\ntry:\n    tool('resolve', {'edit_id': e['edit_id'], 'action': 'accept'})\n    print('accepted')\nexcept ToolError as err:\n    print('refused:', err)";
-    let (result, card) = tokio::join!(
-        surface.call("eval", json!({"code": code, "description": "stage and accept an edit"})),
-        async {
+    let (result, card) =
+        tokio::join!(surface.call("eval", json!({"code": code, "description": "stage and accept an edit"})), async {
             let mut q = questions.recv().await.unwrap();
             let card = q.card().clone();
             q.answer(Answer::choose([DENY])).unwrap();
             card
-        }
-    );
+        });
     let result = result.unwrap();
     assert_eq!(card.question, "Allow resolve (write tier) to run?");
-    assert!(result.text.contains("refused: refused: resolve did not run, because the user denied it"), "{}", result.text);
+    assert!(
+        result.text.contains("refused: refused: resolve did not run, because the user denied it"),
+        "{}",
+        result.text
+    );
     assert_eq!(app(&dir), APP);
 }

@@ -10,7 +10,11 @@ use agent_tools::{Action, ApprovalPolicy, CallFacts, Decision, Rule, SessionGran
 fn check(tool: &str, tier: Tier, paths: &[&str], policy: &ApprovalPolicy, grants: &SessionGrants, expected: Decision) {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     let call = CallFacts { tool, tier, paths: &paths };
-    assert_eq!(decide(&call, policy, grants), expected, "{tool} ({tier}) on {paths:?} under {policy:?} with {grants:?}");
+    assert_eq!(
+        decide(&call, policy, grants),
+        expected,
+        "{tool} ({tier}) on {paths:?} under {policy:?} with {grants:?}"
+    );
 }
 
 fn deny(reason: &str) -> Decision {
@@ -64,11 +68,20 @@ fn strictest_rule_wins() {
     check("resolve", Tier::Write, &["a.py"], &policy, &none(), Decision::Ask);
     check("ast_edit", Tier::Write, &["a.py"], &policy, &none(), Decision::Allow);
     // allow (tool) + deny (tier) → deny
-    let policy = ApprovalPolicy::default().with(Rule::tool("eval", Action::Allow)).with(Rule::tier(Tier::Exec, Action::Deny));
+    let policy =
+        ApprovalPolicy::default().with(Rule::tool("eval", Action::Allow)).with(Rule::tier(Tier::Exec, Action::Deny));
     check("eval", Tier::Exec, &[], &policy, &none(), deny("the host's policy denies exec-tier tools"));
     // allow (tier) + deny (path) → deny; the order of rules does not matter
-    let policy = ApprovalPolicy::empty().with(Rule::path("secrets", Action::Deny)).with(Rule::tier(Tier::Write, Action::Allow));
-    check("resolve", Tier::Write, &["src/a.py", "secrets/key.py"], &policy, &none(), deny("the host's policy denies paths under secrets"));
+    let policy =
+        ApprovalPolicy::empty().with(Rule::path("secrets", Action::Deny)).with(Rule::tier(Tier::Write, Action::Allow));
+    check(
+        "resolve",
+        Tier::Write,
+        &["src/a.py", "secrets/key.py"],
+        &policy,
+        &none(),
+        deny("the host's policy denies paths under secrets"),
+    );
     check("resolve", Tier::Write, &["src/a.py"], &policy, &none(), Decision::Allow);
     // ask (path) + allow (tool) → ask
     let policy = ApprovalPolicy::empty().with(Rule::tool("resolve", Action::Allow)).with(Rule::path("ci", Action::Ask));

@@ -26,7 +26,10 @@ fn args() -> Value {
 }
 
 /// Asks with `args`, letting `human` settle the question.
-async fn ask(args: Value, human: impl FnOnce(&mut question_port::PendingQuestion) + Send + 'static) -> agent_tools::ToolResult {
+async fn ask(
+    args: Value,
+    human: impl FnOnce(&mut question_port::PendingQuestion) + Send + 'static,
+) -> agent_tools::ToolResult {
     let (surface, mut questions) = surface(ChannelConfig::default());
     let answering = tokio::spawn(async move {
         if let Some(mut q) = questions.recv().await {
@@ -93,7 +96,11 @@ async fn unavailable_fails_at_once() {
     drop(questions);
     let result = surface.call("ask_user", args()).await.unwrap();
     assert!(result.is_error);
-    assert!(result.text.starts_with("no human is attached to answer questions (the test conversation); nothing was asked"), "{}", result.text);
+    assert!(
+        result.text.starts_with("no human is attached to answer questions (the test conversation); nothing was asked"),
+        "{}",
+        result.text
+    );
     assert_eq!(result.structured.unwrap(), json!({"outcome": "unavailable"}));
 }
 
@@ -101,8 +108,14 @@ async fn unavailable_fails_at_once() {
 async fn bad_cards_and_arguments_are_errors_the_model_reads() {
     let (surface, mut questions) = surface(ChannelConfig::default());
     let cases = [
-        (json!({"question": "Go?"}), "cannot ask: the card cannot be answered: it has no options and does not allow free text"),
-        (json!({"question": "Go?", "options": [{"label": "a"}, {"label": "a"}]}), "cannot ask: two options are labelled 'a'; labels must be distinct"),
+        (
+            json!({"question": "Go?"}),
+            "cannot ask: the card cannot be answered: it has no options and does not allow free text",
+        ),
+        (
+            json!({"question": "Go?", "options": [{"label": "a"}, {"label": "a"}]}),
+            "cannot ask: two options are labelled 'a'; labels must be distinct",
+        ),
         (json!({"question": " ", "allow_free_text": true}), "cannot ask: the question is empty"),
     ];
     for (args, expected) in cases {

@@ -176,11 +176,19 @@ async fn ast_edit_with_nothing_to_change_has_no_edit_id() {
     assert!(!result.is_error);
     assert_eq!(result.text, "nothing to change: the pattern (parsed as statement, python) matched nothing in 1 file");
     let s = result.structured.unwrap();
-    assert_eq!((s["edit_id"].clone(), s["replacements"].clone(), s["matches"].clone()), (Value::Null, json!(0), json!(0)));
+    assert_eq!(
+        (s["edit_id"].clone(), s["replacements"].clone(), s["matches"].clone()),
+        (Value::Null, json!(0), json!(0))
+    );
 
-    let same = call(&surface, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "foo($X)", "language": "python"})).await;
+    let same =
+        call(&surface, "ast_edit", json!({"pattern": "foo($X)", "rewrite": "foo($X)", "language": "python"})).await;
     assert!(!same.is_error);
-    assert!(same.text.starts_with("nothing to change: the pattern (parsed as statement, python) matched "), "{}", same.text);
+    assert!(
+        same.text.starts_with("nothing to change: the pattern (parsed as statement, python) matched "),
+        "{}",
+        same.text
+    );
     assert!(same.text.ends_with("and the rewrite leaves each as it is"), "{}", same.text);
     assert_eq!(same.structured.unwrap()["edit_id"], Value::Null);
 }

@@ -53,7 +53,10 @@ async fn cells_keep_state_per_language_and_reset() {
     let dir = tempfile::tempdir().unwrap();
     let exec = surface(dir.path(), Tier::Exec);
     let call = |code: &str, language: &str, reset: bool| {
-        exec.call("eval", json!({ "code": code, "description": "run a small test cell here", "language": language, "reset": reset }))
+        exec.call(
+            "eval",
+            json!({ "code": code, "description": "run a small test cell here", "language": language, "reset": reset }),
+        )
     };
     call("x = 20", "python", false).await.unwrap();
     let python = call("x * 2 + 2", "python", false).await.unwrap();
@@ -73,7 +76,8 @@ async fn in_cell_tool_calls_go_through_the_surface() {
     std::fs::write(dir.path().join("a.py"), "def f():\n    return print(1)\n").unwrap();
     let exec = surface(dir.path(), Tier::Exec);
     let code = "r = tool('ast_grep', {'pattern': 'print($A)', 'language': 'python'})\nprint(type(r).__name__)\ntry:\n    tool('no_such_tool', {})\nexcept ToolError as e:\n    print('refused:', e)\ntry:\n    tool('eval', {'code': '1', 'description': 'nested'})\nexcept ToolError as e:\n    print('refused:', e)";
-    let result = exec.call("eval", json!({ "code": code, "description": "call tools from inside a cell" })).await.unwrap();
+    let result =
+        exec.call("eval", json!({ "code": code, "description": "call tools from inside a cell" })).await.unwrap();
     assert!(!result.is_error, "{}", result.text);
     assert!(result.text.contains("refused: unknown tool 'no_such_tool'"), "{}", result.text);
     assert!(result.text.contains("refused: eval cannot be called from inside a cell"), "{}", result.text);

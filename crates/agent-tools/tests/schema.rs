@@ -12,7 +12,8 @@ fn listing() -> Value {
     let workspace = Workspace::new(dir.path()).unwrap();
     let kernels = agent_tools::KernelWiring::new(Arc::new(kernel::Kernels::new(kernel::KernelConfig::new(dir.path()))));
     let question = QuestionWiring { port: Arc::new(question_port::Unattended), target_space: "nowhere".into() };
-    let runner = vibe_roster::CommandRunner::new(vibe_roster::CommandConfig::same(vibe_roster::CommandSpec::shell("cat")));
+    let runner =
+        vibe_roster::CommandRunner::new(vibe_roster::CommandConfig::same(vibe_roster::CommandSpec::shell("cat")));
     let roster = vibe_roster::Roster::new(Arc::new(runner), vibe_roster::RosterConfig::default());
     let registry = Arc::new(
         Registry::builder()

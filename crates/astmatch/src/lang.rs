@@ -190,11 +190,9 @@ impl Lang {
                 rung!(Type, "type ZzScaffold = ", ";"),
                 rung!(Member, "struct ZzScaffold {\n", "\n}"),
             ],
-            Lang::Python => &[
-                rung!(Statement, "", ""),
-                rung!(Expression, "(", ")"),
-                rung!(Member, "class ZzScaffold:\n", ""),
-            ],
+            Lang::Python => {
+                &[rung!(Statement, "", ""), rung!(Expression, "(", ")"), rung!(Member, "class ZzScaffold:\n", "")]
+            }
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &[
                 rung!(Statement, "", ""),
                 rung!(Expression, "(", ");"),

@@ -128,9 +128,7 @@ impl<'a> Matcher<'a> {
     fn root_candidate(&self, p: &PNode, node: Node<'_>) -> bool {
         match p {
             PNode::Meta(_) => node.is_named(),
-            PNode::Leaf { kinds, ident: true, .. } => {
-                kinds.contains(&node.kind_id()) || self.is_ident(node)
-            }
+            PNode::Leaf { kinds, ident: true, .. } => kinds.contains(&node.kind_id()) || self.is_ident(node),
             PNode::Leaf { kinds, .. } | PNode::Inner { kinds, .. } => kinds.contains(&node.kind_id()),
         }
     }
@@ -200,8 +198,8 @@ impl<'a> Matcher<'a> {
                 return Some(ti);
             }
             // Automatic semicolon insertion: a `;` the pattern left out may end the code.
-            let rest_is_semicolons = self.pattern.lang.optional_semicolons()
-                && ts[ti..].iter().all(|n| !n.is_named() && n.kind() == ";");
+            let rest_is_semicolons =
+                self.pattern.lang.optional_semicolons() && ts[ti..].iter().all(|n| !n.is_named() && n.kind() == ";");
             return rest_is_semicolons.then_some(ts.len());
         };
         let mark = self.env.len();

@@ -58,16 +58,8 @@ pub(crate) struct MetaVar {
 #[derive(Debug)]
 pub(crate) enum PNode {
     Meta(MetaVar),
-    Leaf {
-        kinds: Vec<u16>,
-        kind: String,
-        text: String,
-        ident: bool,
-    },
-    Inner {
-        kinds: Vec<u16>,
-        children: Vec<PNode>,
-    },
+    Leaf { kinds: Vec<u16>, kind: String, text: String, ident: bool },
+    Inner { kinds: Vec<u16>, children: Vec<PNode> },
 }
 
 impl PNode {
@@ -113,7 +105,9 @@ impl Pattern {
         }
         let grammar = lang.grammar();
         let mut parser = Parser::new();
-        parser.set_language(&grammar).map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
+        parser
+            .set_language(&grammar)
+            .map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
         let ident_kinds = identifier_kinds(&grammar);
 
         let tokens = scan_metavars(&fragment);
@@ -122,7 +116,8 @@ impl Pattern {
             if !tried.contains(&scaffold.context.as_str()) {
                 tried.push(scaffold.context.as_str());
             }
-            let Some((source, body, vars, tree)) = parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold) else {
+            let Some((source, body, vars, tree)) = parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold)
+            else {
                 continue;
             };
             let lead = body.len() - body.trim_start().len();
@@ -210,7 +205,8 @@ fn dedent(text: &str) -> String {
         .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
         .min()
         .unwrap_or(0);
-    let lines: Vec<&str> = text.lines().map(|l| if l.len() >= common { &l[common..] } else { l.trim_start() }).collect();
+    let lines: Vec<&str> =
+        text.lines().map(|l| if l.len() >= common { &l[common..] } else { l.trim_start() }).collect();
     lines.join("\n").trim().to_string()
 }
 
@@ -266,7 +262,12 @@ fn spellings(lang: Lang, index: usize, var: &MetaVar) -> Vec<String> {
 
 /// The fragment with each metavariable spelled as `choices` says; returns the text,
 /// the placeholder table and each placeholder's byte range in the text.
-fn spell(fragment: &str, tokens: &[Token], lang: Lang, choices: &[usize]) -> (String, MetaVars, Vec<std::ops::Range<usize>>) {
+fn spell(
+    fragment: &str,
+    tokens: &[Token],
+    lang: Lang,
+    choices: &[usize],
+) -> (String, MetaVars, Vec<std::ops::Range<usize>>) {
     let mut out = String::with_capacity(fragment.len() + 16 * tokens.len());
     let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
     let mut spans = Vec::new();
@@ -309,14 +310,15 @@ fn parse_in_scaffold(
             return None;
         }
         let (text, vars, spans) = spell(fragment, tokens, lang, &choices);
-        let (body, shift): (String, Box<dyn Fn(usize) -> usize>) = if lang == Lang::Python && scaffold.context == Context::Member {
-            // Indenting adds four bytes per line; map fragment offsets through it.
-            let indented = indent(&text, "    ");
-            let text2 = text.clone();
-            (indented, Box::new(move |o: usize| o + 4 * (1 + text2[..o].matches('\n').count())))
-        } else {
-            (text.clone(), Box::new(|o: usize| o))
-        };
+        let (body, shift): (String, Box<dyn Fn(usize) -> usize>) =
+            if lang == Lang::Python && scaffold.context == Context::Member {
+                // Indenting adds four bytes per line; map fragment offsets through it.
+                let indented = indent(&text, "    ");
+                let text2 = text.clone();
+                (indented, Box::new(move |o: usize| o + 4 * (1 + text2[..o].matches('\n').count())))
+            } else {
+                (text.clone(), Box::new(|o: usize| o))
+            };
         let source = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
         let tree = parser.parse(&source, None)?;
         if !tree.root_node().has_error() {
@@ -455,9 +457,7 @@ fn is_identifier_kind(kind: &str) -> bool {
 
 fn identifier_kinds(grammar: &tree_sitter::Language) -> Vec<bool> {
     (0..grammar.node_kind_count() as u16)
-        .map(|id| {
-            grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id).is_some_and(is_identifier_kind)
-        })
+        .map(|id| grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id).is_some_and(is_identifier_kind))
         .collect()
 }
 

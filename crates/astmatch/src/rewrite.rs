@@ -109,7 +109,12 @@ fn line_indent(source: &str, offset: usize) -> &str {
 ///
 /// Errors: [`Error::UnboundInRewrite`] when the template names a metavariable
 /// the pattern does not bind.
-pub fn rewrite_source(source: &str, matches: &[NodeMatch], template: &str, bound: &[String]) -> Result<(String, usize)> {
+pub fn rewrite_source(
+    source: &str,
+    matches: &[NodeMatch],
+    template: &str,
+    bound: &[String],
+) -> Result<(String, usize)> {
     let template = Template::parse(template, bound)?;
     Ok(rewrite_with(source, matches, &template))
 }
@@ -180,7 +185,10 @@ impl Rewriter<'_> {
                 pieces[k - 1] = Piece::Text(kept);
                 continue;
             }
-            if let Some(t) = pieces.get(k + 1).and_then(|p| match p { Piece::Text(t) => Some(t.clone()), _ => None }) {
+            if let Some(t) = pieces.get(k + 1).and_then(|p| match p {
+                Piece::Text(t) => Some(t.clone()),
+                _ => None,
+            }) {
                 let after = t.trim_start_matches([' ', '\t']);
                 if let Some(rest) = after.strip_prefix(',') {
                     pieces[k + 1] = Piece::Text(rest.trim_start_matches([' ', '\t']).to_string());

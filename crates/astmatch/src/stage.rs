@@ -84,7 +84,14 @@ impl EditStore {
     /// `rewrite`; writes nothing.
     ///
     /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`].
-    pub fn stage(&self, root: &Path, scope: &Path, pattern: &str, rewrite: &str, options: &SearchOptions) -> Result<StagedEdit> {
+    pub fn stage(
+        &self,
+        root: &Path,
+        scope: &Path,
+        pattern: &str,
+        rewrite: &str,
+        options: &SearchOptions,
+    ) -> Result<StagedEdit> {
         let walked = walk(root, scope, pattern, options)?;
         let template = Template::parse(rewrite, walked.pattern.bound_names())?;
         let mut files = Vec::new();
@@ -98,7 +105,11 @@ impl EditStore {
                 continue;
             }
             replacements += count;
-            files.push(FileChange { path: file.relative.clone(), replacements: count, diff: diff(&file.relative, &file.source, &new) });
+            files.push(FileChange {
+                path: file.relative.clone(),
+                replacements: count,
+                diff: diff(&file.relative, &file.source, &new),
+            });
             pending.push((file.path, file.relative, file.source, new));
         }
         let edit_id = if pending.is_empty() {
@@ -135,8 +146,13 @@ impl EditStore {
 
     /// [`EditStore::accept`] with the file writer supplied (tests use it to fail a write midway).
     #[doc(hidden)]
-    pub fn accept_with(&self, edit_id: &str, write: &mut dyn FnMut(&Path, &str) -> std::io::Result<()>) -> Result<Accepted> {
-        let pending = self.lock().pending.remove(edit_id).ok_or_else(|| Error::UnknownEdit { id: edit_id.to_string() })?;
+    pub fn accept_with(
+        &self,
+        edit_id: &str,
+        write: &mut dyn FnMut(&Path, &str) -> std::io::Result<()>,
+    ) -> Result<Accepted> {
+        let pending =
+            self.lock().pending.remove(edit_id).ok_or_else(|| Error::UnknownEdit { id: edit_id.to_string() })?;
         let mut changed = Vec::new();
         for (path, relative, original, _) in &pending.files {
             match std::fs::read(path) {

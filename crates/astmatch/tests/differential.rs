@@ -92,11 +92,24 @@ const CASES: &[Case] = &[
 ];
 
 /// Registry crates searched, by name; the newest unpacked version of each present is used.
-const RUST_CRATES: &[&str] = &["serde", "serde_json", "regex-syntax", "tokio", "syn", "memchr", "ignore", "clap_builder"];
+const RUST_CRATES: &[&str] =
+    &["serde", "serde_json", "regex-syntax", "tokio", "syn", "memchr", "ignore", "clap_builder"];
 /// When fewer than this many of [`RUST_CRATES`] are present, the first crates (by name) make up the number.
 const MIN_RUST_CRATES: usize = 4;
 /// Packages of the Python standard library searched.
-const PYTHON_PACKAGES: &[&str] = &["asyncio", "email", "json", "unittest", "importlib", "http", "logging", "concurrent", "xml", "urllib", "multiprocessing"];
+const PYTHON_PACKAGES: &[&str] = &[
+    "asyncio",
+    "email",
+    "json",
+    "unittest",
+    "importlib",
+    "http",
+    "logging",
+    "concurrent",
+    "xml",
+    "urllib",
+    "multiprocessing",
+];
 
 fn workspace_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -133,7 +146,11 @@ fn registry_crates() -> Vec<(String, PathBuf)> {
         for entry in entries.flatten() {
             let dir_name = entry.file_name().to_string_lossy().into_owned();
             // `name-1.2.3`: the version starts after the last '-' followed by a digit.
-            let name = match dir_name.match_indices('-').filter(|(i, _)| dir_name[i + 1..].starts_with(|c: char| c.is_ascii_digit())).last() {
+            let name = match dir_name
+                .match_indices('-')
+                .filter(|(i, _)| dir_name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+                .last()
+            {
                 Some((i, _)) => dir_name[..i].to_string(),
                 None => continue,
             };
@@ -166,7 +183,8 @@ fn rust_dirs() -> Vec<PathBuf> {
 }
 
 fn python_dirs() -> Vec<PathBuf> {
-    let Ok(out) = Command::new("python3").args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"]).output()
+    let Ok(out) =
+        Command::new("python3").args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"]).output()
     else {
         return Vec::new();
     };
@@ -184,7 +202,8 @@ fn ours(lang: Lang, dirs: &[PathBuf], pattern: &str) -> Vec<(Loc, Range<usize>)>
     let options = SearchOptions { lang: Some(lang), max_results: usize::MAX, ..Default::default() };
     let mut found = Vec::new();
     for dir in dirs {
-        let report = search(dir, dir, pattern, &options).unwrap_or_else(|e| panic!("ours: {pattern:?} in {}: {e}", dir.display()));
+        let report = search(dir, dir, pattern, &options)
+            .unwrap_or_else(|e| panic!("ours: {pattern:?} in {}: {e}", dir.display()));
         assert_eq!(report.skipped.total(), 0, "ours skipped files in {}: {:?}", dir.display(), report.skipped);
         found.extend(report.matches.into_iter().map(|m| ((dir.join(m.file), m.line, m.column), m.byte_range)));
     }
@@ -225,12 +244,17 @@ fn theirs(ast_grep: &Path, lang: Lang, dirs: &[PathBuf], pattern: &str) -> Vec<L
         .output()
         .unwrap_or_else(|e| panic!("could not run {}: {e}", ast_grep.display()));
     // ast-grep exits 1 when nothing matched.
-    assert!(out.status.code().is_some_and(|c| c <= 1), "ast-grep failed on {pattern:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "ast-grep failed on {pattern:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut locs: Vec<Loc> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
-            let m: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("ast-grep printed {line:?}: {e}"));
+            let m: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("ast-grep printed {line:?}: {e}"));
             let file = PathBuf::from(m["file"].as_str().unwrap_or_default());
             // ast-grep's `range.start` is 0-based: line, and column in characters.
             let start = &m["range"]["start"];
@@ -300,16 +324,27 @@ fn same_matches_as_ast_grep() {
             let ours: Vec<Loc> = found.iter().map(|(loc, _)| loc.clone()).collect();
             let theirs = theirs(&ast_grep, *lang, dirs, case.pattern);
             compared += ours.len();
-            let (commented, only_ours): (Vec<Loc>, Vec<Loc>) = minus(&ours, &theirs).into_iter().partition(|loc| {
-                found.iter().any(|(l, range)| l == loc && holds_comment(*lang, &loc.0, range))
-            });
+            let (commented, only_ours): (Vec<Loc>, Vec<Loc>) = minus(&ours, &theirs)
+                .into_iter()
+                .partition(|loc| found.iter().any(|(l, range)| l == loc && holds_comment(*lang, &loc.0, range)));
             tolerated += commented.len();
             let only_theirs = minus(&theirs, &ours);
             let verdict = if only_ours.is_empty() && only_theirs.is_empty() { "same" } else { "DIFFERENT" };
-            let note = if commented.is_empty() { String::new() } else { format!(" (+{} only ours, with a comment inside)", commented.len()) };
-            eprintln!("{:<10} {:<50} ours {:>6}  ast-grep {:>6}  {verdict}{note}", lang.id(), case.pattern, ours.len(), theirs.len());
+            let note = if commented.is_empty() {
+                String::new()
+            } else {
+                format!(" (+{} only ours, with a comment inside)", commented.len())
+            };
+            eprintln!(
+                "{:<10} {:<50} ours {:>6}  ast-grep {:>6}  {verdict}{note}",
+                lang.id(),
+                case.pattern,
+                ours.len(),
+                theirs.len()
+            );
             if verdict != "same" {
-                let mut text = format!("{} {:?}: ours {}, ast-grep {}\n", lang.id(), case.pattern, ours.len(), theirs.len());
+                let mut text =
+                    format!("{} {:?}: ours {}, ast-grep {}\n", lang.id(), case.pattern, ours.len(), theirs.len());
                 if !only_ours.is_empty() {
                     text.push_str(&format!("  only ours ({}):\n{}", only_ours.len(), show(&only_ours)));
                 }

@@ -29,7 +29,9 @@ fn max_results_caps_the_list_and_reports_the_total() {
     let source: String = (0..30).map(|i| format!("foo({i})\n")).collect();
     fs::write(dir.path().join("a.py"), &source).unwrap();
     fs::write(dir.path().join("b.py"), &source).unwrap();
-    let report = search(dir.path(), dir.path(), "foo($X)", &SearchOptions { max_results: 40, ..opts(Some(Lang::Python)) }).unwrap();
+    let report =
+        search(dir.path(), dir.path(), "foo($X)", &SearchOptions { max_results: 40, ..opts(Some(Lang::Python)) })
+            .unwrap();
     assert_eq!(report.total, 60);
     assert_eq!(report.matches.len(), 40);
     assert_eq!(report.files_matched, 2);
@@ -44,7 +46,13 @@ fn binary_non_utf8_and_huge_files_are_skipped_and_counted() {
     fs::write(dir.path().join("bin.py"), b"foo(1)\0\0\x01").unwrap();
     fs::write(dir.path().join("latin1.py"), b"foo(1)\n# caf\xe9\n").unwrap();
     fs::write(dir.path().join("huge.py"), "foo(1)\n".repeat(2000)).unwrap();
-    let report = search(dir.path(), dir.path(), "foo($X)", &SearchOptions { max_file_bytes: 10_000, ..opts(Some(Lang::Python)) }).unwrap();
+    let report = search(
+        dir.path(),
+        dir.path(),
+        "foo($X)",
+        &SearchOptions { max_file_bytes: 10_000, ..opts(Some(Lang::Python)) },
+    )
+    .unwrap();
     assert_eq!(report.total, 1);
     assert_eq!((report.skipped.binary, report.skipped.not_utf8, report.skipped.too_large), (1, 1, 1));
     assert_eq!(report.files_searched, 1);
@@ -79,7 +87,12 @@ fn errors_say_what_is_wrong() {
     fs::write(dir.path().join("notes.txt"), "x\n").unwrap();
     let err = search(dir.path(), dir.path(), "foo(", &opts(Some(Lang::Python))).unwrap_err();
     assert!(matches!(err, Error::Unparseable { lang: Lang::Python, .. }));
-    assert!(err.to_string().starts_with("unparseable pattern for python: no context accepts it (tried: statement, expression, member)"), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "unparseable pattern for python: no context accepts it (tried: statement, expression, member)"
+        ),
+        "{err}"
+    );
     let err = search(dir.path(), dir.path(), "foo($X)", &opts(None)).unwrap_err();
     assert!(err.to_string().starts_with("language is required: the path is a directory"), "{err}");
     let err = search(dir.path(), &dir.path().join("notes.txt"), "foo($X)", &opts(None)).unwrap_err();
@@ -112,22 +125,50 @@ fn the_context_used_is_reported() {
 #[test]
 fn prefilter_does_not_change_results() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap();
-    let registry = std::env::var("CARGO_HOME").map(std::path::PathBuf::from).unwrap_or_else(|_| {
-        std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo")
-    });
+    let registry = std::env::var("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
     let mut corpora = vec![(root.join("crates"), Lang::Rust)];
-    if let Some(src) = fs::read_dir(registry.join("registry/src")).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()) {
+    if let Some(src) = fs::read_dir(registry.join("registry/src")).ok().and_then(|mut d| d.next()).and_then(|e| e.ok())
+    {
         for name in ["memchr", "ignore", "similar"] {
-            if let Some(dir) = fs::read_dir(src.path()).unwrap().filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}-"))) {
+            if let Some(dir) = fs::read_dir(src.path())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .find(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}-")))
+            {
                 corpora.push((dir.path(), Lang::Rust));
             }
         }
     }
-    let patterns = ["$X.unwrap()", "Some($X)", "impl $T for $U { $$$B }", "fn $F($$$P) -> Result<$T> { $$$B }", "memchr"];
+    let patterns =
+        ["$X.unwrap()", "Some($X)", "impl $T for $U { $$$B }", "fn $F($$$P) -> Result<$T> { $$$B }", "memchr"];
     for (dir, lang) in &corpora {
         for pattern in patterns {
-            let with = search(root, dir, pattern, &SearchOptions { lang: Some(*lang), max_results: usize::MAX, prefilter: true, ..SearchOptions::default() }).unwrap();
-            let without = search(root, dir, pattern, &SearchOptions { lang: Some(*lang), max_results: usize::MAX, prefilter: false, ..SearchOptions::default() }).unwrap();
+            let with = search(
+                root,
+                dir,
+                pattern,
+                &SearchOptions {
+                    lang: Some(*lang),
+                    max_results: usize::MAX,
+                    prefilter: true,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
+            let without = search(
+                root,
+                dir,
+                pattern,
+                &SearchOptions {
+                    lang: Some(*lang),
+                    max_results: usize::MAX,
+                    prefilter: false,
+                    ..SearchOptions::default()
+                },
+            )
+            .unwrap();
             assert_eq!(with.total, without.total, "{pattern} in {}", dir.display());
             assert_eq!(with.matches, without.matches, "{pattern} in {}", dir.display());
         }

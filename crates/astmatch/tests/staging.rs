@@ -31,9 +31,14 @@ fn stage_previews_and_writes_nothing() {
     let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
     assert_eq!(staged.edit_id.as_deref(), Some("edit_1"));
     assert_eq!((staged.replacements, staged.matches, staged.files_searched), (4, 4, 3));
-    let files: Vec<(String, usize)> = staged.files.iter().map(|f| (f.path.display().to_string(), f.replacements)).collect();
+    let files: Vec<(String, usize)> =
+        staged.files.iter().map(|f| (f.path.display().to_string(), f.replacements)).collect();
     assert_eq!(files, vec![("a.py".to_string(), 3), ("pkg/b.py".to_string(), 1)]);
-    assert!(staged.files[0].diff.contains("-foo(1)\n-foo(foo(2))\n+bar(1)\n+bar(bar(2))\n"), "{}", staged.files[0].diff);
+    assert!(
+        staged.files[0].diff.contains("-foo(1)\n-foo(foo(2))\n+bar(1)\n+bar(bar(2))\n"),
+        "{}",
+        staged.files[0].diff
+    );
     assert!(staged.files[0].diff.starts_with("--- a/a.py\n+++ b/a.py\n"), "{}", staged.files[0].diff);
     assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
 }
@@ -128,7 +133,8 @@ fn permissions_are_kept() {
     let dir = project();
     fs::set_permissions(dir.path().join("a.py"), fs::Permissions::from_mode(0o755)).unwrap();
     let store = EditStore::new();
-    let staged = store.stage(dir.path(), &dir.path().join("a.py"), "foo($X)", "bar($X)", &SearchOptions::default()).unwrap();
+    let staged =
+        store.stage(dir.path(), &dir.path().join("a.py"), "foo($X)", "bar($X)", &SearchOptions::default()).unwrap();
     store.accept(staged.edit_id.as_deref().unwrap()).unwrap();
     let mode = fs::metadata(dir.path().join("a.py")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);

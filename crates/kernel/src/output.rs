@@ -108,7 +108,15 @@ pub(crate) struct Collector {
 
 impl Collector {
     pub(crate) fn new(limits: OutputLimits) -> Self {
-        Collector { limits, outputs: Vec::new(), stream_chars: 0, rich: 0, cut: Cut::default(), tail: Vec::new(), tail_chars: 0 }
+        Collector {
+            limits,
+            outputs: Vec::new(),
+            stream_chars: 0,
+            rich: 0,
+            cut: Cut::default(),
+            tail: Vec::new(),
+            tail_chars: 0,
+        }
     }
 
     pub(crate) fn stream(&mut self, name: StreamName, text: &str) {

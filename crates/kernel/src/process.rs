@@ -59,7 +59,11 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    pub(crate) async fn start(interpreter: &Interpreter, config: &KernelConfig, spawner: &dyn Spawner) -> Result<Process> {
+    pub(crate) async fn start(
+        interpreter: &Interpreter,
+        config: &KernelConfig,
+        spawner: &dyn Spawner,
+    ) -> Result<Process> {
         let language = interpreter.language;
         let (bootstrap, driver) = match language {
             Language::Python => (PYTHON_BOOTSTRAP, PYTHON_DRIVER),
@@ -119,12 +123,7 @@ impl Process {
         line.push('\n');
         writer.write_all(line.as_bytes()).await?;
         let mut process = Process {
-            info: KernelInfo {
-                language,
-                version: String::new(),
-                executable: interpreter.program.clone(),
-                pid,
-            },
+            info: KernelInfo { language, version: String::new(), executable: interpreter.program.clone(), pid },
             child,
             pgid,
             writer,
@@ -214,7 +213,8 @@ impl Process {
         let mut deadline = Instant::now() + config.inactivity_timeout;
         let mut interrupting = false;
         let mut done: Option<String> = None;
-        let mut calls: FuturesUnordered<tokio::task::JoinHandle<(u64, Result<serde_json::Value, String>)>> = FuturesUnordered::new();
+        let mut calls: FuturesUnordered<tokio::task::JoinHandle<(u64, Result<serde_json::Value, String>)>> =
+            FuturesUnordered::new();
         loop {
             if done.is_some() && self.syncs.iter().all(|&seen| seen >= target) {
                 break;

@@ -108,7 +108,11 @@ impl CellResult {
     pub fn text(&self) -> String {
         let mut text = String::new();
         if self.fresh_kernel && self.previous_lost {
-            let _ = writeln!(text, "[started a new {} kernel: the previous one had died and its state was lost]", self.kernel.language);
+            let _ = writeln!(
+                text,
+                "[started a new {} kernel: the previous one had died and its state was lost]",
+                self.kernel.language
+            );
         }
         for output in &self.outputs {
             match output {
@@ -121,8 +125,12 @@ impl CellResult {
                     } else {
                         for image in images {
                             match image.size {
-                                Some((w, h)) => { let _ = write!(text, "[{} image {w}×{h}]", image.mime); }
-                                None => { let _ = write!(text, "[{} image]", image.mime); }
+                                Some((w, h)) => {
+                                    let _ = write!(text, "[{} image {w}×{h}]", image.mime);
+                                }
+                                None => {
+                                    let _ = write!(text, "[{} image]", image.mime);
+                                }
                             }
                         }
                     }
@@ -144,13 +152,25 @@ impl CellResult {
         ensure_newline(&mut text);
         match &self.status {
             CellStatus::TimedOut { action: TimeoutAction::Interrupted, after } => {
-                let _ = writeln!(text, "[no output for {} s: the cell was interrupted; partial output above; the kernel's state is kept]", after.as_secs());
+                let _ = writeln!(
+                    text,
+                    "[no output for {} s: the cell was interrupted; partial output above; the kernel's state is kept]",
+                    after.as_secs()
+                );
             }
             CellStatus::TimedOut { action: TimeoutAction::Killed, after } => {
-                let _ = writeln!(text, "[no output for {} s: the cell ignored the interrupt and the kernel was killed; partial output above; the kernel's state was lost]", after.as_secs());
+                let _ = writeln!(
+                    text,
+                    "[no output for {} s: the cell ignored the interrupt and the kernel was killed; partial output above; the kernel's state was lost]",
+                    after.as_secs()
+                );
             }
             CellStatus::Crashed { exit } => {
-                let _ = writeln!(text, "[the {} kernel crashed ({exit}); partial output above; its state was lost and the next call starts a fresh kernel]", self.kernel.language);
+                let _ = writeln!(
+                    text,
+                    "[the {} kernel crashed ({exit}); partial output above; its state was lost and the next call starts a fresh kernel]",
+                    self.kernel.language
+                );
             }
             CellStatus::Ok | CellStatus::Error => {}
         }

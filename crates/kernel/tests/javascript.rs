@@ -11,7 +11,8 @@ use kernel::CellStatus;
 async fn state_and_redeclaration_across_cells() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let first = js(&kernels, "let x = 1; const y = 2; class A { m() { return 1 } }; function f() { return x + y }").await;
+    let first =
+        js(&kernels, "let x = 1; const y = 2; class A { m() { return 1 } }; function f() { return x + y }").await;
     assert_eq!(first.status, CellStatus::Ok, "{}", first.text());
     let second = js(&kernels, "let x = 10; const y = 20; class A { m() { return 2 } }; f() + new A().m()").await;
     assert_eq!(second.status, CellStatus::Ok, "{}", second.text());
@@ -24,7 +25,8 @@ async fn state_and_redeclaration_across_cells() {
 async fn top_level_await() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let result = js(&kernels, "const v = await new Promise((resolve) => setTimeout(() => resolve(21), 10));\nv * 2").await;
+    let result =
+        js(&kernels, "const v = await new Promise((resolve) => setTimeout(() => resolve(21), 10));\nv * 2").await;
     assert_eq!(result_text(&result).as_deref(), Some("42"), "{}", result.text());
     let again = js(&kernels, "v").await;
     assert_eq!(result_text(&again).as_deref(), Some("21"));
@@ -37,7 +39,8 @@ async fn top_level_await() {
 async fn display_and_echo_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let result = js(&kernels, "console.log('before'); display(1, 'two'); display.html('<b>x</b>'); ({a: [1, 2]})").await;
+    let result =
+        js(&kernels, "console.log('before'); display(1, 'two'); display.html('<b>x</b>'); ({a: [1, 2]})").await;
     let shown = displays(&result);
     assert_eq!(shown.len(), 3);
     assert_eq!(shown[0]["text/plain"], "1");

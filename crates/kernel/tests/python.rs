@@ -54,7 +54,10 @@ async fn display_several_values_in_order() {
             kernel::Output::Error { ename, .. } => format!("error:{ename}"),
         })
         .collect();
-    assert_eq!(order, ["stream:before", "display:1", "display:'two'", "stream:between", "display:[3]", "result:'last'"]);
+    assert_eq!(
+        order,
+        ["stream:before", "display:1", "display:'two'", "stream:between", "display:[3]", "result:'last'"]
+    );
 }
 
 #[tokio::test]
@@ -81,7 +84,8 @@ async fn dataframe_is_a_table_and_html() {
     }
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let result = py(&kernels, "import pandas as pd\ndf = pd.DataFrame({'name': ['a', 'b'], 'value': [1, 2]})\ndf").await;
+    let result =
+        py(&kernels, "import pandas as pd\ndf = pd.DataFrame({'name': ['a', 'b'], 'value': [1, 2]})\ndf").await;
     let text = result_text(&result).unwrap_or_default();
     assert!(text.contains("name") && text.contains("value"), "{}", result.text());
     assert!(text.lines().count() >= 3, "{text}");
@@ -102,7 +106,9 @@ async fn matplotlib_figures_come_back_as_png() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
     // A figure left open at the end of the cell.
-    let open = py(&kernels, "import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 3))\nplt.plot([1, 2, 3], [1, 4, 9]);").await;
+    let open =
+        py(&kernels, "import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 3))\nplt.plot([1, 2, 3], [1, 4, 9]);")
+            .await;
     assert_eq!(open.status, CellStatus::Ok, "{}", open.text());
     let images = open.images();
     assert_eq!(images.len(), 1, "{}", open.text());
@@ -175,7 +181,9 @@ async fn child_processes_writing_to_stdout_do_not_corrupt_the_protocol() {
 async fn top_level_await_and_asyncio_run() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let awaited = py(&kernels, "import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 3\nv = await f()\nv * 2").await;
+    let awaited =
+        py(&kernels, "import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 3\nv = await f()\nv * 2")
+            .await;
     assert_eq!(result_text(&awaited).as_deref(), Some("6"), "{}", awaited.text());
     let sync = py(&kernels, "asyncio.run(f())").await;
     assert_eq!(result_text(&sync).as_deref(), Some("3"), "{}", sync.text());

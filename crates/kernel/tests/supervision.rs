@@ -11,18 +11,31 @@ use kernel::{CellStatus, Kernels, Language, TimeoutAction};
 async fn tool_bridge_succeeds_under_cap_and_is_refused_over_cap() {
     let dir = tempfile::tempdir().unwrap();
     let kernels = kernels(dir.path());
-    let ok = kernels.execute(bridged(Language::Python, "r = tool('read', {'path': 'a.txt'})\nr['text'], r['args']")).await.unwrap();
-    assert_eq!(result_text(&ok).as_deref(), Some("('contents', {'path': 'a.txt'})"), "{}", ok.text());
-    let refused = kernels
-        .execute(bridged(Language::Python, "try:\n    tool('shell', {'cmd': 'ls'})\nexcept ToolError as e:\n    print('refused:', e)\n'after'"))
+    let ok = kernels
+        .execute(bridged(Language::Python, "r = tool('read', {'path': 'a.txt'})\nr['text'], r['args']"))
         .await
         .unwrap();
-    assert!(streams(&refused).contains("refused: tool `shell` is exec tier, above this surface's cap (read)"), "{}", refused.text());
+    assert_eq!(result_text(&ok).as_deref(), Some("('contents', {'path': 'a.txt'})"), "{}", ok.text());
+    let refused = kernels
+        .execute(bridged(
+            Language::Python,
+            "try:\n    tool('shell', {'cmd': 'ls'})\nexcept ToolError as e:\n    print('refused:', e)\n'after'",
+        ))
+        .await
+        .unwrap();
+    assert!(
+        streams(&refused).contains("refused: tool `shell` is exec tier, above this surface's cap (read)"),
+        "{}",
+        refused.text()
+    );
     assert_eq!(result_text(&refused).as_deref(), Some("'after'"));
     let uncaught = kernels.execute(bridged(Language::Python, "tool('shell')")).await.unwrap();
     assert_eq!(error_name(&uncaught).as_deref(), Some("ToolError"));
 
-    let js_ok = kernels.execute(bridged(Language::JavaScript, "const r = await tool('read', {path: 'b'}); r.args.path")).await.unwrap();
+    let js_ok = kernels
+        .execute(bridged(Language::JavaScript, "const r = await tool('read', {path: 'b'}); r.args.path"))
+        .await
+        .unwrap();
     assert_eq!(result_text(&js_ok).as_deref(), Some("'b'"), "{}", js_ok.text());
     let js_refused = kernels.execute(bridged(Language::JavaScript, "await tool('shell', {})")).await.unwrap();
     assert_eq!(error_name(&js_refused).as_deref(), Some("ToolError"));
@@ -48,7 +61,11 @@ async fn infinite_loop_is_interrupted_and_state_kept() {
     let kernels = Kernels::new(quick_timeouts(config(dir.path())));
     py(&kernels, "kept = 41").await;
     let looped = py(&kernels, "print('started')\nwhile True:\n    pass").await;
-    assert!(matches!(looped.status, CellStatus::TimedOut { action: TimeoutAction::Interrupted, .. }), "{:?}", looped.status);
+    assert!(
+        matches!(looped.status, CellStatus::TimedOut { action: TimeoutAction::Interrupted, .. }),
+        "{:?}",
+        looped.status
+    );
     assert!(!looped.state_lost);
     assert!(streams(&looped).contains("started"), "partial output kept");
     let text = looped.text();
@@ -58,7 +75,11 @@ async fn infinite_loop_is_interrupted_and_state_kept() {
 
     js(&kernels, "let keptJs = 7").await;
     let js_loop = js(&kernels, "console.log('spinning'); while (true) {}").await;
-    assert!(matches!(js_loop.status, CellStatus::TimedOut { action: TimeoutAction::Interrupted, .. }), "{:?}", js_loop.status);
+    assert!(
+        matches!(js_loop.status, CellStatus::TimedOut { action: TimeoutAction::Interrupted, .. }),
+        "{:?}",
+        js_loop.status
+    );
     assert!(streams(&js_loop).contains("spinning"));
     let js_after = js(&kernels, "keptJs * 6").await;
     assert_eq!(result_text(&js_after).as_deref(), Some("42"));
@@ -96,7 +117,11 @@ async fn crashes_are_reported_and_the_next_call_is_fresh() {
         };
         assert!(how.contains(exit), "{how}");
         assert!(crashed.state_lost);
-        assert!(streams(&crashed).contains("going down") || streams(&crashed).contains("exiting"), "{}", crashed.text());
+        assert!(
+            streams(&crashed).contains("going down") || streams(&crashed).contains("exiting"),
+            "{}",
+            crashed.text()
+        );
         assert!(crashed.text().contains("crashed"));
         let (check, expected) = match language {
             Language::Python => ("'before' in globals()", "False"),

@@ -44,7 +44,11 @@ pub fn render_card(card: &Card) -> String {
         (n, true) => how.push(format!("type numbers 1-{n}, separated by commas")),
     }
     if card.allow_free_text {
-        how.push(if card.options.is_empty() { "type your answer".to_owned() } else { "or type your own answer".to_owned() });
+        how.push(if card.options.is_empty() {
+            "type your answer".to_owned()
+        } else {
+            "or type your own answer".to_owned()
+        });
     }
     how.push("an empty line skips".to_owned());
     let _ = writeln!(out, "({})", how.join("; "));
@@ -142,9 +146,8 @@ impl QuestionPort for TerminalPort {
                 return Ok(Outcome::Unavailable);
             }
             let card = card.clone();
-            let asking = tokio::task::spawn_blocking(move || {
-                prompt(&card, std::io::stdin().lock(), std::io::stderr().lock())
-            });
+            let asking =
+                tokio::task::spawn_blocking(move || prompt(&card, std::io::stdin().lock(), std::io::stderr().lock()));
             let joined = match self.timeout {
                 // On timeout the blocked read is left behind; it ends with the process.
                 Some(limit) => match tokio::time::timeout(limit, asking).await {

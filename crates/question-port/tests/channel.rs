@@ -2,9 +2,7 @@
 
 use std::time::Duration;
 
-use question_port::{
-    Answer, Card, ChannelConfig, Choice, Error, Outcome, QuestionPort, Unattended, channel,
-};
+use question_port::{Answer, Card, ChannelConfig, Choice, Error, Outcome, QuestionPort, Unattended, channel};
 
 fn card() -> Card {
     Card {

@@ -49,7 +49,11 @@ impl CommandSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        CommandSpec { program: program.into(), args: args.into_iter().map(Into::into).collect(), ..CommandSpec::default() }
+        CommandSpec {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            ..CommandSpec::default()
+        }
     }
 
     /// A command line run by `sh -c`.
@@ -143,11 +147,17 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            return RunOutcome::Failed { output: String::new(), error: format!("cannot start `{}`: {e}", spec.display()) };
+            return RunOutcome::Failed {
+                output: String::new(),
+                error: format!("cannot start `{}`: {e}", spec.display()),
+            };
         }
     };
     let Some(group) = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw) else {
-        return RunOutcome::Failed { output: String::new(), error: "the command exited before it could be tracked".to_owned() };
+        return RunOutcome::Failed {
+            output: String::new(),
+            error: "the command exited before it could be tracked".to_owned(),
+        };
     };
     // From here on, dropping this future (the roster's stop deadline, or
     // shutdown) still ends the whole group.

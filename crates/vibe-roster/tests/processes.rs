@@ -89,11 +89,7 @@ async fn the_table_lists_workers_in_spawn_order_with_their_tiers() -> TestResult
     for id in ["w1", "w2", "w3"] {
         assert!(roster.wait(id, None).await?.settled);
     }
-    let table: Vec<_> = roster
-        .list()
-        .into_iter()
-        .map(|w| (w.id, w.label, w.tier, w.status, w.last_result))
-        .collect();
+    let table: Vec<_> = roster.list().into_iter().map(|w| (w.id, w.label, w.tier, w.status, w.last_result)).collect();
     assert_eq!(
         table,
         vec![
@@ -107,7 +103,10 @@ async fn the_table_lists_workers_in_spawn_order_with_their_tiers() -> TestResult
 
 #[tokio::test]
 async fn the_tier_picks_the_command() -> TestResult {
-    let config = CommandConfig::new(CommandSpec::shell("echo fast:$VIBE_TIER"), CommandSpec::new("sh", ["-c", "echo good:$VIBE_TIER"]));
+    let config = CommandConfig::new(
+        CommandSpec::shell("echo fast:$VIBE_TIER"),
+        CommandSpec::new("sh", ["-c", "echo good:$VIBE_TIER"]),
+    );
     let roster = Roster::new(Arc::new(CommandRunner::new(config)), quick());
     let fast = roster.spawn(Spawn { brief: "x".into(), label: "a".into(), tier: Tier::Fast })?.id;
     let good = roster.spawn(Spawn { brief: "x".into(), label: "b".into(), tier: Tier::Good })?.id;

@@ -70,9 +70,15 @@ async fn outcomes_become_statuses() -> TestResult {
     let ok = spawn(&roster, "ok all good")?;
     let fail = spawn(&roster, "fail no luck")?;
     let done = roster.wait(&ok, None).await?.worker;
-    assert_eq!((done.status, done.last_result.as_deref(), done.last_error.as_deref()), (Status::Done, Some("all good (run 1)"), None));
+    assert_eq!(
+        (done.status, done.last_result.as_deref(), done.last_error.as_deref()),
+        (Status::Done, Some("all good (run 1)"), None)
+    );
     let failed = roster.wait(&fail, None).await?.worker;
-    assert_eq!((failed.status, failed.last_result.as_deref(), failed.last_error.as_deref()), (Status::Failed, None, Some("no luck")));
+    assert_eq!(
+        (failed.status, failed.last_result.as_deref(), failed.last_error.as_deref()),
+        (Status::Failed, None, Some("no luck"))
+    );
     Ok(())
 }
 
@@ -87,7 +93,10 @@ async fn kill_keeps_partial_output_and_send_reruns_with_the_appended_brief() -> 
     let sent = roster.send(&id, "ok better").await?;
     assert_eq!((sent.runs, sent.brief.as_str()), (2, "hang\n\nok better"));
     let done = roster.wait(&id, None).await?.worker;
-    assert_eq!((done.status, done.last_result.as_deref(), done.last_error), (Status::Done, Some("better (run 2)"), None));
+    assert_eq!(
+        (done.status, done.last_result.as_deref(), done.last_error),
+        (Status::Done, Some("better (run 2)"), None)
+    );
     Ok(())
 }
 
@@ -148,12 +157,20 @@ fn tiers_and_statuses_have_their_names() {
     assert_eq!("good".parse::<Tier>(), Ok(Tier::Good));
     assert_eq!("fast".parse::<Tier>(), Ok(Tier::Fast));
     assert_eq!("best".parse::<Tier>(), Err(Error::UnknownTier { given: "best".into() }));
-    let names: Vec<_> = [Status::Queued, Status::Running, Status::Done, Status::Failed, Status::Killed, Status::TimedOut]
-        .iter()
-        .map(|s| (s.as_str(), s.is_settled()))
-        .collect();
+    let names: Vec<_> =
+        [Status::Queued, Status::Running, Status::Done, Status::Failed, Status::Killed, Status::TimedOut]
+            .iter()
+            .map(|s| (s.as_str(), s.is_settled()))
+            .collect();
     assert_eq!(
         names,
-        [("queued", false), ("running", false), ("done", true), ("failed", true), ("killed", true), ("timed out", true)]
+        [
+            ("queued", false),
+            ("running", false),
+            ("done", true),
+            ("failed", true),
+            ("killed", true),
+            ("timed out", true)
+        ]
     );
 }

@@ -8,7 +8,11 @@ use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 
 /// Calls `tool` with `args` (a JSON object) and returns the raw MCP result.
-pub async fn call<H: ClientHandler>(client: &RunningService<RoleClient, H>, tool: &'static str, args: Value) -> CallToolResult {
+pub async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &'static str,
+    args: Value,
+) -> CallToolResult {
     let Value::Object(args) = args else { panic!("arguments must be an object") };
     client.call_tool(CallToolRequestParams::new(tool).with_arguments(args)).await.unwrap()
 }

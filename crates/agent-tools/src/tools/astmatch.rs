@@ -253,7 +253,10 @@ impl Tool for Resolve {
     fn preview(&self, input: &ResolveInput) -> CallPreview {
         let id = input.edit_id.trim();
         let Some(files) = self.0.store.pending_files(id) else {
-            return CallPreview { summary: Some(format!("{} edit '{id}', which is not staged", verb(input.action))), paths: Vec::new() };
+            return CallPreview {
+                summary: Some(format!("{} edit '{id}', which is not staged", verb(input.action))),
+                paths: Vec::new(),
+            };
         };
         let names: Vec<String> = files.iter().map(|f| slash(f)).collect();
         let summary = match input.action {

@@ -154,7 +154,11 @@ fn structured(result: &CellResult) -> Value {
     let bundle = |data: &kernel::MimeBundle| -> Value {
         let mut map = Map::new();
         for (mime, value) in data {
-            let shown = if mime.starts_with("image/") && mime != "image/svg+xml" { "(in images)".to_owned() } else { value.clone() };
+            let shown = if mime.starts_with("image/") && mime != "image/svg+xml" {
+                "(in images)".to_owned()
+            } else {
+                value.clone()
+            };
             map.insert(mime.clone(), Value::String(shown));
         }
         Value::Object(map)

@@ -146,7 +146,9 @@ impl Tool for VibeWait {
         let timeout = match input.timeout_seconds {
             None => None,
             Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)),
-            Some(s) => return Ok(ToolResult::error(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}"))),
+            Some(s) => {
+                return Ok(ToolResult::error(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}")));
+            }
         };
         Ok(match self.0.wait(input.worker_id.trim(), timeout).await {
             Ok(waited) => {
@@ -202,7 +204,8 @@ impl Tool for VibeList {
     async fn call(&self, _input: VibeListInput, _cx: &CallContext) -> Result<ToolResult> {
         let workers = self.0.list();
         let text = if workers.is_empty() { "no workers".to_owned() } else { table(&workers) };
-        Ok(ToolResult::text(text).with_structured(json!({ "workers": workers.iter().map(worker_value).collect::<Vec<_>>() })))
+        Ok(ToolResult::text(text)
+            .with_structured(json!({ "workers": workers.iter().map(worker_value).collect::<Vec<_>>() })))
     }
 }
 
@@ -213,7 +216,9 @@ fn table(workers: &[Worker]) -> String {
         .iter()
         .map(|w| {
             let last = match (&w.last_result, &w.last_error) {
-                (_, Some(error)) if w.status.is_settled() && w.status != vibe_roster::Status::Done => first_line(error, 60),
+                (_, Some(error)) if w.status.is_settled() && w.status != vibe_roster::Status::Done => {
+                    first_line(error, 60)
+                }
                 (Some(result), _) => first_line(result, 60),
                 _ => "-".to_owned(),
             };
@@ -282,7 +287,11 @@ fn unix_seconds(time: SystemTime) -> f64 {
 
 fn seconds(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
-    if secs < 60.0 { format!("{secs:.1}s") } else { format!("{}m{:02}s", duration.as_secs() / 60, duration.as_secs() % 60) }
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m{:02}s", duration.as_secs() / 60, duration.as_secs() % 60)
+    }
 }
 
 fn first_line(text: &str, max: usize) -> String {
