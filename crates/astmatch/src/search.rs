@@ -43,7 +43,7 @@ pub struct Skipped {
     pub not_utf8: usize,
     /// Files over [`SearchOptions::max_file_bytes`].
     pub too_large: usize,
-    /// Files that could not be read.
+    /// Files that could not be read, and directories that could not be listed.
     pub unreadable: usize,
 }
 
@@ -228,10 +228,15 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
         let walker = ignore::WalkBuilder::new(scope).build_parallel();
         walker.run(|| {
             Box::new(|entry| {
-                if let Ok(entry) = entry {
-                    if entry.file_type().is_some_and(|t| t.is_file()) && Lang::from_path(entry.path()) == Some(lang) {
-                        visit(entry.path());
+                match entry {
+                    Ok(entry) => {
+                        if entry.file_type().is_some_and(|t| t.is_file()) && Lang::from_path(entry.path()) == Some(lang)
+                        {
+                            visit(entry.path());
+                        }
                     }
+                    // A directory that cannot be listed is counted, never silently left out.
+                    Err(_) => state.lock().unwrap_or_else(|e| e.into_inner()).2.unreadable += 1,
                 }
                 ignore::WalkState::Continue
             })
