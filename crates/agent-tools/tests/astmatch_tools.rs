@@ -75,6 +75,10 @@ async fn ast_grep_zero_matches_is_a_success() {
     let result = call(&surface, "ast_grep", json!({"pattern": "nothing_here($X)", "language": "python"})).await;
     assert!(!result.is_error);
     assert_eq!(result.text, "no matches for `nothing_here($X)` in 1 python file (pattern parsed as statement, python)");
+    let none = call(&surface, "ast_grep", json!({"pattern": "foo($X)", "language": "go"})).await;
+    assert!(!none.is_error);
+    assert_eq!(none.text, "nothing searched: no go files (.go) in this scope");
+    assert_eq!(none.structured.unwrap()["files_searched"], json!(0));
     assert_eq!(result.structured.unwrap()["total"], 0);
 }
 

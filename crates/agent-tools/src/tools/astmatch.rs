@@ -351,7 +351,14 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
     let files_with_matches = report.files_matched;
     let shown = report.matches.len();
     let truncated = report.total > shown;
-    let mut text = if report.total == 0 {
+    let mut text = if report.total == 0 && report.files_searched == 0 && report.skipped.total() == 0 {
+        // Nothing was searched: say so, rather than a bare "no matches".
+        format!(
+            "nothing searched: no {} files ({}) in this scope",
+            report.lang,
+            report.lang.extensions().iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")
+        )
+    } else if report.total == 0 {
         format!(
             "no matches for `{}` in {} (pattern parsed as {}, {})",
             first_line(pattern),
