@@ -1,7 +1,7 @@
 //! Project chores, run as `cargo xtask <command>` through the alias in `.cargo/config.toml`.
 //!
 //! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
-//! - `fixtures`: builds the fixture servers (none yet).
+//! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
 //! - `bench astmatch`: times our structural search against the ast-grep CLI and a bare parse.
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //!
@@ -25,7 +25,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup            install the tools the tests and the benchmark need into .tools/
-  fixtures         build the fixture servers
+  fixtures         build the fixture language server and debug adapter (setup does this too)
   bench astmatch [--runs N]
                    time ast_grep against the ast-grep CLI and a bare tree-sitter parse
   bench kernel [--rounds N] [--cells N]
@@ -36,10 +36,7 @@ fn main() -> Result<()> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
         ["setup"] => setup::run(),
-        ["fixtures"] => {
-            println!("fixtures: there are no fixture servers to build yet; nothing done");
-            Ok(())
-        }
+        ["fixtures"] => setup::build_fixtures(),
         ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.

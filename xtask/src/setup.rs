@@ -16,9 +16,26 @@ pub(crate) const AST_GREP_VERSION: &str = "0.51.1";
 pub(crate) const KERNEL_PACKAGES: &[&str] = &["pandas==3.0.2", "matplotlib==3.10.8"];
 /// ipykernel and jupyter_client, the comparison point of `cargo xtask bench kernel`.
 pub(crate) const JUPYTER_PACKAGES: &[&str] = &["ipykernel", "jupyter_client"];
-/// TypeScript pinned for its `lib` files (a benchmark corpus) and, later, for
+/// TypeScript pinned for its `lib` files (a benchmark corpus) and for
 /// typescript-language-server (which breaks with TypeScript 7).
 pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
+/// The npm language servers, pinned (typescript-language-server's later
+/// releases need a newer node than Debian's 20).
+pub(crate) const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
+/// The pip language servers and debug adapter, pinned; python-lsp-server
+/// reports nothing without its pyflakes and pycodestyle extras.
+pub(crate) const PIP_SERVERS: &[&str] =
+    &["python-lsp-server[pyflakes,pycodestyle]==1.15.0", "ruff==0.17.6", "debugpy==1.8.22"];
+/// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`).
+pub(crate) const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19"];
+/// The commands the Debian packages provide, each checked by running it.
+const APT_COMMANDS: &[(&str, &[&str])] = &[
+    ("clangd", &["--version"]),
+    ("go", &["version"]),
+    ("gopls", &["version"]),
+    ("dlv", &["version"]),
+    ("lldb-dap-19", &["--help"]),
+];
 
 /// One thing setup makes sure of.
 struct Step {
@@ -37,6 +54,10 @@ fn steps() -> Vec<Step> {
         Step { name: "pandas, matplotlib (pip)", check: check_kernel_packages, install: install_kernel_packages },
         Step { name: "ipykernel, jupyter_client (pip)", check: check_jupyter, install: install_jupyter },
         Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
+        Step { name: "pyright, ts-language-server (npm)", check: check_npm_servers, install: install_npm_servers },
+        Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
+        Step { name: "rust-analyzer (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
+        Step { name: "clangd, go, gopls, dlv, lldb-dap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
     ]
 }
@@ -46,16 +67,17 @@ pub(crate) fn run() -> Result<()> {
     std::fs::create_dir_all(tools_dir())?;
     for step in steps() {
         if let Some(there) = (step.check)() {
-            println!("setup: ok         {:<30} {there}", step.name);
+            println!("setup: ok         {:<40} {there}", step.name);
             continue;
         }
         let t = std::time::Instant::now();
         (step.install)()?;
         match (step.check)() {
-            Some(there) => println!("setup: installed  {:<30} {there} ({:.1}s)", step.name, t.elapsed().as_secs_f64()),
+            Some(there) => println!("setup: installed  {:<40} {there} ({:.1}s)", step.name, t.elapsed().as_secs_f64()),
             None => bail!("setup: `{}` installed but its check still fails", step.name),
         }
     }
+    build_fixtures()?;
     println!("setup: done in {:.1}s (tools under {})", started.elapsed().as_secs_f64(), tools_dir().display());
     Ok(())
 }
@@ -187,5 +209,136 @@ fn install_registry() -> Result<()> {
             .arg("fetch")
             .current_dir(workspace_root()),
     )?;
+    Ok(())
+}
+
+/// The project's local `node_modules/.bin/NAME`.
+pub(crate) fn node_bin(name: &str) -> PathBuf {
+    tools_dir().join("node").join("node_modules").join(".bin").join(name)
+}
+
+/// `Some(first line of what it printed)` when `program args` runs and succeeds.
+fn runs(program: &std::path::Path, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).stdin(std::process::Stdio::null()).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = if out.stdout.is_empty() { out.stderr } else { out.stdout };
+    Some(String::from_utf8_lossy(&text).lines().next().unwrap_or("").trim().to_string())
+}
+
+fn check_npm_servers() -> Option<String> {
+    let mut seen = Vec::new();
+    for (name, version) in NPM_SERVERS {
+        let manifest = tools_dir().join("node/node_modules").join(name).join("package.json");
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+        if json["version"] != *version {
+            return None;
+        }
+        seen.push(format!("{name} {version}"));
+    }
+    runs(&node_bin("typescript-language-server"), &["--version"])?;
+    runs(&node_bin("pyright"), &["--version"])?;
+    Some(seen.join(", "))
+}
+
+fn install_npm_servers() -> Result<()> {
+    run_quiet(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(tools_dir().join("node"))
+            .arg(format!("typescript@{TYPESCRIPT_VERSION}"))
+            .args(NPM_SERVERS.iter().map(|(name, version)| format!("{name}@{version}"))),
+    )?;
+    Ok(())
+}
+
+fn check_pip_servers() -> Option<String> {
+    let pylsp = runs(&venv_bin("pylsp"), &["--version"])?;
+    let ruff = runs(&venv_bin("ruff"), &["--version"])?;
+    // Without pyflakes pylsp starts but reports nothing.
+    runs(&venv_bin("python"), &["-c", "import pyflakes, pycodestyle, debugpy"])?;
+    let debugpy = runs(&venv_bin("python"), &["-c", "import debugpy; print(debugpy.__version__)"])?;
+    let wanted = |name: &str| PIP_SERVERS.iter().find_map(|p| p.strip_prefix(name)?.split("==").nth(1));
+    (pylsp.ends_with(wanted("python-lsp-server")?) && ruff.ends_with(wanted("ruff")?) && debugpy == wanted("debugpy")?)
+        .then(|| format!("{pylsp}, {ruff}, debugpy {debugpy}"))
+}
+
+fn install_pip_servers() -> Result<()> {
+    run_quiet(
+        Command::new(venv_bin("python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(PIP_SERVERS),
+    )?;
+    Ok(())
+}
+
+fn check_rust_analyzer() -> Option<String> {
+    // Before the component is installed, the `rust-analyzer` on PATH is a rustup
+    // proxy that fails with "Unknown binary"; running it tells the two apart.
+    runs(std::path::Path::new("rust-analyzer"), &["--version"])
+}
+
+fn install_rust_analyzer() -> Result<()> {
+    run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer"]))?;
+    Ok(())
+}
+
+fn check_apt() -> Option<String> {
+    let mut seen = Vec::new();
+    for (program, args) in APT_COMMANDS {
+        runs(std::path::Path::new(program), args)?;
+        seen.push(*program);
+    }
+    Some(seen.join(", "))
+}
+
+/// `apt-get update` then install, as root directly or through sudo.
+fn install_apt() -> Result<()> {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let apt = |args: &[&str]| -> Result<()> {
+        let mut cmd = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        if !root {
+            cmd.args(["-n", "apt-get"]);
+        }
+        cmd.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+        run_quiet(&mut cmd)?;
+        Ok(())
+    };
+    apt(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend(APT_PACKAGES);
+    apt(&install)
+}
+
+/// The fixture servers the tests drive, built into the workspace's target directory.
+pub(crate) const FIXTURE_PACKAGES: &[(&str, &str)] =
+    &[("fixtures/lsp-server", "fixture-lsp-server"), ("fixtures/dap-adapter", "fixture-dap-adapter")];
+
+/// The fixture packages that exist in this checkout (a package not written yet is skipped).
+fn fixture_packages() -> Vec<&'static str> {
+    FIXTURE_PACKAGES
+        .iter()
+        .filter(|(dir, _)| workspace_root().join(dir).join("Cargo.toml").is_file())
+        .map(|(_, name)| *name)
+        .collect()
+}
+
+/// `cargo build` of the fixture servers (debug profile, so they land in the
+/// target directory the tests run from; cargo itself skips what is up to date).
+pub(crate) fn build_fixtures() -> Result<()> {
+    let packages = fixture_packages();
+    if packages.is_empty() {
+        println!("fixtures: no fixture server in this checkout");
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.arg("build").arg("--quiet").current_dir(workspace_root());
+    for package in &packages {
+        cmd.args(["-p", package]);
+    }
+    run_quiet(&mut cmd)?;
+    println!("fixtures: built {} ({:.1}s)", packages.join(", "), started.elapsed().as_secs_f64());
     Ok(())
 }
