@@ -1,0 +1,282 @@
+//! `diagnostics` with `"*"`: the language's own project checker, run and
+//! parsed into the same [`Diagnostic`] shape (columns as the checker counts
+//! them, converted to 1-indexed characters).
+//!
+//! | language | command |
+//! |---|---|
+//! | rust | `cargo check --message-format=json` (rustc's JSON diagnostics) |
+//! | typescript, javascript | `tsc --noEmit --pretty false` |
+//! | python | `pyright --outputjson` |
+//! | go | `go vet ./...` |
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::detect::find_root;
+use crate::encoding::{char_column, lines};
+use crate::error::{Error, Result};
+use crate::spec::Language;
+use crate::supervisor::{Diagnostic, Location, Severity, Supervisor};
+
+/// What a project checker found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectDiagnostics {
+    pub language: Language,
+    /// The command line that ran.
+    pub command: String,
+    /// Where it ran.
+    pub root: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Whether the checker itself succeeded (exit status 0).
+    pub success: bool,
+}
+
+impl Supervisor {
+    /// Runs the project checker of each language that has a root marker at the
+    /// workspace root (or only `language`), and parses what it reports.
+    pub async fn project_diagnostics(&self, language: Option<Language>) -> Result<Vec<ProjectDiagnostics>> {
+        let root = self.config().root.clone();
+        let languages: Vec<Language> = match language {
+            Some(l) => vec![l],
+            None => [Language::Rust, Language::TypeScript, Language::Python, Language::Go]
+                .into_iter()
+                .filter(|&l| {
+                    self.config()
+                        .servers
+                        .iter()
+                        .any(|s| s.languages.contains(&l) && find_root(s, &root, &root).is_some())
+                })
+                .collect(),
+        };
+        if languages.is_empty() {
+            return Err(Error::Checker(format!(
+                "no project checker applies at {}: none of Cargo.toml, tsconfig.json/package.json, pyproject.toml/setup.py/requirements.txt, go.mod is there",
+                root.display()
+            )));
+        }
+        let mut out = Vec::new();
+        for language in languages {
+            out.push(self.run_checker(language, &root).await?);
+        }
+        Ok(out)
+    }
+
+    async fn run_checker(&self, language: Language, root: &Path) -> Result<ProjectDiagnostics> {
+        let which = |name: &str| {
+            which::which_in(name, Some(crate::detect::search_path(root, &self.config().extra_path)), root).ok()
+        };
+        let (program, args): (PathBuf, Vec<&str>) = match language {
+            Language::Rust => {
+                (PathBuf::from("cargo"), vec!["check", "--message-format=json", "--quiet", "--all-targets"])
+            }
+            Language::TypeScript | Language::JavaScript => (
+                which("tsc").ok_or_else(|| {
+                    Error::Checker("no `tsc` found (node_modules/.bin or PATH); install typescript".into())
+                })?,
+                vec!["--noEmit", "--pretty", "false"],
+            ),
+            Language::Python => (
+                which("pyright").ok_or_else(|| {
+                    Error::Checker("no `pyright` found (node_modules/.bin, .venv/bin or PATH); install pyright".into())
+                })?,
+                vec!["--outputjson"],
+            ),
+            Language::Go => (PathBuf::from("go"), vec!["vet", "./..."]),
+            other => {
+                return Err(Error::Checker(format!(
+                    "there is no project checker for {other}; ask for one file's diagnostics instead"
+                )));
+            }
+        };
+        let command = format!("{} {}", program.display(), args.join(" "));
+        let run = tokio::process::Command::new(&program)
+            .args(&args)
+            .current_dir(root)
+            .env("PATH", crate::detect::search_path(root, &self.config().extra_path))
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let out = match tokio::time::timeout(self.config().checker_timeout, run).await {
+            Err(_) => {
+                return Err(Error::Checker(format!(
+                    "`{command}` did not finish within {} s (timed out)",
+                    self.config().checker_timeout.as_secs()
+                )));
+            }
+            Ok(Err(e)) => return Err(Error::Checker(format!("could not run `{command}`: {e}"))),
+            Ok(Ok(out)) => out,
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let diagnostics = match language {
+            Language::Rust => parse_cargo(&stdout, root),
+            Language::Python => parse_pyright(&stdout),
+            Language::Go => parse_colon_lines(&stderr, root),
+            _ => parse_tsc(&stdout, root),
+        };
+        if !out.status.success() && diagnostics.is_empty() {
+            return Err(Error::Checker(format!(
+                "`{command}` failed ({}) without a diagnostic: {}",
+                out.status,
+                stderr.trim()
+            )));
+        }
+        Ok(ProjectDiagnostics {
+            language,
+            command,
+            root: root.to_path_buf(),
+            diagnostics,
+            success: out.status.success(),
+        })
+    }
+}
+
+fn location(path: PathBuf, line: u32, column: u32, end_line: u32, end_column: u32) -> Location {
+    let text = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| lines(&t).get(line.saturating_sub(1) as usize).map(|l| l.trim().to_string()))
+        .unwrap_or_default();
+    Location { path, line, column, end_line, end_column, text }
+}
+
+/// rustc's JSON: `{"reason":"compiler-message","message":{"level","message","code":{"code"},"spans":[{"is_primary","file_name","line_start","column_start",…}]}}`;
+/// columns are 1-based characters.
+fn parse_cargo(stdout: &str, root: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+        if value.get("reason").and_then(Value::as_str) != Some("compiler-message") {
+            continue;
+        }
+        let message = &value["message"];
+        let severity = match message.get("level").and_then(Value::as_str) {
+            Some("error") | Some("error: internal compiler error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            Some("note") | Some("help") => Severity::Information,
+            _ => continue,
+        };
+        let Some(span) = message["spans"].as_array().and_then(|s| s.iter().find(|s| s["is_primary"] == true)) else {
+            continue;
+        };
+        let num = |k: &str| span.get(k).and_then(Value::as_u64).unwrap_or(1) as u32;
+        let path = root.join(span["file_name"].as_str().unwrap_or(""));
+        out.push(Diagnostic {
+            location: location(path, num("line_start"), num("column_start"), num("line_end"), num("column_end")),
+            severity,
+            code: message.pointer("/code/code").and_then(Value::as_str).map(str::to_string),
+            source: Some("rustc".into()),
+            message: message["message"].as_str().unwrap_or("").to_string(),
+        });
+    }
+    out
+}
+
+/// pyright's `--outputjson`: `generalDiagnostics[]` with 0-based `range` in characters.
+fn parse_pyright(stdout: &str) -> Vec<Diagnostic> {
+    let Ok(value) = serde_json::from_str::<Value>(stdout) else { return Vec::new() };
+    let mut out = Vec::new();
+    for d in value["generalDiagnostics"].as_array().into_iter().flatten() {
+        let num = |p: &str| d.pointer(p).and_then(Value::as_u64).unwrap_or(0) as u32 + 1;
+        let severity = match d["severity"].as_str() {
+            Some("error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            _ => Severity::Information,
+        };
+        out.push(Diagnostic {
+            location: location(
+                PathBuf::from(d["file"].as_str().unwrap_or("")),
+                num("/range/start/line"),
+                num("/range/start/character"),
+                num("/range/end/line"),
+                num("/range/end/character"),
+            ),
+            severity,
+            code: d["rule"].as_str().map(str::to_string),
+            source: Some("pyright".into()),
+            message: d["message"].as_str().unwrap_or("").to_string(),
+        });
+    }
+    out
+}
+
+/// `tsc --pretty false`: `file(line,col): error TS2322: message`; columns are 1-based UTF-16 units.
+fn parse_tsc(stdout: &str, root: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Some((place, rest)) = line.split_once("): ") else { continue };
+        let Some((file, position)) = place.rsplit_once('(') else { continue };
+        let mut nums = position.split(',').filter_map(|n| n.trim().parse::<u32>().ok());
+        let (Some(l), Some(c)) = (nums.next(), nums.next()) else { continue };
+        let (severity, rest) = if let Some(r) = rest.strip_prefix("error ") {
+            (Severity::Error, r)
+        } else if let Some(r) = rest.strip_prefix("warning ") {
+            (Severity::Warning, r)
+        } else {
+            continue;
+        };
+        let (code, message) = rest.split_once(": ").unwrap_or(("", rest));
+        out.push(Diagnostic {
+            location: location(root.join(file), l, c, l, c),
+            severity,
+            code: (!code.is_empty()).then(|| code.to_string()),
+            source: Some("tsc".into()),
+            message: message.to_string(),
+        });
+    }
+    out
+}
+
+/// `go vet`: `path/file.go:12:5: message` (columns are 1-based bytes).
+fn parse_colon_lines(text: &str, root: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
+        let mut parts = line.splitn(4, ':');
+        let (Some(file), Some(l), Some(c), Some(message)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<usize>()) else { continue };
+        let path = root.join(file.trim());
+        let line_text = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| lines(&t).get(l as usize - 1).map(|s| s.to_string()))
+            .unwrap_or_default();
+        let column = u32::try_from(char_column(&line_text, c.saturating_sub(1))).unwrap_or(1);
+        out.push(Diagnostic {
+            location: location(path, l, column, l, column),
+            severity: Severity::Error,
+            code: None,
+            source: Some("go vet".into()),
+            message: message.trim().to_string(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checker_outputs_parse() {
+        let root = Path::new("/p");
+        let tsc = parse_tsc("src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n", root);
+        assert_eq!(tsc.len(), 1);
+        assert_eq!((tsc[0].location.line, tsc[0].location.column), (3, 7));
+        assert_eq!(tsc[0].code.as_deref(), Some("TS2322"));
+        assert_eq!(tsc[0].message, "Type 'string' is not assignable to type 'number'.");
+        let vet = parse_colon_lines("# example\nvet: ./main.go:4:2: unreachable code\n", root);
+        assert_eq!(vet.len(), 1);
+        assert_eq!(vet[0].message, "unreachable code");
+        let cargo = parse_cargo(
+            r#"{"reason":"compiler-message","message":{"level":"error","message":"mismatched types","code":{"code":"E0308"},"spans":[{"is_primary":true,"file_name":"src/main.rs","line_start":2,"column_start":5,"line_end":2,"column_end":9}]}}"#,
+            root,
+        );
+        assert_eq!(cargo[0].code.as_deref(), Some("E0308"));
+        assert_eq!(cargo[0].location.path, PathBuf::from("/p/src/main.rs"));
+    }
+}

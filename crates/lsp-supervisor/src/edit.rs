@@ -1,0 +1,345 @@
+//! Applying a server's `WorkspaceEdit` all or nothing (LSP "WorkspaceEdit",
+//! `failureHandling: abort` semantics, done by us): every operation is first
+//! applied to an in-memory view of the files, every path is checked to lie
+//! inside the workspace root, then the files are written; if one write fails,
+//! the ones already written are put back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::encoding::{PositionEncoding, from_lsp_column, line_starts};
+use crate::error::{Error, Result};
+use crate::supervisor::{Cursor, FileChange, Supervisor};
+use crate::uri::{path_to_uri, uri_to_path};
+
+/// What a rename changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenameOutcome {
+    pub server: &'static str,
+    pub cursor: Cursor,
+    /// Every file written, created or deleted, with what happened to it.
+    pub files: Vec<ChangedFile>,
+    /// How many text edits were applied.
+    pub edits: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangedFile {
+    pub path: PathBuf,
+    /// `changed`, `created` or `deleted`.
+    pub change: &'static str,
+}
+
+/// The files a `WorkspaceEdit` touches, for showing a code action.
+pub fn edited_files(edit: &Value) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
+        out.extend(changes.keys().filter_map(|u| uri_to_path(u)));
+    }
+    for change in edit.get("documentChanges").and_then(Value::as_array).into_iter().flatten() {
+        for key in ["/textDocument/uri", "/uri", "/oldUri", "/newUri"] {
+            if let Some(path) = change.pointer(key).and_then(Value::as_str).and_then(uri_to_path) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The in-memory view: a path's planned content (`None` = deleted).
+struct Plan {
+    root: PathBuf,
+    files: BTreeMap<PathBuf, Option<String>>,
+    originals: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    edits: usize,
+}
+
+impl Plan {
+    fn check_inside(&self, path: &Path) -> Result<()> {
+        // The file may not exist yet: check its nearest existing ancestor, symlinks resolved.
+        let mut existing = path.to_path_buf();
+        while !existing.exists() {
+            match existing.parent() {
+                Some(p) => existing = p.to_path_buf(),
+                None => break,
+            }
+        }
+        let real = existing.canonicalize().unwrap_or(existing);
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
+        if !path.starts_with(&self.root) || !real.starts_with(&root) {
+            return Err(Error::EditRefused(format!(
+                "it touches {}, outside the workspace root {}",
+                path.display(),
+                self.root.display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn current(&mut self, path: &Path) -> Result<Option<String>> {
+        self.check_inside(path)?;
+        if let Some(content) = self.files.get(path) {
+            return Ok(content.clone());
+        }
+        let original = std::fs::read(path).ok();
+        self.originals.entry(path.to_path_buf()).or_insert_with(|| original.clone());
+        let text = match original {
+            Some(bytes) => Some(
+                String::from_utf8(bytes).map_err(|_| Error::EditRefused(format!("{} is not UTF-8", path.display())))?,
+            ),
+            None => None,
+        };
+        self.files.insert(path.to_path_buf(), text.clone());
+        Ok(text)
+    }
+
+    fn set(&mut self, path: &Path, content: Option<String>) -> Result<()> {
+        self.current(path)?;
+        self.files.insert(path.to_path_buf(), content);
+        Ok(())
+    }
+
+    fn text_edits(&mut self, path: &Path, edits: &[Value], encoding: PositionEncoding) -> Result<()> {
+        let Some(text) = self.current(path)? else {
+            return Err(Error::EditRefused(format!("it edits {}, which does not exist", path.display())));
+        };
+        let starts = line_starts(&text);
+        let offset = |pos: &Value| -> usize {
+            let line = pos.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let character = pos.get("character").and_then(Value::as_u64).unwrap_or(0) as u32;
+            let Some(&start) = starts.get(line) else { return text.len() };
+            let end = starts.get(line + 1).copied().unwrap_or(text.len());
+            let line_text = text[start..end].trim_end_matches(['\n', '\r']);
+            start + from_lsp_column(line_text, character, encoding)
+        };
+        let mut spans: Vec<(usize, usize, String)> = edits
+            .iter()
+            .map(|e| {
+                let range = e.get("range").cloned().unwrap_or(Value::Null);
+                let start = offset(range.get("start").unwrap_or(&Value::Null));
+                let end = offset(range.get("end").unwrap_or(&Value::Null)).max(start);
+                (start, end, e.get("newText").and_then(Value::as_str).unwrap_or("").to_string())
+            })
+            .collect();
+        spans.sort_by_key(|s| (s.0, s.1));
+        for pair in spans.windows(2) {
+            if pair[1].0 < pair[0].1 {
+                return Err(Error::EditRefused(format!("two of its edits overlap in {}", path.display())));
+            }
+        }
+        let mut out = text.clone();
+        for (start, end, new) in spans.iter().rev() {
+            out.replace_range(*start..*end, new);
+        }
+        self.edits += spans.len();
+        self.files.insert(path.to_path_buf(), Some(out));
+        Ok(())
+    }
+
+    fn operation(&mut self, op: &Value, encoding: PositionEncoding) -> Result<()> {
+        let path_of = |key: &str| -> Result<PathBuf> {
+            op.get(key)
+                .and_then(Value::as_str)
+                .and_then(uri_to_path)
+                .ok_or_else(|| Error::EditRefused(format!("an operation without a file: URI in `{key}`")))
+        };
+        let flag = |key: &str| op.pointer(&format!("/options/{key}")).and_then(Value::as_bool).unwrap_or(false);
+        match op.get("kind").and_then(Value::as_str) {
+            None => {
+                let path = op
+                    .pointer("/textDocument/uri")
+                    .and_then(Value::as_str)
+                    .and_then(uri_to_path)
+                    .ok_or_else(|| Error::EditRefused("a text edit without a file: URI".into()))?;
+                let edits = op.get("edits").and_then(Value::as_array).cloned().unwrap_or_default();
+                self.text_edits(&path, &edits, encoding)
+            }
+            Some("create") => {
+                let path = path_of("uri")?;
+                match self.current(&path)? {
+                    Some(_) if flag("ignoreIfExists") && !flag("overwrite") => Ok(()),
+                    Some(_) if !flag("overwrite") => {
+                        Err(Error::EditRefused(format!("it creates {}, which exists", path.display())))
+                    }
+                    _ => self.set(&path, Some(String::new())),
+                }
+            }
+            Some("rename") => {
+                let (old, new) = (path_of("oldUri")?, path_of("newUri")?);
+                let content = self
+                    .current(&old)?
+                    .ok_or_else(|| Error::EditRefused(format!("it renames {}, which does not exist", old.display())))?;
+                if self.current(&new)?.is_some() {
+                    if flag("ignoreIfExists") && !flag("overwrite") {
+                        return Ok(());
+                    }
+                    if !flag("overwrite") {
+                        return Err(Error::EditRefused(format!("it renames onto {}, which exists", new.display())));
+                    }
+                }
+                self.set(&old, None)?;
+                self.set(&new, Some(content))
+            }
+            Some("delete") => {
+                let path = path_of("uri")?;
+                if path.is_dir() {
+                    return Err(Error::EditRefused(format!("it deletes the directory {}", path.display())));
+                }
+                match self.current(&path)? {
+                    None if flag("ignoreIfNotExists") => Ok(()),
+                    None => Err(Error::EditRefused(format!("it deletes {}, which does not exist", path.display()))),
+                    Some(_) => self.set(&path, None),
+                }
+            }
+            Some(other) => Err(Error::EditRefused(format!("an unknown operation kind {other:?}"))),
+        }
+    }
+
+    /// Writes every changed file; on a failure, restores what was written.
+    fn commit(self) -> Result<Vec<(PathBuf, FileChange)>> {
+        let mut changes = Vec::new();
+        for (path, content) in &self.files {
+            let original = self.originals.get(path).cloned().flatten();
+            let change = match (&original, content) {
+                (None, None) => continue,
+                (Some(old), Some(new)) if old == new.as_bytes() => continue,
+                (None, Some(_)) => FileChange::Created,
+                (Some(_), Some(_)) => FileChange::Changed,
+                (Some(_), None) => FileChange::Deleted,
+            };
+            changes.push((path.clone(), change));
+        }
+        let mut done: Vec<&PathBuf> = Vec::new();
+        for (path, _) in &changes {
+            let result = match &self.files[path] {
+                Some(content) => write_atomic(path, content.as_bytes()),
+                None => std::fs::remove_file(path),
+            };
+            if let Err(e) = result {
+                for written in done {
+                    let _ = match &self.originals[written] {
+                        Some(bytes) => write_atomic(written, bytes),
+                        None => std::fs::remove_file(written),
+                    };
+                }
+                return Err(Error::EditFailed(format!("{}: {e}", path.display())));
+            }
+            done.push(path);
+        }
+        Ok(changes)
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let tmp = dir.join(format!(".{}.agent-tools-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
+    std::fs::write(&tmp, bytes)?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(&tmp, permissions)?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Applies a `WorkspaceEdit` (either `changes` or `documentChanges`) all or nothing.
+pub(crate) fn apply_workspace_edit(
+    root: &Path,
+    edit: &Value,
+    encoding: PositionEncoding,
+) -> Result<(Vec<(PathBuf, FileChange)>, usize)> {
+    let mut plan = Plan { root: root.to_path_buf(), files: BTreeMap::new(), originals: BTreeMap::new(), edits: 0 };
+    if let Some(document_changes) = edit.get("documentChanges").and_then(Value::as_array) {
+        for op in document_changes {
+            plan.operation(op, encoding)?;
+        }
+    } else if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
+        for (uri, edits) in changes {
+            let path = uri_to_path(uri).ok_or_else(|| Error::EditRefused(format!("a non-file URI {uri}")))?;
+            plan.text_edits(&path, edits.as_array().map(Vec::as_slice).unwrap_or(&[]), encoding)?;
+        }
+    }
+    let edits = plan.edits;
+    Ok((plan.commit()?, edits))
+}
+
+impl Supervisor {
+    /// Renames the symbol project-wide (`textDocument/rename`) and applies the
+    /// edit all or nothing; the servers are told about every changed file.
+    pub async fn rename(&self, path: &Path, line: u32, symbol: &str, new_name: &str) -> Result<RenameOutcome> {
+        let target = self.target(path, line, symbol).await?;
+        let server = &target.server;
+        if !server.supports("renameProvider", "textDocument/rename") {
+            return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
+        }
+        let params =
+            json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position, "newName": new_name });
+        let edit = self.query(server, "textDocument/rename", params).await?;
+        if edit.is_null() {
+            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+        }
+        let (changes, edits) = apply_workspace_edit(&self.config().root, &edit, server.encoding)?;
+        if changes.is_empty() {
+            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+        }
+        self.files_changed(&changes).await;
+        let files = changes
+            .iter()
+            .map(|(path, change)| ChangedFile {
+                path: path.clone(),
+                change: match change {
+                    FileChange::Created => "created",
+                    FileChange::Changed => "changed",
+                    FileChange::Deleted => "deleted",
+                },
+            })
+            .collect();
+        Ok(RenameOutcome { server: server.spec.id, cursor: target.cursor, files, edits })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_apply_all_or_nothing_and_stay_inside_the_root() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::write(root.join("a.txt"), "héllo wörld\r\nsecond\n")?;
+        std::fs::write(root.join("b.txt"), "keep")?;
+        let uri = |name: &str| path_to_uri(&root.join(name));
+        // UTF-16 columns: "wörld" starts at 6.
+        let edit = json!({ "documentChanges": [
+            { "textDocument": { "uri": uri("a.txt"), "version": 1 }, "edits": [
+                { "range": { "start": { "line": 0, "character": 6 }, "end": { "line": 0, "character": 11 } }, "newText": "earth" },
+                { "range": { "start": { "line": 1, "character": 0 }, "end": { "line": 1, "character": 6 } }, "newText": "2nd" }
+            ] },
+            { "kind": "rename", "oldUri": uri("b.txt"), "newUri": uri("c.txt") }
+        ] });
+        let (changes, edits) = apply_workspace_edit(&root, &edit, PositionEncoding::Utf16)?;
+        assert_eq!(edits, 2);
+        assert_eq!(changes.len(), 3);
+        assert_eq!(std::fs::read_to_string(root.join("a.txt"))?, "héllo earth\r\n2nd\n");
+        assert!(!root.join("b.txt").exists());
+        assert_eq!(std::fs::read_to_string(root.join("c.txt"))?, "keep");
+
+        // One edit outside the root: nothing is written.
+        let outside = json!({ "changes": {
+            uri("a.txt"): [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 1 } }, "newText": "H" }],
+            "file:///etc/hostname": [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }, "newText": "x" }]
+        } });
+        let error = apply_workspace_edit(&root, &outside, PositionEncoding::Utf16)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("outside the workspace root"), "{error}");
+        assert_eq!(std::fs::read_to_string(root.join("a.txt"))?, "héllo earth\r\n2nd\n");
+        Ok(())
+    }
+}

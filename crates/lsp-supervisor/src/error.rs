@@ -1,0 +1,64 @@
+//! The crate's one error type. Every variant says what happened and, where
+//! there is one, what to do; none of them stands for "no results".
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::spec::Language;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no language server for {}: the file type is not one a server is known for", .0.display())]
+    UnknownLanguage(PathBuf),
+    #[error("no {language} language server is usable here: {why}")]
+    NoServer { language: Language, why: String },
+    #[error("could not start {server} ({}): {source}", binary.display())]
+    Spawn {
+        server: &'static str,
+        binary: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{server} crashed ({what}){}", stderr_suffix(stderr_tail))]
+    Crashed { server: &'static str, what: String, stderr_tail: String },
+    #[error(
+        "{server} crashed {crashes} times in a row, so it is not restarted again (last: {last}); `reload` tries again"
+    )]
+    GaveUp { server: &'static str, crashes: u32, last: String },
+    #[error("{server} did not answer {method} within {} ms (timed out; the request was cancelled)", after.as_millis())]
+    Timeout { server: &'static str, method: &'static str, after: Duration },
+    #[error(
+        "{server} is not ready yet ({what}); nothing can be said about the result until it finishes, try again shortly"
+    )]
+    NotReady { server: &'static str, what: String },
+    #[error("{server} answered {method} with error {code}: {message}")]
+    Response { server: &'static str, method: &'static str, code: i64, message: String },
+    #[error("{server} does not support {what}")]
+    Unsupported { server: &'static str, what: &'static str },
+    #[error("could not read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("line {line} is out of range: {} has {lines} lines (lines are 1-indexed)", path.display())]
+    LineOutOfRange { path: PathBuf, line: u32, lines: usize },
+    #[error("`{symbol}` does not occur on line {line} of {}; the line is: {text:?}", path.display())]
+    SymbolNotOnLine { path: PathBuf, line: u32, symbol: String, text: String },
+    #[error("symbol must not be empty")]
+    EmptySymbol,
+    #[error("the rename changes nothing: {server} returned no edits for `{symbol}`")]
+    NothingToRename { server: &'static str, symbol: String },
+    #[error("the server's edit was refused, nothing was written: {0}")]
+    EditRefused(String),
+    #[error("writing the edit failed, every file was restored: {0}")]
+    EditFailed(String),
+    #[error("{0}")]
+    Checker(String),
+}
+
+fn stderr_suffix(tail: &str) -> String {
+    if tail.trim().is_empty() { String::new() } else { format!("; its stderr ended with:\n{tail}") }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,45 @@
+//! Supervises real language servers for one checkout and answers the `lsp`
+//! actions on top of them.
+//!
+//! - **Detection** ([`Supervisor::availability`]): a server serves a file only
+//!   when a root marker exists between the file and the workspace root and the
+//!   server's binary resolves and runs (a probe, so a toolchain proxy for a
+//!   component that is not installed does not count).
+//! - **Processes**: one per (server, root), started on first use in its own
+//!   process group, stopped with the supervisor. A crash fails the pending
+//!   requests at once with the exit status and stderr tail; the next call
+//!   restarts the server and re-opens its documents; after
+//!   [`SupervisorConfig::max_crashes`] crashes in a row it is not restarted
+//!   until [`Supervisor::reload`].
+//! - **Positions**: callers address a place by a 1-indexed line and a symbol
+//!   substring of that line; results give 1-indexed lines and 1-indexed
+//!   character columns. The position encoding is negotiated (`utf-8` or
+//!   `utf-16` offered) and converted in [`encoding`] only.
+//! - **Honest answers**: every request has a timeout ([`Error::Timeout`]); an
+//!   empty answer while the server is still loading waits for it and asks
+//!   again, then is [`Error::NotReady`], never "no results".
+//! - **Edits**: [`Supervisor::rename`] applies the server's workspace edit all
+//!   or nothing, inside the root only, and tells the servers what changed.
+
+mod checker;
+mod detect;
+mod edit;
+pub mod encoding;
+mod error;
+mod server;
+mod spec;
+mod supervisor;
+mod transport;
+mod uri;
+
+pub use crate::checker::ProjectDiagnostics;
+pub use crate::detect::{Binary, find_root};
+pub use crate::edit::{ChangedFile, RenameOutcome, edited_files};
+pub use crate::encoding::PositionEncoding;
+pub use crate::error::{Error, Result};
+pub use crate::spec::{Language, ServerSpec};
+pub use crate::supervisor::{
+    Availability, Capped, CodeAction, Cursor, Diagnostic, FileChange, FileDiagnostics, Location, Navigation,
+    ServerStatus, Severity, Supervisor, SupervisorConfig, Symbol,
+};
+pub use crate::uri::{path_to_uri, uri_to_path};

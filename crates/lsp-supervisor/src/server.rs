@@ -1,0 +1,558 @@
+//! One running language server for one root: start-up (`initialize` with the
+//! client capabilities below), the documents it has open, what it published,
+//! its progress, and the answers to everything it asks the client.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use crate::encoding::PositionEncoding;
+use crate::error::{Error, Result};
+use crate::spec::{Language, ServerSpec};
+use crate::transport::{Connection, Death, Incoming, RequestError};
+use crate::uri::{path_to_uri, uri_to_path};
+
+/// What a server published for one file.
+#[derive(Debug, Clone)]
+pub(crate) struct Published {
+    /// Order of arrival over all files, from 1.
+    pub seq: u64,
+    pub items: Vec<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Doc {
+    pub version: i32,
+    pub text: String,
+    pub language: Language,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    docs: HashMap<PathBuf, Doc>,
+    published: HashMap<PathBuf, Published>,
+    seq: u64,
+    /// Work-done progress tokens begun and not ended, with their titles.
+    progress: HashMap<String, String>,
+    /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
+    quiescent: Option<bool>,
+    /// Dynamic registrations by id → method.
+    registrations: HashMap<String, String>,
+    /// The last messages the server showed (`window/showMessage`, errors and warnings only).
+    messages: Vec<String>,
+}
+
+/// A started server.
+pub(crate) struct Server {
+    pub spec: ServerSpec,
+    pub root: PathBuf,
+    pub binary: PathBuf,
+    pub encoding: PositionEncoding,
+    pub capabilities: Value,
+    pub started: Instant,
+    pub conn: Connection,
+    pub pid: Option<u32>,
+    /// Set once a request got an answer: a crash after that is not a crash loop.
+    pub answered: AtomicBool,
+    state: Arc<Mutex<State>>,
+    changed: watch::Receiver<u64>,
+    child: Mutex<Option<tokio::process::Child>>,
+    pub request_timeout: Duration,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("id", &self.spec.id).field("root", &self.root).finish()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The client capabilities we declare (LSP 3.17 `ClientCapabilities`).
+fn client_capabilities() -> Value {
+    json!({
+        "general": { "positionEncodings": ["utf-8", "utf-16"] },
+        "workspace": {
+            "configuration": true,
+            "workspaceFolders": true,
+            "applyEdit": true,
+            "workspaceEdit": {
+                "documentChanges": true,
+                "resourceOperations": ["create", "rename", "delete"],
+                "failureHandling": "abort"
+            },
+            "didChangeWatchedFiles": { "dynamicRegistration": true },
+            "symbol": { "dynamicRegistration": false },
+            "diagnostics": { "refreshSupport": true },
+            "semanticTokens": { "refreshSupport": false },
+            "codeLens": { "refreshSupport": false },
+            "inlayHint": { "refreshSupport": false }
+        },
+        "textDocument": {
+            "synchronization": { "dynamicRegistration": false, "didSave": true, "willSave": false },
+            "publishDiagnostics": { "relatedInformation": false, "versionSupport": true, "codeDescriptionSupport": true },
+            "diagnostic": { "dynamicRegistration": true, "relatedDocumentSupport": false },
+            "definition": { "linkSupport": true },
+            "typeDefinition": { "linkSupport": true },
+            "implementation": { "linkSupport": true },
+            "references": {},
+            "hover": { "contentFormat": ["markdown", "plaintext"] },
+            "documentSymbol": { "hierarchicalDocumentSymbolSupport": true },
+            "codeAction": {
+                "codeActionLiteralSupport": { "codeActionKind": { "valueSet": [
+                    "", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite",
+                    "source", "source.organizeImports", "source.fixAll"
+                ] } },
+                "isPreferredSupport": true,
+                "disabledSupport": true,
+                "dataSupport": true,
+                "resolveSupport": { "properties": ["edit"] }
+            },
+            "rename": { "prepareSupport": true }
+        },
+        "window": { "workDoneProgress": true, "showMessage": {}, "showDocument": { "support": true } },
+        "experimental": { "serverStatusNotification": true }
+    })
+}
+
+impl Server {
+    /// Spawns the server and runs `initialize`/`initialized`.
+    pub async fn start(
+        spec: ServerSpec,
+        root: PathBuf,
+        binary: PathBuf,
+        search_path: &std::ffi::OsString,
+        request_timeout: Duration,
+        init_timeout: Duration,
+    ) -> Result<Server> {
+        let mut command = tokio::process::Command::new(&binary);
+        command
+            .args(&spec.args)
+            .current_dir(&root)
+            .env("PATH", search_path)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        let mut child =
+            command.spawn().map_err(|source| Error::Spawn { server: spec.id, binary: binary.clone(), source })?;
+        let pid = child.id();
+        let (conn, incoming) = Connection::start(&mut child).ok_or(Error::Spawn {
+            server: spec.id,
+            binary: binary.clone(),
+            source: std::io::Error::other("no stdio pipes"),
+        })?;
+        let state: Arc<Mutex<State>> = Arc::default();
+        if spec.id == "rust-analyzer" {
+            // It announces quiescence once loaded; until then it is not ready.
+            lock(&state).quiescent = Some(false);
+        }
+        let (changed_tx, changed) = watch::channel(0u64);
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "agent-tools", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": path_to_uri(&root),
+            "rootPath": root,
+            "workspaceFolders": [{ "uri": path_to_uri(&root), "name": root.file_name().and_then(|n| n.to_str()).unwrap_or("root") }],
+            "initializationOptions": spec.initialization_options,
+            "capabilities": client_capabilities(),
+        });
+        // The event loop must run while initialize is pending: some servers ask
+        // for configuration before they answer.
+        let loop_conn = conn.clone();
+        tokio::spawn(event_loop(incoming, loop_conn, Arc::clone(&state), changed_tx, spec.clone(), root.clone()));
+        let result = match conn.request("initialize", params, init_timeout).await {
+            Ok(result) => result,
+            Err(e) => return Err(request_error(spec.id, "initialize", e)),
+        };
+        let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        let encoding = PositionEncoding::from_lsp(capabilities.get("positionEncoding").and_then(Value::as_str));
+        conn.notify("initialized", json!({}));
+        tracing::info!(server = spec.id, root = %root.display(), encoding = encoding.as_str(), "language server started");
+        Ok(Server {
+            spec,
+            root,
+            binary,
+            encoding,
+            capabilities,
+            started: Instant::now(),
+            conn,
+            pid,
+            answered: AtomicBool::new(false),
+            state,
+            changed,
+            child: Mutex::new(Some(child)),
+            request_timeout,
+        })
+    }
+
+    /// A request with the server's timeout; errors are this crate's.
+    pub async fn request(&self, method: &'static str, params: Value) -> Result<Value> {
+        self.request_with(method, params, self.request_timeout).await
+    }
+
+    pub async fn request_with(&self, method: &'static str, params: Value, timeout: Duration) -> Result<Value> {
+        match self.conn.request(method, params, timeout).await {
+            Ok(value) => {
+                self.answered.store(true, Ordering::Relaxed);
+                Ok(value)
+            }
+            Err(e) => Err(request_error(self.spec.id, method, e)),
+        }
+    }
+
+    /// Whether the server is gone.
+    pub fn death(&self) -> Option<Death> {
+        self.conn.death()
+    }
+
+    /// Whether the capability (`definitionProvider`, …) is on, statically or by registration of `method`.
+    pub fn supports(&self, capability: &str, method: &str) -> bool {
+        let statically = match self.capabilities.get(capability) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(_) => true,
+        };
+        statically || lock(&self.state).registrations.values().any(|m| m == method)
+    }
+
+    /// Whether diagnostics are pulled (`textDocument/diagnostic`) rather than waited for.
+    pub fn pulls_diagnostics(&self) -> bool {
+        self.supports("diagnosticProvider", "textDocument/diagnostic")
+    }
+
+    /// What the server is busy with (a progress title, "loading"), if anything.
+    pub fn busy(&self) -> Option<String> {
+        let state = lock(&self.state);
+        if let Some(title) = state.progress.values().next() {
+            return Some(title.clone());
+        }
+        (state.quiescent == Some(false)).then(|| "loading the project".to_string())
+    }
+
+    /// Waits until the server is not busy or `deadline` passes; true when it is idle.
+    pub async fn wait_idle(&self, deadline: tokio::time::Instant) -> bool {
+        let mut changed = self.changed.clone();
+        loop {
+            if self.busy().is_none() {
+                return true;
+            }
+            if self.death().is_some() {
+                return false;
+            }
+            match tokio::time::timeout_at(deadline, changed.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return self.busy().is_none(),
+            }
+        }
+    }
+
+    /// Resolves on the next state change (a publication, progress, a registration) or at `deadline`.
+    pub async fn next_change(&self, deadline: tokio::time::Instant) -> bool {
+        let mut changed = self.changed.clone();
+        changed.borrow_and_update();
+        matches!(tokio::time::timeout_at(deadline, changed.changed()).await, Ok(Ok(())))
+    }
+
+    /// Opens the file, or sends its current text when it changed on disk since. Returns its text.
+    pub async fn sync(&self, path: &Path, language: Language) -> Result<(String, bool)> {
+        let text =
+            tokio::fs::read_to_string(path).await.map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let uri = path_to_uri(path);
+        let mut state = lock(&self.state);
+        match state.docs.get_mut(path) {
+            Some(doc) if doc.text == text => Ok((text, false)),
+            Some(doc) => {
+                doc.version += 1;
+                doc.text = text.clone();
+                let version = doc.version;
+                drop(state);
+                self.conn.notify(
+                    "textDocument/didChange",
+                    json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+                );
+                Ok((text, true))
+            }
+            None => {
+                state.docs.insert(path.to_path_buf(), Doc { version: 1, text: text.clone(), language });
+                drop(state);
+                self.conn.notify(
+                    "textDocument/didOpen",
+                    json!({ "textDocument": { "uri": uri, "languageId": language.language_id(path), "version": 1, "text": text } }),
+                );
+                Ok((text, true))
+            }
+        }
+    }
+
+    /// `textDocument/didSave` for an open file.
+    pub fn saved(&self, path: &Path) {
+        let text = lock(&self.state).docs.get(path).map(|d| d.text.clone());
+        if let Some(text) = text {
+            let include =
+                self.capabilities.pointer("/textDocumentSync/save/includeText").and_then(Value::as_bool) == Some(true);
+            let mut params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+            if include {
+                params["text"] = Value::String(text);
+            }
+            self.conn.notify("textDocument/didSave", params);
+        }
+    }
+
+    /// `textDocument/didClose` for an open file that no longer exists.
+    pub fn closed(&self, path: &Path) {
+        if lock(&self.state).docs.remove(path).is_some() {
+            self.conn.notify("textDocument/didClose", json!({ "textDocument": { "uri": path_to_uri(path) } }));
+        }
+    }
+
+    /// The open documents, for re-opening them in a restarted server.
+    pub fn open_docs(&self) -> Vec<(PathBuf, Language)> {
+        lock(&self.state).docs.iter().map(|(p, d)| (p.clone(), d.language)).collect()
+    }
+
+    pub fn is_open(&self, path: &Path) -> bool {
+        lock(&self.state).docs.contains_key(path)
+    }
+
+    /// The sequence number of the latest publication (any file).
+    pub fn publish_seq(&self) -> u64 {
+        lock(&self.state).seq
+    }
+
+    /// The latest publication for a file.
+    pub fn published(&self, path: &Path) -> Option<Published> {
+        lock(&self.state).published.get(path).cloned()
+    }
+
+    /// The messages the server showed (errors and warnings), most recent last.
+    pub fn messages(&self) -> Vec<String> {
+        lock(&self.state).messages.clone()
+    }
+
+    /// Asks the server to shut down, then kills its process group.
+    pub async fn stop(&self) {
+        if self.death().is_none() {
+            let _ = self.conn.request("shutdown", Value::Null, Duration::from_secs(2)).await;
+            self.conn.notify("exit", Value::Null);
+        }
+        let child = lock(&self.child).take();
+        if let Some(mut child) = child {
+            if tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_err() {
+                kill_group(self.pid);
+                let _ = child.wait().await;
+            }
+        }
+        kill_group(self.pid);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        kill_group(self.pid);
+    }
+}
+
+/// SIGKILL to the process group the server leads (it and anything it started).
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+pub(crate) fn request_error(server: &'static str, method: &'static str, error: RequestError) -> Error {
+    match error {
+        RequestError::Timeout(after) => Error::Timeout { server, method, after },
+        RequestError::Dead(death) => Error::Crashed { server, what: death.what, stderr_tail: death.stderr_tail },
+        RequestError::Response { code, message } => Error::Response { server, method, code, message },
+    }
+}
+
+/// Handles what the server sends besides responses, for as long as it runs.
+async fn event_loop(
+    mut incoming: mpsc::UnboundedReceiver<Incoming>,
+    conn: Connection,
+    state: Arc<Mutex<State>>,
+    changed: watch::Sender<u64>,
+    spec: ServerSpec,
+    root: PathBuf,
+) {
+    let bump = |changed: &watch::Sender<u64>| changed.send_modify(|n| *n += 1);
+    while let Some(message) = incoming.recv().await {
+        match message {
+            Incoming::Notification { method, params } => {
+                on_notification(&method, params, &state);
+                bump(&changed);
+            }
+            Incoming::Request { id, method, params } => {
+                let answer = answer_request(&method, &params, &state, &spec, &root);
+                let refresh = method == "workspace/diagnostic/refresh";
+                conn.respond(id, answer);
+                if refresh {
+                    bump(&changed);
+                }
+                if method.starts_with("client/") {
+                    bump(&changed);
+                }
+            }
+        }
+    }
+}
+
+fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
+    let mut state = lock(state);
+    match method {
+        "textDocument/publishDiagnostics" => {
+            let Some(path) = params.get("uri").and_then(Value::as_str).and_then(uri_to_path) else { return };
+            let items = params.get("diagnostics").and_then(Value::as_array).cloned().unwrap_or_default();
+            state.seq += 1;
+            let seq = state.seq;
+            state.published.insert(path, Published { seq, items });
+        }
+        "$/progress" => {
+            let token = match params.get("token") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => return,
+            };
+            let value = params.get("value").cloned().unwrap_or(Value::Null);
+            match value.get("kind").and_then(Value::as_str) {
+                Some("begin") => {
+                    let title = value.get("title").and_then(Value::as_str).unwrap_or("working").to_string();
+                    state.progress.insert(token, title);
+                }
+                Some("end") => {
+                    state.progress.remove(&token);
+                }
+                _ => {}
+            }
+        }
+        "experimental/serverStatus" => {
+            state.quiescent = params.get("quiescent").and_then(Value::as_bool);
+        }
+        "window/showMessage" => {
+            // MessageType: 1 error, 2 warning.
+            if params.get("type").and_then(Value::as_i64).is_some_and(|t| t <= 2) {
+                let text = params.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+                state.messages.push(text);
+                let excess = state.messages.len().saturating_sub(5);
+                state.messages.drain(..excess);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The answer to every server-to-client request of LSP 3.17; anything else is "method not found".
+fn answer_request(
+    method: &str,
+    params: &Value,
+    state: &Mutex<State>,
+    spec: &ServerSpec,
+    root: &Path,
+) -> std::result::Result<Value, (i64, String)> {
+    match method {
+        "workspace/configuration" => {
+            let items = params.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            Ok(Value::Array(
+                items.iter().map(|item| spec.setting(item.get("section").and_then(Value::as_str))).collect(),
+            ))
+        }
+        "workspace/workspaceFolders" => Ok(json!([{
+            "uri": path_to_uri(root),
+            "name": root.file_name().and_then(|n| n.to_str()).unwrap_or("root"),
+        }])),
+        "window/workDoneProgress/create" => Ok(Value::Null),
+        "client/registerCapability" => {
+            let mut state = lock(state);
+            for registration in params.get("registrations").and_then(Value::as_array).into_iter().flatten() {
+                if let (Some(id), Some(method)) =
+                    (registration.get("id").and_then(Value::as_str), registration.get("method").and_then(Value::as_str))
+                {
+                    state.registrations.insert(id.to_string(), method.to_string());
+                }
+            }
+            Ok(Value::Null)
+        }
+        "client/unregisterCapability" => {
+            let mut state = lock(state);
+            // The field's name is misspelt in the protocol ("unregisterations").
+            for registration in params.get("unregisterations").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(id) = registration.get("id").and_then(Value::as_str) {
+                    state.registrations.remove(id);
+                }
+            }
+            Ok(Value::Null)
+        }
+        "workspace/diagnostic/refresh"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/codeLens/refresh"
+        | "workspace/foldingRange/refresh" => Ok(Value::Null),
+        "workspace/applyEdit" => Ok(json!({
+            "applied": false,
+            "failureReason": "this client applies edits only through lsp_rename, never on a server's request",
+        })),
+        // No human to pick an action: null is "none chosen" (LSP `MessageActionItem | null`).
+        "window/showMessageRequest" => Ok(Value::Null),
+        "window/showDocument" => Ok(json!({ "success": false })),
+        _ => Err((-32601, format!("method not found: {method}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_server_request_gets_the_right_shape() {
+        let state = Mutex::new(State::default());
+        let mut spec = ServerSpec::builtin().remove(0);
+        spec.settings = json!({ "a": { "b": 1 } });
+        let root = Path::new("/tmp/x");
+        let ask = |m: &str, p: Value| answer_request(m, &p, &state, &spec, root);
+        assert_eq!(
+            ask("workspace/configuration", json!({ "items": [{ "section": "a.b" }, { "section": "zz" }] })),
+            Ok(json!([1, null]))
+        );
+        assert_eq!(
+            ask("workspace/workspaceFolders", json!(null)),
+            Ok(json!([{ "uri": "file:///tmp/x", "name": "x" }]))
+        );
+        assert_eq!(ask("window/workDoneProgress/create", json!({ "token": 1 })), Ok(Value::Null));
+        assert_eq!(
+            ask(
+                "client/registerCapability",
+                json!({ "registrations": [{ "id": "r1", "method": "textDocument/diagnostic" }] })
+            ),
+            Ok(Value::Null)
+        );
+        assert_eq!(lock(&state).registrations.get("r1").map(String::as_str), Some("textDocument/diagnostic"));
+        assert_eq!(
+            ask(
+                "client/unregisterCapability",
+                json!({ "unregisterations": [{ "id": "r1", "method": "textDocument/diagnostic" }] })
+            ),
+            Ok(Value::Null)
+        );
+        assert!(lock(&state).registrations.is_empty());
+        assert_eq!(ask("workspace/diagnostic/refresh", json!(null)), Ok(Value::Null));
+        assert_eq!(ask("workspace/applyEdit", json!({ "edit": {} })).map(|v| v["applied"].clone()), Ok(json!(false)));
+        assert_eq!(
+            ask("window/showMessageRequest", json!({ "type": 1, "message": "m", "actions": [{ "title": "ok" }] })),
+            Ok(Value::Null)
+        );
+        assert_eq!(ask("window/showDocument", json!({ "uri": "file:///tmp/x/a" })), Ok(json!({ "success": false })));
+        assert_eq!(ask("fixture/unknown", json!(null)).map_err(|e| e.0), Err(-32601));
+    }
+}

@@ -1,0 +1,181 @@
+//! Which servers exist, for which languages, found how: the built-in table.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+/// A language the supervisor routes files of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Rust,
+    Python,
+    TypeScript,
+    JavaScript,
+    C,
+    Cpp,
+    Go,
+    /// The toy language of the fixture server (`.fix` files); tests only.
+    Fixture,
+}
+
+impl Language {
+    /// Every language, in display order.
+    pub const ALL: [Language; 8] = [
+        Language::Rust,
+        Language::Python,
+        Language::TypeScript,
+        Language::JavaScript,
+        Language::C,
+        Language::Cpp,
+        Language::Go,
+        Language::Fixture,
+    ];
+
+    /// The language of a file, by extension.
+    pub fn from_path(path: &Path) -> Option<Language> {
+        let ext = path.extension()?.to_str()?;
+        Some(match ext {
+            "rs" => Language::Rust,
+            "py" | "pyi" => Language::Python,
+            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
+            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
+            "c" | "h" => Language::C,
+            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Language::Cpp,
+            "go" => Language::Go,
+            "fix" => Language::Fixture,
+            _ => return None,
+        })
+    }
+
+    /// The name used in arguments and output.
+    pub fn id(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::Go => "go",
+            Language::Fixture => "fixture",
+        }
+    }
+
+    /// A language by its [`Language::id`].
+    pub fn from_id(id: &str) -> Option<Language> {
+        Language::ALL.into_iter().find(|l| l.id() == id)
+    }
+
+    /// The LSP `languageId` of a file (LSP "Text Document Item").
+    pub fn language_id(self, path: &Path) -> &'static str {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match (self, ext) {
+            (Language::TypeScript, "tsx") => "typescriptreact",
+            (Language::JavaScript, "jsx") => "javascriptreact",
+            (Language::Cpp, _) => "cpp",
+            (lang, _) => lang.id(),
+        }
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// How to find, start and talk to one language server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Its id (`rust-analyzer`, `pyright`, …).
+    pub id: &'static str,
+    /// The languages it serves.
+    pub languages: Vec<Language>,
+    /// Program names tried in order (versioned names where distributions use them).
+    pub programs: Vec<String>,
+    /// Arguments that start the server on stdio.
+    pub args: Vec<String>,
+    /// Arguments for the probe that shows the binary really runs (`--version`).
+    pub probe_args: Vec<String>,
+    /// A program beside the server's binary that the probe runs instead, for a
+    /// server that has no probe of its own (`pyright-langserver` only starts).
+    pub probe_sibling: Option<&'static str>,
+    /// Files or directories whose presence in a directory makes it a root for this server.
+    pub root_markers: Vec<&'static str>,
+    /// `initializationOptions`.
+    pub initialization_options: Value,
+    /// What `workspace/configuration` answers, looked up by section (dotted path); `null` when absent.
+    pub settings: Value,
+    /// Environment variables set for the server process.
+    pub env: Vec<(String, String)>,
+}
+
+impl ServerSpec {
+    fn new(
+        id: &'static str,
+        languages: &[Language],
+        programs: &[&str],
+        args: &[&str],
+        markers: &[&'static str],
+    ) -> ServerSpec {
+        ServerSpec {
+            id,
+            languages: languages.to_vec(),
+            programs: programs.iter().map(|s| s.to_string()).collect(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            probe_args: vec!["--version".to_string()],
+            probe_sibling: None,
+            root_markers: markers.to_vec(),
+            initialization_options: Value::Null,
+            settings: Value::Null,
+            env: Vec::new(),
+        }
+    }
+
+    /// The servers this crate knows, in order of preference per language.
+    pub fn builtin() -> Vec<ServerSpec> {
+        use Language::*;
+        const PYTHON_MARKERS: &[&str] =
+            &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pyrightconfig.json", "Pipfile"];
+        let mut rust_analyzer = ServerSpec::new("rust-analyzer", &[Rust], &["rust-analyzer"], &[], &["Cargo.toml"]);
+        rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
+        let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
+        // pyright-langserver has no --version; `pyright` beside it has.
+        pyright.probe_sibling = Some("pyright");
+        pyright.settings = json!({ "python": { "analysis": { "diagnosticMode": "openFilesOnly" } } });
+        let pylsp = ServerSpec::new("pylsp", &[Python], &["pylsp"], &[], PYTHON_MARKERS);
+        let ruff = ServerSpec::new("ruff", &[Python], &["ruff"], &["server"], PYTHON_MARKERS);
+        let tsls = ServerSpec::new(
+            "typescript-language-server",
+            &[TypeScript, JavaScript],
+            &["typescript-language-server"],
+            &["--stdio"],
+            &["tsconfig.json", "jsconfig.json", "package.json"],
+        );
+        let clangd = ServerSpec::new(
+            "clangd",
+            &[C, Cpp],
+            &["clangd", "clangd-20", "clangd-19", "clangd-18", "clangd-17", "clangd-16", "clangd-15", "clangd-14"],
+            &["--log=error"],
+            &["compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt", "Makefile"],
+        );
+        let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
+        gopls.probe_args = vec!["version".into()];
+        let fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
+        vec![rust_analyzer, pyright, pylsp, ruff, tsls, clangd, gopls, fixture]
+    }
+
+    /// The value of a `workspace/configuration` section (a dotted path into `settings`).
+    pub fn setting(&self, section: Option<&str>) -> Value {
+        let Some(section) = section.filter(|s| !s.is_empty()) else { return self.settings.clone() };
+        let mut value = &self.settings;
+        for part in section.split('.') {
+            match value.get(part) {
+                Some(v) => value = v,
+                None => return Value::Null,
+            }
+        }
+        value.clone()
+    }
+}

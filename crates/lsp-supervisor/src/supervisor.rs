@@ -1,0 +1,1027 @@
+//! The supervisor: one server process per (server, root), started on first
+//! use, restarted after a crash (re-opening its documents) until it crashes
+//! too often, and every `lsp` action on top.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::detect::{Binary, find_root, resolve_binary, search_path};
+use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
+use crate::error::{Error, Result};
+use crate::server::Server;
+use crate::spec::{Language, ServerSpec};
+use crate::uri::{path_to_uri, uri_to_path};
+
+/// How a supervisor finds and drives its servers.
+#[derive(Debug, Clone)]
+pub struct SupervisorConfig {
+    /// The run's working directory; servers start for roots inside it.
+    pub root: PathBuf,
+    /// The servers known, in order of preference per language ([`ServerSpec::builtin`]).
+    pub servers: Vec<ServerSpec>,
+    /// The server chosen for a language (by id); otherwise the first usable in `servers` order.
+    pub preferred: HashMap<Language, String>,
+    /// Directories searched for server binaries after the project's own and before `PATH`.
+    pub extra_path: Vec<PathBuf>,
+    /// Timeout of each request.
+    pub request_timeout: Duration,
+    /// Timeout of `initialize`.
+    pub init_timeout: Duration,
+    /// How long diagnostics are waited for after a write before they are reported as pending.
+    pub diagnostics_timeout: Duration,
+    /// Quiet time after a non-empty publication before it is taken as final.
+    pub settle: Duration,
+    /// Quiet time after an empty publication (a server may publish an empty first round).
+    pub settle_empty: Duration,
+    /// Crashes in a row (without an answered request between them) after which a server is not restarted.
+    pub max_crashes: u32,
+    /// Timeout of a project checker run (`diagnostics` with `"*"`).
+    pub checker_timeout: Duration,
+}
+
+impl SupervisorConfig {
+    pub fn new(root: impl Into<PathBuf>) -> SupervisorConfig {
+        SupervisorConfig {
+            root: root.into(),
+            servers: ServerSpec::builtin(),
+            preferred: HashMap::new(),
+            extra_path: Vec::new(),
+            request_timeout: Duration::from_secs(30),
+            init_timeout: Duration::from_secs(60),
+            diagnostics_timeout: Duration::from_secs(20),
+            settle: Duration::from_millis(30),
+            settle_empty: Duration::from_millis(250),
+            max_crashes: 3,
+            checker_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Slot {
+    server: Option<Arc<Server>>,
+    crashes: u32,
+    last_death: Option<String>,
+    docs: Vec<(PathBuf, Language)>,
+}
+
+/// Supervises the language servers of one checkout.
+pub struct Supervisor {
+    config: SupervisorConfig,
+    path: OsString,
+    slots: tokio::sync::Mutex<HashMap<(&'static str, PathBuf), Slot>>,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor").field("root", &self.config.root).finish()
+    }
+}
+
+/// A place in a file, as results give it: 1-indexed line, 1-indexed column in characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    /// The text of the start line, trimmed.
+    pub text: String,
+}
+
+/// Where a navigation request was sent from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cursor {
+    pub path: PathBuf,
+    /// 1-indexed.
+    pub line: u32,
+    /// 1-indexed, in characters: the column used for the symbol.
+    pub column: u32,
+    pub symbol: String,
+    /// Whether the symbol occurs more than once on the line (the first whole-identifier occurrence was used).
+    pub ambiguous: bool,
+}
+
+/// A list with the total before capping.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capped<T> {
+    pub items: Vec<T>,
+    /// How many there were in all.
+    pub total: usize,
+}
+
+/// The answer to definition, type_definition, implementation or references.
+#[derive(Debug, Clone, Serialize)]
+pub struct Navigation {
+    pub server: &'static str,
+    pub cursor: Cursor,
+    pub locations: Capped<Location>,
+}
+
+/// LSP `DiagnosticSeverity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    fn from_lsp(n: Option<i64>) -> Severity {
+        match n {
+            Some(2) => Severity::Warning,
+            Some(3) => Severity::Information,
+            Some(4) => Severity::Hint,
+            // LSP: absent severity is the client's to interpret; an error is the safe reading.
+            _ => Severity::Error,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// A diagnostic with its range converted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub location: Location,
+    pub severity: Severity,
+    pub code: Option<String>,
+    pub source: Option<String>,
+    pub message: String,
+}
+
+/// Diagnostics of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileDiagnostics {
+    pub server: &'static str,
+    pub path: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    /// False when the wait ran out before the server published after the last change:
+    /// the list is what was known then, and more may come.
+    pub complete: bool,
+}
+
+/// A document or workspace symbol.
+#[derive(Debug, Clone, Serialize)]
+pub struct Symbol {
+    pub name: String,
+    /// LSP `SymbolKind` name, lowercase (`function`, `struct`, …).
+    pub kind: &'static str,
+    pub detail: Option<String>,
+    pub container: Option<String>,
+    /// Nesting depth in a document outline, from 0.
+    pub depth: usize,
+    pub location: Location,
+}
+
+/// A code action a server offers (not applied).
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeAction {
+    pub title: String,
+    pub kind: Option<String>,
+    pub preferred: bool,
+    /// The files its edit would change.
+    pub files: Vec<PathBuf>,
+    /// Whether it runs a server command instead of (or besides) an edit.
+    pub command: bool,
+    pub disabled: Option<String>,
+}
+
+/// The state of one (server, root) slot, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerStatus {
+    pub server: &'static str,
+    pub root: PathBuf,
+    pub binary: Option<PathBuf>,
+    /// `running`, `crashed` (restarts on next use), `gave up`, `stopped`.
+    pub state: String,
+    pub pid: Option<u32>,
+    pub encoding: Option<PositionEncoding>,
+    pub busy: Option<String>,
+    pub open_documents: usize,
+    pub crashes: u32,
+    pub last_crash: Option<String>,
+    pub uptime_ms: Option<u128>,
+    /// The last errors and warnings the server showed (`window/showMessage`).
+    pub messages: Vec<String>,
+}
+
+/// Why a server is or is not usable for a language in the checkout, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Availability {
+    pub language: Language,
+    pub server: &'static str,
+    /// Whether this server is the one used for the language.
+    pub chosen: bool,
+    /// The directory holding a root marker, or why there is none.
+    pub root: std::result::Result<PathBuf, String>,
+    pub binary: std::result::Result<Binary, String>,
+}
+
+impl Availability {
+    pub fn usable(&self) -> bool {
+        self.root.is_ok() && self.binary.is_ok()
+    }
+}
+
+/// What resolving `line` + `symbol` gave.
+pub(crate) struct Target {
+    pub server: Arc<Server>,
+    pub cursor: Cursor,
+    pub position: Value,
+}
+
+impl Supervisor {
+    pub fn new(config: SupervisorConfig) -> Supervisor {
+        let path = search_path(&config.root, &config.extra_path);
+        Supervisor { config, path, slots: tokio::sync::Mutex::default() }
+    }
+
+    pub fn config(&self) -> &SupervisorConfig {
+        &self.config
+    }
+
+    fn candidates(&self, language: Language) -> Vec<&ServerSpec> {
+        let serving = self.config.servers.iter().filter(|s| s.languages.contains(&language));
+        match self.config.preferred.get(&language) {
+            Some(id) => serving.filter(|s| s.id == id).collect(),
+            None => serving.collect(),
+        }
+    }
+
+    /// Which server would serve files of each language under `dir`, and why others would not.
+    pub async fn availability(&self, dir: &Path) -> Vec<Availability> {
+        let mut out = Vec::new();
+        for language in Language::ALL {
+            let mut chosen_seen = false;
+            for spec in self.config.servers.iter().filter(|s| s.languages.contains(&language)) {
+                let preferred_ok = self.config.preferred.get(&language).is_none_or(|id| id == spec.id);
+                let root = find_root(spec, &self.config.root, dir).ok_or_else(|| {
+                    format!(
+                        "no root marker ({}) from {} up to the workspace root",
+                        spec.root_markers.join(", "),
+                        dir.display()
+                    )
+                });
+                let binary = resolve_binary(spec, &self.config.root, &self.path).await;
+                let usable = root.is_ok() && binary.is_ok();
+                let chosen = usable && preferred_ok && !chosen_seen;
+                chosen_seen |= chosen;
+                out.push(Availability { language, server: spec.id, chosen, root, binary });
+            }
+        }
+        out
+    }
+
+    /// The server for a file, started (or restarted) if need be.
+    pub(crate) async fn server_for(&self, path: &Path) -> Result<(Arc<Server>, Language)> {
+        let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
+        let mut why = Vec::new();
+        for spec in self.candidates(language) {
+            let Some(root) = find_root(spec, &self.config.root, path) else {
+                why.push(format!(
+                    "{}: no root marker ({}) between the file and the workspace root",
+                    spec.id,
+                    spec.root_markers.join(", ")
+                ));
+                continue;
+            };
+            match resolve_binary(spec, &self.config.root, &self.path).await {
+                Ok(binary) => return Ok((self.ensure(spec, root, binary.path).await?, language)),
+                Err(e) => why.push(format!("{}: {e}", spec.id)),
+            }
+        }
+        if why.is_empty() {
+            why.push(format!("no server configured for {language}"));
+        }
+        Err(Error::NoServer { language, why: why.join("; ") })
+    }
+
+    async fn ensure(&self, spec: &ServerSpec, root: PathBuf, binary: PathBuf) -> Result<Arc<Server>> {
+        let mut slots = self.slots.lock().await;
+        let slot = slots.entry((spec.id, root.clone())).or_default();
+        if let Some(server) = &slot.server {
+            match server.death() {
+                None => return Ok(Arc::clone(server)),
+                Some(death) => {
+                    slot.crashes = if server.answered.load(Ordering::Relaxed) { 1 } else { slot.crashes + 1 };
+                    slot.last_death = Some(death.what.clone());
+                    slot.docs = server.open_docs();
+                    slot.server = None;
+                    tracing::warn!(server = spec.id, what = %death.what, crashes = slot.crashes, "language server crashed");
+                }
+            }
+        }
+        if slot.crashes >= self.config.max_crashes {
+            return Err(Error::GaveUp {
+                server: spec.id,
+                crashes: slot.crashes,
+                last: slot.last_death.clone().unwrap_or_default(),
+            });
+        }
+        let started = Server::start(
+            spec.clone(),
+            root,
+            binary,
+            &self.path,
+            self.config.request_timeout,
+            self.config.init_timeout,
+        )
+        .await;
+        let server = match started {
+            Ok(server) => Arc::new(server),
+            Err(e) => {
+                if matches!(e, Error::Crashed { .. } | Error::Timeout { .. }) {
+                    slot.crashes += 1;
+                    slot.last_death = Some(e.to_string());
+                }
+                return Err(e);
+            }
+        };
+        for (path, language) in std::mem::take(&mut slot.docs) {
+            if path.exists() {
+                server.sync(&path, language).await?;
+            }
+        }
+        slot.server = Some(Arc::clone(&server));
+        Ok(server)
+    }
+
+    /// Every slot's state.
+    pub async fn status(&self) -> Vec<ServerStatus> {
+        let slots = self.slots.lock().await;
+        let mut out: Vec<ServerStatus> = slots
+            .iter()
+            .map(|((id, root), slot)| {
+                let server = slot.server.as_ref();
+                let dead = server.and_then(|s| s.death());
+                let state = match (server, &dead) {
+                    (Some(_), None) => "running".to_string(),
+                    (Some(_), Some(d)) => format!("crashed ({}); restarts on next use", d.what),
+                    (None, _) if slot.crashes >= self.config.max_crashes => {
+                        format!("gave up after {} crashes in a row; `reload` tries again", slot.crashes)
+                    }
+                    (None, _) => "stopped".to_string(),
+                };
+                ServerStatus {
+                    server: id,
+                    root: root.clone(),
+                    binary: server.map(|s| s.binary.clone()),
+                    state,
+                    pid: server.and_then(|s| s.pid).filter(|_| dead.is_none()),
+                    encoding: server.map(|s| s.encoding),
+                    busy: server.and_then(|s| s.busy()),
+                    open_documents: server.map(|s| s.open_docs().len()).unwrap_or(0),
+                    crashes: slot.crashes,
+                    last_crash: slot.last_death.clone().or(dead.map(|d| d.what)),
+                    uptime_ms: server.map(|s| s.started.elapsed().as_millis()),
+                    messages: server.map(|s| s.messages()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| (a.server, &a.root).cmp(&(b.server, &b.root)));
+        out
+    }
+
+    /// Stops the servers whose root contains `dir` (all when `None`) and forgets their crashes;
+    /// they start again on next use. Returns the (server, root) pairs stopped.
+    pub async fn reload(&self, dir: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
+        let mut slots = self.slots.lock().await;
+        let keys: Vec<_> = slots
+            .keys()
+            .filter(|(_, root)| dir.is_none_or(|d| d.starts_with(root) || root.starts_with(d)))
+            .cloned()
+            .collect();
+        let mut stopped = Vec::new();
+        for key in keys {
+            if let Some(slot) = slots.remove(&key) {
+                if let Some(server) = slot.server {
+                    server.stop().await;
+                }
+                stopped.push(key);
+            }
+        }
+        stopped
+    }
+
+    /// Stops every server.
+    pub async fn shutdown(&self) {
+        self.reload(None).await;
+    }
+
+    /// Resolves `line` (1-indexed) and `symbol` in a file to an LSP position, opening the file.
+    pub(crate) async fn target(&self, path: &Path, line: u32, symbol: &str) -> Result<Target> {
+        if symbol.is_empty() {
+            return Err(Error::EmptySymbol);
+        }
+        let (server, language) = self.server_for(path).await?;
+        let (text, _) = server.sync(path, language).await?;
+        let all = lines(&text);
+        let index = (line as usize).checked_sub(1).filter(|&i| i < all.len()).ok_or(Error::LineOutOfRange {
+            path: path.to_path_buf(),
+            line,
+            lines: all.len(),
+        })?;
+        let line_text = all[index];
+        let (byte, ambiguous) = find_symbol(line_text, symbol).ok_or_else(|| Error::SymbolNotOnLine {
+            path: path.to_path_buf(),
+            line,
+            symbol: symbol.to_string(),
+            text: line_text.to_string(),
+        })?;
+        let character = to_lsp_column(line_text, byte, server.encoding);
+        let cursor = Cursor {
+            path: path.to_path_buf(),
+            line,
+            column: u32::try_from(char_column(line_text, byte)).unwrap_or(u32::MAX),
+            symbol: symbol.to_string(),
+            ambiguous,
+        };
+        let position = json!({ "line": index, "character": character });
+        Ok(Target { server, cursor, position })
+    }
+
+    /// A request whose empty answer may only mean "still loading": while the
+    /// server is busy, waits for it to finish (within the request timeout) and asks again.
+    pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
+        let deadline = tokio::time::Instant::now() + server.request_timeout;
+        let mut asked_after_idle = false;
+        loop {
+            let answer = match server.request(method, params.clone()).await {
+                // ContentModified / ServerCancelled: the server changed under the request; ask again.
+                Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
+                other => other?,
+            };
+            if !is_empty(&answer) || asked_after_idle {
+                return Ok(answer);
+            }
+            // Just started: a server may not have announced its loading yet.
+            if server.busy().is_none() && server.started.elapsed() < Duration::from_secs(2) {
+                let until =
+                    tokio::time::Instant::now() + Duration::from_secs(2).saturating_sub(server.started.elapsed());
+                server.next_change(until.min(deadline)).await;
+            }
+            match server.busy() {
+                None if asked_after_idle || server.started.elapsed() >= Duration::from_secs(2) => return Ok(answer),
+                None => asked_after_idle = true,
+                Some(what) => {
+                    if !server.wait_idle(deadline).await {
+                        return Err(Error::NotReady { server: server.spec.id, what });
+                    }
+                    asked_after_idle = true;
+                }
+            }
+        }
+    }
+
+    async fn navigate(
+        &self,
+        method: &'static str,
+        capability: &str,
+        path: &Path,
+        line: u32,
+        symbol: &str,
+        cap: usize,
+    ) -> Result<Navigation> {
+        let target = self.target(path, line, symbol).await?;
+        let server = &target.server;
+        if !server.supports(capability, method) {
+            return Err(Error::Unsupported { server: server.spec.id, what: method });
+        }
+        let mut params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
+        if method == "textDocument/references" {
+            params["context"] = json!({ "includeDeclaration": true });
+        }
+        let answer = self.query(server, method, params).await?;
+        let mut locations = convert_locations(&answer, server.encoding).await;
+        locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        locations.dedup();
+        let total = locations.len();
+        locations.truncate(cap);
+        Ok(Navigation { server: server.spec.id, cursor: target.cursor, locations: Capped { items: locations, total } })
+    }
+
+    /// Where the symbol is declared (`textDocument/definition`).
+    pub async fn definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/definition", "definitionProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Where its type is declared (`textDocument/typeDefinition`).
+    pub async fn type_definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/typeDefinition", "typeDefinitionProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Concrete implementations (`textDocument/implementation`).
+    pub async fn implementation(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/implementation", "implementationProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Every use, declaration included, capped at `cap` (`textDocument/references`).
+    pub async fn references(&self, path: &Path, line: u32, symbol: &str, cap: usize) -> Result<Navigation> {
+        self.navigate("textDocument/references", "referencesProvider", path, line, symbol, cap).await
+    }
+
+    /// The hover text (markdown or plain), `None` when the server has none.
+    pub async fn hover(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Option<String>)> {
+        let target = self.target(path, line, symbol).await?;
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
+        let answer = self.query(&target.server, "textDocument/hover", params).await?;
+        Ok((target.cursor, hover_text(answer.get("contents").unwrap_or(&Value::Null))))
+    }
+
+    /// The file's outline, flattened depth-first, capped at `cap`.
+    pub async fn document_symbols(&self, path: &Path, cap: usize) -> Result<(&'static str, Capped<Symbol>)> {
+        let (server, language) = self.server_for(path).await?;
+        let (text, _) = server.sync(path, language).await?;
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let answer = self.query(&server, "textDocument/documentSymbol", params).await?;
+        let mut out = Vec::new();
+        let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+        for item in answer.as_array().into_iter().flatten() {
+            flatten_symbol(item, path, &file_lines, server.encoding, 0, None, &mut out);
+        }
+        let total = out.len();
+        out.truncate(cap);
+        Ok((server.spec.id, Capped { items: out, total }))
+    }
+
+    /// Workspace symbols matching `query`, from the server of `context` (a file
+    /// of the language to search), capped at `cap`.
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+        context: &Path,
+        cap: usize,
+    ) -> Result<(&'static str, Capped<Symbol>)> {
+        let (server, language) = self.server_for(context).await?;
+        if context.is_file() {
+            server.sync(context, language).await?;
+        }
+        let answer = self.query(&server, "workspace/symbol", json!({ "query": query })).await?;
+        let mut out = Vec::new();
+        for item in answer.as_array().into_iter().flatten() {
+            let Some(location) = item.get("location") else { continue };
+            let Some(path) = location.get("uri").and_then(Value::as_str).and_then(uri_to_path) else { continue };
+            let range = location
+                .get("range")
+                .cloned()
+                .unwrap_or(json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }));
+            let Some(location) = convert_range(&path, &range, server.encoding, None).await else { continue };
+            out.push(Symbol {
+                name: item.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
+                detail: None,
+                container: item
+                    .get("containerName")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+                depth: 0,
+                location,
+            });
+        }
+        let total = out.len();
+        out.truncate(cap);
+        Ok((server.spec.id, Capped { items: out, total }))
+    }
+
+    /// The code actions offered on the symbol's line (not applied).
+    pub async fn code_actions(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Vec<CodeAction>)> {
+        let target = self.target(path, line, symbol).await?;
+        let server = &target.server;
+        let file = self.file_diagnostics_raw(server, path, false).await?;
+        let index = line - 1;
+        let on_line: Vec<Value> = file
+            .into_iter()
+            .filter(|d| {
+                let start = d.pointer("/range/start/line").and_then(Value::as_u64).unwrap_or(0);
+                let end = d.pointer("/range/end/line").and_then(Value::as_u64).unwrap_or(start);
+                (start..=end).contains(&u64::from(index))
+            })
+            .collect();
+        let text =
+            tokio::fs::read_to_string(path).await.map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let line_text = lines(&text).get(index as usize).copied().unwrap_or("").to_string();
+        let end = to_lsp_column(&line_text, line_text.len(), server.encoding);
+        let params = json!({
+            "textDocument": { "uri": path_to_uri(path) },
+            "range": { "start": { "line": index, "character": 0 }, "end": { "line": index, "character": end } },
+            "context": { "diagnostics": on_line, "triggerKind": 1 },
+        });
+        let answer = server.request("textDocument/codeAction", params).await?;
+        let mut out = Vec::new();
+        for item in answer.as_array().into_iter().flatten() {
+            // A bare Command has a string `command`; a CodeAction may carry one as an object.
+            let bare_command = item.get("command").is_some_and(Value::is_string);
+            let edit = item.get("edit").cloned().unwrap_or(Value::Null);
+            out.push(CodeAction {
+                title: item.get("title").and_then(Value::as_str).unwrap_or("").to_string(),
+                kind: item.get("kind").and_then(Value::as_str).map(str::to_string),
+                preferred: item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
+                files: crate::edit::edited_files(&edit),
+                command: bare_command || item.get("command").is_some_and(Value::is_object),
+                disabled: item.pointer("/disabled/reason").and_then(Value::as_str).map(str::to_string),
+            });
+        }
+        Ok((target.cursor, out))
+    }
+
+    /// The file's diagnostics now: its text is synced first; a change waits
+    /// for the server's next publication (pull servers are asked).
+    pub async fn diagnostics(&self, path: &Path) -> Result<FileDiagnostics> {
+        self.file_diagnostics(path, false).await
+    }
+
+    /// After a write: the file is synced (change, then save) and only what the
+    /// server published after that counts; when the wait runs out the result
+    /// is marked incomplete, never clean.
+    pub async fn diagnostics_after_write(&self, path: &Path) -> Result<FileDiagnostics> {
+        self.file_diagnostics(path, true).await
+    }
+
+    async fn file_diagnostics(&self, path: &Path, saved: bool) -> Result<FileDiagnostics> {
+        let (server, _) = self.server_for(path).await?;
+        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
+        let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
+        let text = tokio::fs::read_to_string(path).await.unwrap_or_default();
+        let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+        let mut diagnostics = Vec::new();
+        for item in &raw {
+            if let Some(d) = convert_diagnostic(item, path, &file_lines, server.encoding) {
+                diagnostics.push(d);
+            }
+        }
+        diagnostics.sort_by(|a, b| (a.location.line, a.location.column).cmp(&(b.location.line, b.location.column)));
+        Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete })
+    }
+
+    async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Value>> {
+        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout.min(Duration::from_secs(5));
+        Ok(self.collect_diagnostics(server, path, saved, deadline).await?.0)
+    }
+
+    async fn collect_diagnostics(
+        &self,
+        server: &Server,
+        path: &Path,
+        saved: bool,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<Value>, bool)> {
+        let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
+        let before = server.publish_seq();
+        let (_, changed) = server.sync(path, language).await?;
+        if saved {
+            server.saved(path);
+        }
+        if server.pulls_diagnostics() {
+            let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
+                Ok(answer) => answer,
+                Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
+                Err(e) => return Err(e),
+            };
+            // A "full" report has items; "unchanged" means the last pushed/pulled list stands.
+            let items = match answer.get("items").and_then(Value::as_array) {
+                Some(items) => items.clone(),
+                None => server.published(path).map(|p| p.items).unwrap_or_default(),
+            };
+            return Ok((items, true));
+        }
+        // Unchanged text and an earlier publication: that publication is current.
+        let after =
+            if !changed && !saved { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
+        wait_published(server, path, after, deadline, self.config.settle, self.config.settle_empty).await
+    }
+
+    /// Tells every running server of a root that files changed on disk
+    /// (`workspace/didChangeWatchedFiles`), and syncs the ones they have open.
+    pub async fn files_changed(&self, changes: &[(PathBuf, FileChange)]) {
+        let servers: Vec<Arc<Server>> = self.slots.lock().await.values().filter_map(|s| s.server.clone()).collect();
+        for server in servers {
+            let events: Vec<Value> = changes
+                .iter()
+                .filter(|(p, _)| p.starts_with(&server.root))
+                .map(|(p, change)| json!({ "uri": path_to_uri(p), "type": *change as u8 }))
+                .collect();
+            if events.is_empty() {
+                continue;
+            }
+            for (path, change) in changes {
+                if server.is_open(path) {
+                    match change {
+                        FileChange::Deleted => server.closed(path),
+                        _ => {
+                            if let Some(language) = Language::from_path(path) {
+                                let _ = server.sync(path, language).await;
+                                server.saved(path);
+                            }
+                        }
+                    }
+                }
+            }
+            server.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+        }
+    }
+}
+
+/// LSP `FileChangeType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FileChange {
+    Created = 1,
+    Changed = 2,
+    Deleted = 3,
+}
+
+/// Waits for a publication for `path` newer than `after`, then for the server
+/// to settle (no progress, quiet for a moment). Returns the items and whether
+/// they are final.
+async fn wait_published(
+    server: &Server,
+    path: &Path,
+    after: u64,
+    deadline: tokio::time::Instant,
+    settle: Duration,
+    settle_empty: Duration,
+) -> Result<(Vec<Value>, bool)> {
+    loop {
+        if let Some(death) = server.death() {
+            return Err(Error::Crashed { server: server.spec.id, what: death.what, stderr_tail: death.stderr_tail });
+        }
+        let latest = server.published(path).filter(|p| p.seq > after);
+        if let Some(published) = &latest
+            && server.busy().is_none()
+        {
+            let quiet = if published.items.is_empty() { settle_empty } else { settle };
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            if !server.next_change(until).await {
+                let still = server.published(path).map(|p| p.seq) == Some(published.seq) && server.busy().is_none();
+                if still {
+                    return Ok((published.items.clone(), true));
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok((published.items.clone(), false));
+                }
+            }
+            continue;
+        }
+        if !server.next_change(deadline).await {
+            let items = latest.map(|p| p.items).unwrap_or_default();
+            return Ok((items, false));
+        }
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.get("contents").is_some_and(|c| hover_text(c).is_none()) || o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Finds `symbol` on a line: the first occurrence that stands as a whole
+/// identifier, else the first occurrence. The cursor goes on the symbol's
+/// last identifier (so `self.items` points at `items`). Returns the byte
+/// offset and whether there was more than one occurrence.
+pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, bool)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let occurrences: Vec<usize> = line.match_indices(symbol).map(|(i, _)| i).collect();
+    let first = *occurrences.first()?;
+    let whole = occurrences.iter().copied().find(|&i| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + symbol.len()..].chars().next();
+        before.is_none_or(|c| !is_ident(c)) && after.is_none_or(|c| !is_ident(c))
+    });
+    let start = whole.unwrap_or(first);
+    // The last identifier run inside the symbol.
+    let mut offset = 0;
+    let mut in_run = false;
+    for (i, c) in symbol.char_indices() {
+        if is_ident(c) && !in_run {
+            offset = i;
+        }
+        in_run = is_ident(c);
+    }
+    if !symbol.chars().any(is_ident) {
+        offset = 0;
+    }
+    Some((start + offset, occurrences.len() > 1))
+}
+
+pub(crate) async fn read_lines(path: &Path) -> Vec<String> {
+    tokio::fs::read_to_string(path)
+        .await
+        .map(|t| lines(&t).into_iter().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Converts an LSP range in `path` to a [`Location`], reading the file's lines (or using `file_lines`).
+pub(crate) async fn convert_range(
+    path: &Path,
+    range: &Value,
+    encoding: PositionEncoding,
+    file_lines: Option<&[String]>,
+) -> Option<Location> {
+    let owned;
+    let file_lines = match file_lines {
+        Some(l) => l,
+        None => {
+            owned = read_lines(path).await;
+            &owned
+        }
+    };
+    Some(range_to_location(path, range, file_lines, encoding))
+}
+
+pub(crate) fn range_to_location(
+    path: &Path,
+    range: &Value,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+) -> Location {
+    let point = |key: &str| {
+        let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as usize;
+        let character = range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+        let text = file_lines.get(line).map(String::as_str).unwrap_or("");
+        let byte = from_lsp_column(text, character, encoding);
+        (u32::try_from(line + 1).unwrap_or(u32::MAX), u32::try_from(char_column(text, byte)).unwrap_or(u32::MAX))
+    };
+    let (line, column) = point("start");
+    let (end_line, end_column) = point("end");
+    let text = file_lines.get(line as usize - 1).map(|l| l.trim().to_string()).unwrap_or_default();
+    Location { path: path.to_path_buf(), line, column, end_line, end_column, text }
+}
+
+/// `Location | Location[] | LocationLink[] | null` as locations.
+async fn convert_locations(answer: &Value, encoding: PositionEncoding) -> Vec<Location> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(_) => vec![answer],
+        _ => Vec::new(),
+    };
+    let mut cache: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut out = Vec::new();
+    for item in items {
+        // LocationLink: targetUri + targetSelectionRange (the name); Location: uri + range.
+        let (uri, range) = match item.get("targetUri") {
+            Some(uri) => (uri, item.get("targetSelectionRange").or_else(|| item.get("targetRange"))),
+            None => (item.get("uri").unwrap_or(&Value::Null), item.get("range")),
+        };
+        let (Some(path), Some(range)) = (uri.as_str().and_then(uri_to_path), range) else { continue };
+        if !cache.contains_key(&path) {
+            cache.insert(path.clone(), read_lines(&path).await);
+        }
+        out.push(range_to_location(&path, range, &cache[&path], encoding));
+    }
+    out
+}
+
+fn convert_diagnostic(
+    item: &Value,
+    path: &Path,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+) -> Option<Diagnostic> {
+    let range = item.get("range")?;
+    let code = match item.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    Some(Diagnostic {
+        location: range_to_location(path, range, file_lines, encoding),
+        severity: Severity::from_lsp(item.get("severity").and_then(Value::as_i64)),
+        code,
+        source: item.get("source").and_then(Value::as_str).map(str::to_string),
+        message: item.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+    })
+}
+
+/// `MarkupContent | MarkedString | MarkedString[]` as text; `None` when blank.
+fn hover_text(contents: &Value) -> Option<String> {
+    let text = match contents {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => match (o.get("kind"), o.get("language"), o.get("value").and_then(Value::as_str)) {
+            (_, Some(lang), Some(value)) => format!("```{}\n{value}\n```", lang.as_str().unwrap_or("")),
+            (_, None, Some(value)) => value.to_string(),
+            _ => String::new(),
+        },
+        Value::Array(items) => items.iter().filter_map(hover_text).collect::<Vec<_>>().join("\n\n"),
+        _ => String::new(),
+    };
+    let text = text.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+fn flatten_symbol(
+    item: &Value,
+    path: &Path,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+    depth: usize,
+    container: Option<&str>,
+    out: &mut Vec<Symbol>,
+) {
+    let name = item.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    // DocumentSymbol has selectionRange; SymbolInformation has location.
+    let (symbol_path, range) = match item.get("location") {
+        Some(location) => (
+            location.get("uri").and_then(Value::as_str).and_then(uri_to_path).unwrap_or_else(|| path.to_path_buf()),
+            location.get("range").cloned(),
+        ),
+        None => (path.to_path_buf(), item.get("selectionRange").or_else(|| item.get("range")).cloned()),
+    };
+    let Some(range) = range else { return };
+    out.push(Symbol {
+        name: name.clone(),
+        kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
+        detail: item.get("detail").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string),
+        container: item
+            .get("containerName")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .or_else(|| container.map(str::to_string)),
+        depth,
+        location: range_to_location(&symbol_path, &range, file_lines, encoding),
+    });
+    for child in item.get("children").and_then(Value::as_array).into_iter().flatten() {
+        flatten_symbol(child, path, file_lines, encoding, depth + 1, Some(&name), out);
+    }
+}
+
+/// LSP `SymbolKind` (1–26) by name.
+fn symbol_kind(kind: Option<i64>) -> &'static str {
+    const NAMES: [&str; 26] = [
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum member",
+        "struct",
+        "event",
+        "operator",
+        "type parameter",
+    ];
+    kind.and_then(|k| usize::try_from(k - 1).ok()).and_then(|i| NAMES.get(i)).copied().unwrap_or("symbol")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_are_found_as_whole_identifiers_first() {
+        assert_eq!(find_symbol("let total = subtotal + total;", "total"), Some((4, true)));
+        assert_eq!(find_symbol("subtotal", "total"), Some((3, false)));
+        assert_eq!(find_symbol("    self.items.len()", "self.items"), Some((9, false)));
+        assert_eq!(find_symbol("x", "y"), None);
+    }
+
+    #[test]
+    fn hover_contents_of_every_shape_become_text() {
+        assert_eq!(hover_text(&json!({ "kind": "markdown", "value": "**x**" })), Some("**x**".into()));
+        assert_eq!(
+            hover_text(&json!([{ "language": "rust", "value": "fn f()" }, "doc"])),
+            Some("```rust\nfn f()\n```\n\ndoc".into())
+        );
+        assert_eq!(hover_text(&json!("")), None);
+    }
+}

@@ -1,0 +1,345 @@
+//! JSON-RPC 2.0 over a language server's stdio, framed with `Content-Length`
+//! headers (LSP "Base Protocol").
+//!
+//! One [`Connection`] per server process. A writer task owns stdin, a reader
+//! task owns stdout and routes responses to their waiting request and
+//! everything else (notifications, server-to-client requests) to the owner's
+//! channel; a third task keeps the tail of stderr. When the process exits or
+//! sends a frame that cannot be read, the connection dies: every pending
+//! request fails at once with the exit status and the stderr tail, and so does
+//! every later one.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Bytes of stderr kept for crash reports.
+const STDERR_TAIL: usize = 4096;
+/// How long to wait for the exit status after stdout closed.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// Why a connection is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Death {
+    /// What happened: "exited with status 3", "sent a malformed frame: …".
+    pub what: String,
+    /// The last lines the server wrote to stderr.
+    pub stderr_tail: String,
+}
+
+/// A failed request.
+#[derive(Debug, Clone)]
+pub enum RequestError {
+    /// No response within the timeout; a `$/cancelRequest` was sent.
+    Timeout(Duration),
+    /// The server is gone.
+    Dead(Death),
+    /// The server answered with an error object.
+    Response { code: i64, message: String },
+}
+
+/// Something the server sent that is not a response.
+#[derive(Debug)]
+pub enum Incoming {
+    Notification {
+        method: String,
+        params: Value,
+    },
+    /// A server-to-client request; answer it with [`Connection::respond`].
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+}
+
+type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RequestError>>>>>;
+
+/// The client end of one server process; clones share it.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Pending,
+    next_id: Arc<AtomicI64>,
+    death: watch::Receiver<Option<Death>>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl Connection {
+    /// Takes over a spawned server's pipes. Notifications and server requests arrive on the returned receiver.
+    pub fn start(child: &mut Child) -> Option<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
+        let stdin = child.stdin.take()?;
+        let stdout = child.stdout.take()?;
+        let stderr = child.stderr.take()?;
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = mpsc::unbounded_channel();
+        let (death_tx, death_rx) = watch::channel(None);
+        let pending: Pending = Arc::default();
+        let tail: Arc<Mutex<VecDeque<u8>>> = Arc::default();
+        tokio::spawn(write_loop(stdin, out_rx));
+        tokio::spawn(stderr_loop(stderr, Arc::clone(&tail)));
+        tokio::spawn(read_loop(stdout, in_tx, Arc::clone(&pending), death_tx, Arc::clone(&tail), child.id()));
+        let connection =
+            Connection { out: out_tx, pending, next_id: Arc::new(AtomicI64::new(1)), death: death_rx, stderr: tail };
+        Some((connection, in_rx))
+    }
+
+    /// Why the connection is gone, once it is.
+    pub fn death(&self) -> Option<Death> {
+        self.death.borrow().clone()
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        tail_text(&self.stderr)
+    }
+
+    /// Sends a request and waits for its response, at most `timeout`.
+    pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RequestError> {
+        if let Some(death) = self.death() {
+            return Err(RequestError::Dead(death));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        // The reader may have died between the check above and the insert.
+        if let Some(death) = self.death() {
+            lock(&self.pending).remove(&id);
+            return Err(RequestError::Dead(death));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(RequestError::Dead(
+                self.death()
+                    .unwrap_or_else(|| Death { what: "connection closed".into(), stderr_tail: self.stderr_tail() }),
+            )),
+            Err(_) => {
+                lock(&self.pending).remove(&id);
+                self.notify("$/cancelRequest", json!({ "id": id }));
+                Err(RequestError::Timeout(timeout))
+            }
+        }
+    }
+
+    /// Sends a notification (nothing comes back).
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Answers a server-to-client request.
+    pub fn respond(&self, id: Value, result: Result<Value, (i64, String)>) {
+        let message = match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, message)) => {
+                json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+            }
+        };
+        self.send(&message);
+    }
+
+    fn send(&self, message: &Value) {
+        let body = message.to_string();
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(body.as_bytes());
+        // A closed channel means the writer is gone with the process; the death is reported on read.
+        let _ = self.out.send(frame);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
+    let bytes: Vec<u8> = lock(tail).iter().copied().collect();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // Start at a line boundary when the buffer was cut.
+    match (bytes.len() >= STDERR_TAIL, text.find('\n')) {
+        (true, Some(at)) => text[at + 1..].trim_end().to_string(),
+        _ => text.trim_end().to_string(),
+    }
+}
+
+async fn write_loop(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(frame) = rx.recv().await {
+        if stdin.write_all(&frame).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn stderr_loop(stderr: ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
+    let mut stderr = stderr;
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut tail = lock(&tail);
+                tail.extend(&buf[..n]);
+                while tail.len() > STDERR_TAIL {
+                    tail.pop_front();
+                }
+            }
+        }
+    }
+}
+
+async fn read_loop(
+    stdout: ChildStdout,
+    incoming: mpsc::UnboundedSender<Incoming>,
+    pending: Pending,
+    death: watch::Sender<Option<Death>>,
+    tail: Arc<Mutex<VecDeque<u8>>>,
+    pid: Option<u32>,
+) {
+    let mut reader = BufReader::new(stdout);
+    let what = loop {
+        match read_frame(&mut reader).await {
+            Ok(Some(message)) => route(message, &incoming, &pending),
+            Ok(None) => break None,
+            Err(malformed) => break Some(format!("sent a malformed frame ({malformed})")),
+        }
+    };
+    let what = match what {
+        Some(malformed) => {
+            // A server we can no longer read is of no use; stop it so a restart is clean.
+            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            }
+            malformed
+        }
+        None => {
+            // Give the process a moment to be reaped so the status can be reported.
+            let status = match pid {
+                Some(pid) => wait_status(pid).await,
+                None => None,
+            };
+            status.unwrap_or_else(|| "closed its output".to_string())
+        }
+    };
+    let _ = death.send(Some(Death { what: what.clone(), stderr_tail: tail_text(&tail) }));
+    let waiting: Vec<_> = lock(&pending).drain().collect();
+    for (_, tx) in waiting {
+        let _ = tx.send(Err(RequestError::Dead(Death { what: what.clone(), stderr_tail: tail_text(&tail) })));
+    }
+}
+
+/// "exited with status N" / "was killed by signal S", read from /proc while the
+/// child is a zombie (its owner reaps it); `None` when it cannot be told in time.
+async fn wait_status(pid: u32) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + EXIT_GRACE;
+    loop {
+        match exit_status_of(pid) {
+            Some(status) => return Some(status),
+            None if tokio::time::Instant::now() >= deadline => return None,
+            None => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+fn exit_status_of(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    match stat {
+        // Gone entirely: someone reaped it already.
+        None => Some("exited".to_string()),
+        Some(stat) => {
+            let after = stat.rsplit_once(')')?.1;
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            if fields.first() != Some(&"Z") {
+                return None;
+            }
+            // Field 52 (exit_code), counted after the comm field: index 49.
+            let code: i32 = fields.get(49)?.parse().ok()?;
+            let signal = code & 0x7f;
+            Some(if signal != 0 {
+                format!("was killed by signal {signal}")
+            } else {
+                format!("exited with status {}", (code >> 8) & 0xff)
+            })
+        }
+    }
+}
+
+fn route(message: Value, incoming: &mpsc::UnboundedSender<Incoming>, pending: &Pending) {
+    let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+    let id = message.get("id").cloned();
+    match (method, id) {
+        (Some(method), Some(id)) if !id.is_null() => {
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            let _ = incoming.send(Incoming::Request { id, method, params });
+        }
+        (Some(method), _) => {
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            let _ = incoming.send(Incoming::Notification { method, params });
+        }
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else { return };
+            let Some(tx) = lock(pending).remove(&id) else { return };
+            let result = match message.get("error") {
+                Some(error) if !error.is_null() => Err(RequestError::Response {
+                    code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: error.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+                }),
+                _ => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            let _ = tx.send(result);
+        }
+        (None, None) => tracing::debug!(%message, "ignoring a message with neither method nor id"),
+    }
+}
+
+/// One frame's JSON body; `Ok(None)` at a clean end of stream.
+async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Value>, String> {
+    let mut length: Option<usize> = None;
+    let mut line = String::new();
+    let mut saw_header = false;
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return if saw_header { Err("stream ended inside a header".into()) } else { Ok(None) };
+        }
+        saw_header = true;
+        let header = line.trim_end_matches(['\r', '\n']);
+        if header.is_empty() {
+            break;
+        }
+        let Some((name, value)) = header.split_once(':') else {
+            return Err(format!("not a header: {:?}", cut(header)));
+        };
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            length = Some(value.trim().parse().map_err(|_| format!("bad Content-Length {:?}", cut(value.trim())))?);
+        }
+    }
+    let length = length.ok_or("a header without Content-Length")?;
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).await.map_err(|e| format!("stream ended inside a body: {e}"))?;
+    serde_json::from_slice(&body).map(Some).map_err(|e| format!("body is not JSON: {e}"))
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(60).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_are_read_and_garbage_is_an_error() {
+        let input = b"Content-Length: 2\r\n\r\n{}Content-Length: abc\r\n\r\n".to_vec();
+        let mut reader = BufReader::new(&input[..]);
+        assert_eq!(read_frame(&mut reader).await, Ok(Some(json!({}))));
+        assert_eq!(read_frame(&mut reader).await, Err("bad Content-Length \"abc\"".to_string()));
+        let mut empty = BufReader::new(&b""[..]);
+        assert_eq!(read_frame(&mut empty).await, Ok(None));
+    }
+}
