@@ -1,0 +1,234 @@
+//! The shell around an adapter process: spawn it as the leader of its own
+//! process group, connect a [`Client`] over its stdio or over the TCP port it
+//! prints, keep the tail of its stderr, record its exit status, and kill the
+//! whole group on demand or on drop.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
+use tokio::sync::watch;
+
+use crate::adapter::{AdapterCommand, Transport};
+use crate::error::{Error, Result};
+use crate::transport::{Client, Diagnostics, EventSink};
+
+/// Lines of adapter stderr kept for error messages.
+const STDERR_LINES: usize = 20;
+
+/// A running adapter process (the leader of its own process group).
+pub struct AdapterProcess {
+    pid: u32,
+    exited: watch::Receiver<bool>,
+}
+
+impl AdapterProcess {
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// SIGKILL to the whole group, then waits up to `grace` for the leader's exit to be recorded.
+    pub async fn kill(&mut self, grace: Duration) {
+        kill_group(self.pid);
+        let _ = tokio::time::timeout(grace, self.exited.wait_for(|exited| *exited)).await;
+    }
+}
+
+impl Drop for AdapterProcess {
+    fn drop(&mut self) {
+        // Members of the group may outlive its leader; the group goes either way.
+        kill_group(self.pid);
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+/// SIGKILL to one process (a launched debuggee that left the adapter's group).
+pub fn kill_pid(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+/// Whether a process is alive: it exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the field after the parenthesised command name.
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+/// How to start an adapter.
+pub struct Spawn<'a> {
+    pub name: &'a str,
+    pub command: &'a AdapterCommand,
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    /// `PATH` for the adapter, when set.
+    pub path: Option<&'a std::ffi::OsStr>,
+    /// How long a TCP adapter may take to print its port.
+    pub start_timeout: Duration,
+}
+
+/// Starts the adapter and connects a client to it.
+pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProcess, Client)> {
+    let spawn_error = |detail: String| Error::Spawn { adapter: spawn.name.to_owned(), detail };
+    let mut command = tokio::process::Command::new(&spawn.command.program);
+    command
+        .args(&spawn.command.args)
+        .current_dir(spawn.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(path) = spawn.path {
+        command.env("PATH", path);
+    }
+    for (key, value) in spawn.env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().map_err(|e| spawn_error(format!("{}: {e}", spawn.command.program.display())))?;
+    let pid = child.id().unwrap_or(0);
+    let diagnostics = Arc::new(Diagnostics::default());
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    if let Some(stderr) = stderr {
+        tokio::spawn(keep_tail(stderr, Arc::clone(&diagnostics)));
+    }
+    let (exited_tx, exited) = watch::channel(false);
+    let waiter_diagnostics = Arc::clone(&diagnostics);
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        let text = match status {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("cannot wait for it: {e}"),
+        };
+        tracing::debug!(pid, status = %text, "debug adapter exited");
+        if let Ok(mut slot) = waiter_diagnostics.status.lock() {
+            *slot = Some(text);
+        }
+        let _ = exited_tx.send(true);
+    });
+    let mut process = AdapterProcess { pid, exited };
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        return Err(spawn_error("no stdio pipes".into()));
+    };
+    let client = match spawn.command.transport {
+        Transport::Stdio => Client::start(stdout, stdin, events, diagnostics),
+        Transport::Tcp => {
+            let mut lines = BufReader::new(stdout).lines();
+            let address = tokio::time::timeout(spawn.start_timeout, async {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(%line, "adapter stdout");
+                    if let Some(address) = listening_address(&line) {
+                        return Some(address);
+                    }
+                }
+                None
+            })
+            .await;
+            let address = match address {
+                Ok(Some(address)) => address,
+                Ok(None) => {
+                    process.kill(Duration::from_millis(500)).await;
+                    let gone = diagnostics_text(&diagnostics);
+                    return Err(spawn_error(format!("it exited before printing its address{gone}")));
+                }
+                Err(_) => {
+                    process.kill(Duration::from_millis(500)).await;
+                    return Err(spawn_error(format!(
+                        "it printed no listening address within {} ms",
+                        spawn.start_timeout.as_millis()
+                    )));
+                }
+            };
+            // Keep draining its stdout so it never blocks on a full pipe.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            drop(stdin);
+            let stream = tokio::net::TcpStream::connect(&address)
+                .await
+                .map_err(|e| spawn_error(format!("cannot connect to {address}: {e}")))?;
+            let _ = stream.set_nodelay(true);
+            let (read, write) = stream.into_split();
+            Client::start(read, write, events, diagnostics)
+        }
+    };
+    Ok((process, client))
+}
+
+/// Connects to a DAP server already listening at `address` (a headless delve, a debuggee's own server).
+pub async fn connect(address: &str, events: EventSink, timeout: Duration) -> Result<Client> {
+    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| Error::Spawn { adapter: address.to_owned(), detail: "connection timed out".into() })?
+        .map_err(|e| Error::Spawn { adapter: address.to_owned(), detail: format!("cannot connect: {e}") })?;
+    let _ = stream.set_nodelay(true);
+    let (read, write) = stream.into_split();
+    Ok(Client::start(read, write, events, Arc::default()))
+}
+
+fn diagnostics_text(diagnostics: &Diagnostics) -> String {
+    let status = diagnostics.status.lock().ok().and_then(|s| s.clone()).unwrap_or_default();
+    let tail = diagnostics.stderr_tail.lock().map(|t| t.trim().to_owned()).unwrap_or_default();
+    let mut text = String::new();
+    if !status.is_empty() {
+        text.push_str(&format!(" ({status})"));
+    }
+    if !tail.is_empty() {
+        text.push_str(&format!("; stderr: {tail}"));
+    }
+    text
+}
+
+/// `DAP server listening at: 127.0.0.1:PORT` (delve's wording; the fixture adapter copies it).
+pub fn listening_address(line: &str) -> Option<String> {
+    let (_, rest) = line.split_once("listening at:")?;
+    let address = rest.trim();
+    address.rsplit_once(':').filter(|(_, port)| port.parse::<u16>().is_ok()).map(|_| address.to_owned())
+}
+
+async fn keep_tail<R: AsyncRead + Unpin>(stderr: R, diagnostics: Arc<Diagnostics>) {
+    let mut lines = BufReader::new(stderr).lines();
+    let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(%line, "adapter stderr");
+        kept.push_back(line);
+        if kept.len() > STDERR_LINES {
+            kept.pop_front();
+        }
+        if let Ok(mut tail) = diagnostics.stderr_tail.lock() {
+            *tail = kept.iter().map(String::as_str).collect::<Vec<_>>().join("\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listening_address_is_read_from_delves_banner() {
+        assert_eq!(listening_address("DAP server listening at: 127.0.0.1:40123"), Some("127.0.0.1:40123".into()));
+        assert_eq!(listening_address("DAP server listening at: [::1]:5"), Some("[::1]:5".into()));
+        assert_eq!(listening_address("API server listening"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_made_up_one_is_not() {
+        assert!(alive(std::process::id()));
+        assert!(!alive(u32::MAX - 1));
+    }
+}

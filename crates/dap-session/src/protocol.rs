@@ -1,0 +1,183 @@
+//! The DAP wire format: `Content-Length` framing and the message envelope.
+//!
+//! `dap-types` gives the bodies of every request, response and event, but its
+//! envelope has no `message` field (the error text of a failed response), so
+//! the envelope is ours; bodies stay `serde_json::Value` until a caller asks
+//! for a typed one.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+
+/// Largest frame accepted from an adapter, in bytes.
+pub const MAX_FRAME: usize = 64 * 1024 * 1024;
+
+/// One protocol message, as the DAP specification's `ProtocolMessage` defines it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Message {
+    Request(Request),
+    Response(Response),
+    Event(Event),
+}
+
+/// A request, from either side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub seq: u64,
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub arguments: Value,
+}
+
+/// A response; `message` carries the error text when `success` is false.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    pub seq: u64,
+    pub request_seq: u64,
+    pub success: bool,
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub body: Value,
+}
+
+impl Response {
+    /// The error text of a failed response: the body's `error.format` when the
+    /// adapter gives one (with `{name}` variables filled in), else `message`.
+    pub fn error_text(&self) -> String {
+        let formatted = self.body.get("error").and_then(|error| {
+            let mut text = error.get("format")?.as_str()?.to_owned();
+            if let Some(variables) = error.get("variables").and_then(Value::as_object) {
+                for (name, value) in variables {
+                    text = text.replace(&format!("{{{name}}}"), value.as_str().unwrap_or_default());
+                }
+            }
+            Some(text)
+        });
+        formatted.or_else(|| self.message.clone()).unwrap_or_else(|| "failed without a message".to_owned())
+    }
+}
+
+/// An event from the adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub body: Value,
+}
+
+/// A framing failure.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("the stream ended")]
+    Eof,
+    #[error("bad frame header: {0}")]
+    Header(String),
+    #[error("frame of {0} bytes is over the limit")]
+    TooLarge(usize),
+    #[error("unreadable message: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads one framed message body (headers, blank line, `Content-Length` bytes).
+pub async fn read_frame<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Vec<u8>, FrameError> {
+    let mut length: Option<usize> = None;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).await? == 0 {
+            return Err(FrameError::Eof);
+        }
+        let header = line.trim_end_matches(['\r', '\n']);
+        if header.is_empty() {
+            if length.is_some() {
+                break;
+            }
+            // Stray blank lines between frames are tolerated.
+            continue;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            let value = value.trim();
+            length = Some(value.parse().map_err(|_| FrameError::Header(header.to_owned()))?);
+        }
+    }
+    let length = length.unwrap_or_default();
+    if length > MAX_FRAME {
+        return Err(FrameError::TooLarge(length));
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await?;
+    Ok(body)
+}
+
+/// Reads and decodes one message.
+pub async fn read_message<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Message, FrameError> {
+    let body = read_frame(reader).await?;
+    Ok(serde_json::from_slice(&body)?)
+}
+
+/// Writes one message with its `Content-Length` header and flushes.
+pub async fn write_message<W: AsyncWrite + Unpin>(writer: &mut W, message: &Message) -> Result<(), FrameError> {
+    let body = serde_json::to_vec(message)?;
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend_from_slice(&body);
+    writer.write_all(&frame).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_round_trip_and_error_responses_keep_their_message() {
+        let (mut a, b) = tokio::io::duplex(4096);
+        let mut b = tokio::io::BufReader::new(b);
+        let sent = Message::Response(Response {
+            seq: 3,
+            request_seq: 2,
+            success: false,
+            command: "evaluate".into(),
+            message: Some("name 'y' is not defined".into()),
+            body: Value::Null,
+        });
+        write_message(&mut a, &sent).await.unwrap();
+        let got = read_message(&mut b).await.unwrap();
+        assert_eq!(got, sent);
+        let Message::Response(response) = got else { panic!() };
+        assert_eq!(response.error_text(), "name 'y' is not defined");
+    }
+
+    #[tokio::test]
+    async fn error_format_variables_are_filled_in() {
+        let response = Response {
+            seq: 1,
+            request_seq: 1,
+            success: false,
+            command: "launch".into(),
+            message: Some("launch failed".into()),
+            body: json!({ "error": { "id": 1, "format": "no file {path}", "variables": { "path": "/x.py" } } }),
+        };
+        assert_eq!(response.error_text(), "no file /x.py");
+    }
+
+    #[tokio::test]
+    async fn extra_headers_and_events_without_body_are_read() {
+        let raw = b"Content-Type: application/vscode-jsonrpc\r\nContent-Length: 39\r\n\r\n{\"seq\":1,\"type\":\"event\",\"event\":\"odd!\"}\n";
+        let mut reader = tokio::io::BufReader::new(&raw[..]);
+        let message = read_message(&mut reader).await.unwrap();
+        assert_eq!(message, Message::Event(Event { seq: 1, event: "odd!".into(), body: Value::Null }));
+        assert!(matches!(read_message(&mut reader).await, Err(FrameError::Eof)));
+    }
+}

@@ -1,0 +1,612 @@
+//! One debug session: the start-up sequence adapters actually require, and
+//! every operation on a started session. It drives the [`State`] machine from
+//! adapter events and owns the adapter process.
+//!
+//! Start-up: `initialize`; `launch`/`attach` sent without waiting for its
+//! reply; on `initialized`, `setBreakpoints` per file and
+//! `setExceptionBreakpoints` (the adapter's default filters); then
+//! `configurationDone`; then the `launch` reply (debugpy answers `launch`
+//! only after `configurationDone`); then the first stop or the exit.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dap_types::{
+    EvaluateResponse, ScopesResponse, SetBreakpointsResponse, StackFrame, StackTraceResponse, ThreadsResponse,
+    VariablesResponse,
+};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::adapter::{AdapterCommand, AdapterId};
+use crate::error::{Error, Result};
+use crate::process::{self, AdapterProcess};
+use crate::state::{IdKind, State};
+use crate::transport::{Client, EventSink, decode};
+use crate::types::{
+    Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
+    Start, Started, Stop, Terminated, ThreadInfo, Value as VarValue,
+};
+
+/// Limits and timeouts of a session.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// How long one request may go unanswered.
+    pub request_timeout: Duration,
+    /// How long start-up (adapter, `initialize`, `launch`, breakpoints) may take.
+    pub start_timeout: Duration,
+    /// How long `launch`, `continue`, the steps and `pause` wait for a stop or the exit.
+    pub run_timeout: Duration,
+    /// Characters of debuggee output kept.
+    pub output_limit: usize,
+    /// Characters of a value shown before it is cut.
+    pub value_limit: usize,
+    /// Frames returned by `stack`.
+    pub stack_cap: usize,
+    /// Children returned by `variables`.
+    pub variables_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            request_timeout: Duration::from_secs(10),
+            start_timeout: Duration::from_secs(60),
+            run_timeout: Duration::from_secs(30),
+            output_limit: 64 * 1024,
+            value_limit: 400,
+            stack_cap: 30,
+            variables_cap: 50,
+        }
+    }
+}
+
+/// How to reach the adapter.
+pub enum Reach<'a> {
+    /// Start this command (as its own process group).
+    Spawn { command: &'a AdapterCommand, cwd: &'a Path, env: &'a [(String, String)], path: Option<&'a std::ffi::OsStr> },
+    /// Connect to a DAP server already listening.
+    Connect { address: String },
+}
+
+/// Everything [`Session::open`] needs.
+pub struct Open<'a> {
+    pub adapter: AdapterId,
+    pub reach: Reach<'a>,
+    pub start: Start,
+    /// `launch` or `attach`.
+    pub request: &'static str,
+    /// The adapter-specific arguments of that request.
+    pub arguments: Value,
+    pub breakpoints: &'a BTreeMap<PathBuf, Vec<u64>>,
+    pub limits: Limits,
+    pub ttl: Duration,
+}
+
+/// A started session.
+pub struct Session {
+    adapter: AdapterId,
+    start: Start,
+    client: Client,
+    state: Arc<Mutex<State>>,
+    changes: watch::Receiver<u64>,
+    process: tokio::sync::Mutex<Option<AdapterProcess>>,
+    adapter_pid: Option<u32>,
+    started: Instant,
+    ttl: Duration,
+    capabilities: Value,
+    limits: Limits,
+}
+
+/// The resume requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    Continue,
+    StepOver,
+    StepIn,
+    StepOut,
+}
+
+impl Resume {
+    fn command(self) -> &'static str {
+        match self {
+            Resume::Continue => "continue",
+            Resume::StepOver => "next",
+            Resume::StepIn => "stepIn",
+            Resume::StepOut => "stepOut",
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Session {
+    /// Starts the adapter, runs the start-up sequence and waits for the first
+    /// stop or the exit. On failure everything started is killed.
+    pub async fn open(open: Open<'_>) -> Result<(Session, Started)> {
+        let state = Arc::new(Mutex::new(State::new(open.limits.output_limit)));
+        let (notify, changes) = watch::channel(0u64);
+        let sink_state = Arc::clone(&state);
+        let sink: EventSink = Arc::new(move |event| {
+            let version = {
+                let mut state = lock(&sink_state);
+                state.on_event(&event.event, &event.body);
+                state.version
+            };
+            let _ = notify.send(version);
+        });
+        let limits = open.limits.clone();
+        let (process, client) = match open.reach {
+            Reach::Spawn { command, cwd, env, path } => {
+                let spawn = process::Spawn {
+                    name: open.adapter.name(),
+                    command,
+                    cwd,
+                    env,
+                    path,
+                    start_timeout: limits.start_timeout,
+                };
+                let (process, client) = process::start(spawn, sink).await?;
+                (Some(process), client)
+            }
+            Reach::Connect { address } => (None, process::connect(&address, sink, limits.start_timeout).await?),
+        };
+        let adapter_pid = process.as_ref().map(AdapterProcess::pid);
+        let mut session = Session {
+            adapter: open.adapter,
+            start: open.start,
+            client,
+            state,
+            changes,
+            process: tokio::sync::Mutex::new(process),
+            adapter_pid,
+            started: Instant::now(),
+            ttl: open.ttl,
+            capabilities: Value::Null,
+            limits,
+        };
+        match session.start_up(open.request, open.arguments, open.breakpoints).await {
+            Ok(started) => Ok((session, started)),
+            Err(error) => {
+                session.shutdown(false, "start-up failed").await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn start_up(
+        &mut self,
+        request: &'static str,
+        arguments: Value,
+        breakpoints: &BTreeMap<PathBuf, Vec<u64>>,
+    ) -> Result<Started> {
+        let timeout = self.limits.start_timeout;
+        let initialize = json!({
+            "clientID": "agent-tools",
+            "clientName": "agent-tools",
+            "adapterID": self.adapter.name(),
+            "locale": "en",
+            "linesStartAt1": true,
+            "columnsStartAt1": true,
+            "pathFormat": "path",
+            "supportsVariableType": true,
+            "supportsVariablePaging": false,
+            "supportsRunInTerminalRequest": false,
+            "supportsStartDebuggingRequest": false,
+            "supportsProgressReporting": false,
+            "supportsInvalidatedEvent": false,
+            "supportsMemoryReferences": false,
+        });
+        self.capabilities = self.client.request("initialize", initialize, timeout).await?;
+        // Not awaited yet: debugpy answers it only after configurationDone.
+        let reply = self.client.send(request, arguments).await?;
+        let mut reply = tokio::spawn(reply.wait(timeout));
+        let mut reply_result: Option<Result<Value>> = None;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut changes = self.changes.clone();
+        loop {
+            {
+                let state = lock(&self.state);
+                if state.initialized {
+                    break;
+                }
+                if let Phase::Ended { reason, .. } = &state.phase {
+                    if let Some(Err(error)) = reply_result {
+                        return Err(error);
+                    }
+                    return Err(Error::Ended(format!("{reason} before it was ready")));
+                }
+            }
+            if let Some(Err(error)) = reply_result {
+                return Err(error);
+            }
+            tokio::select! {
+                joined = &mut reply, if reply_result.is_none() => {
+                    reply_result = Some(joined.unwrap_or_else(|e| Err(Error::Invalid(format!("{request} task failed: {e}")))));
+                }
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Err(Error::Invalid("the session's event stream ended".into()));
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(Error::Timeout { command: "initialized event".into(), after: timeout });
+                }
+            }
+        }
+        let mut placed = Vec::new();
+        for (file, lines) in breakpoints {
+            placed.push(self.send_breakpoints(file, lines).await?);
+        }
+        if let Some(filters) = self.capabilities.get("exceptionBreakpointFilters").and_then(Value::as_array) {
+            let defaults: Vec<&Value> = filters
+                .iter()
+                .filter(|f| f.get("default").and_then(Value::as_bool) == Some(true))
+                .filter_map(|f| f.get("filter"))
+                .collect();
+            self.client
+                .request("setExceptionBreakpoints", json!({ "filters": defaults }), self.limits.request_timeout)
+                .await?;
+        }
+        if self.capabilities.get("supportsConfigurationDoneRequest").and_then(Value::as_bool) == Some(true) {
+            self.client.request("configurationDone", json!({}), self.limits.request_timeout).await?;
+        }
+        match reply_result {
+            Some(result) => result?,
+            None => reply.await.unwrap_or_else(|e| Err(Error::Invalid(format!("{request} task failed: {e}"))))?,
+        };
+        let outcome = self.wait_run(0).await;
+        Ok(Started { adapter: self.adapter, breakpoints: placed, outcome })
+    }
+
+    /// Sends one file's breakpoints (an empty list clears the file) and reports where they landed.
+    pub async fn send_breakpoints(&self, file: &Path, lines: &[u64]) -> Result<FileBreakpoints> {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        let arguments = json!({
+            "source": { "name": name, "path": file },
+            "breakpoints": lines.iter().map(|line| json!({ "line": line })).collect::<Vec<_>>(),
+            "lines": lines,
+            "sourceModified": false,
+        });
+        let body = self.client.request("setBreakpoints", arguments, self.limits.request_timeout).await?;
+        let response: SetBreakpointsResponse = decode("setBreakpoints", body)?;
+        let placed = lines
+            .iter()
+            .zip(response.breakpoints.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(&requested_line, breakpoint)| PlacedBreakpoint {
+                requested_line,
+                line: breakpoint.and_then(|b| b.line),
+                verified: breakpoint.is_some_and(|b| b.verified),
+                message: breakpoint.and_then(|b| b.message.clone()),
+            })
+            .collect();
+        Ok(FileBreakpoints { file: file.to_path_buf(), lines: lines.to_vec(), placed: Some(placed) })
+    }
+
+    /// Waits for a stop numbered above `before`, or the end, up to the run timeout.
+    async fn wait_run(&self, before: u64) -> RunOutcome {
+        let deadline = tokio::time::Instant::now() + self.limits.run_timeout;
+        let mut changes = self.changes.clone();
+        loop {
+            let seen = {
+                let state = lock(&self.state);
+                match &state.phase {
+                    Phase::Stopped(stop) if stop.number > before => Some(Ok(stop.clone())),
+                    Phase::Ended { reason, exit_code } => {
+                        Some(Err(RunOutcome::Exited { exit_code: *exit_code, reason: reason.clone() }))
+                    }
+                    _ => None,
+                }
+            };
+            match seen {
+                Some(Ok(mut stop)) => {
+                    stop.location = self.top_location(stop.thread_id).await;
+                    if let Ok(mut state) = self.state.lock()
+                        && let Phase::Stopped(current) = &mut state.phase
+                        && current.number == stop.number
+                    {
+                        current.location = stop.location.clone();
+                    }
+                    return RunOutcome::Stopped(stop);
+                }
+                Some(Err(ended)) => {
+                    self.release_after_end().await;
+                    return ended;
+                }
+                None => {}
+            }
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return RunOutcome::Exited { exit_code: None, reason: "the session's event stream ended".into() };
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    return RunOutcome::StillRunning { waited: self.limits.run_timeout };
+                }
+            }
+        }
+    }
+
+    /// After the program ends on its own, the adapter has nothing left to do.
+    async fn release_after_end(&self) {
+        let launched = matches!(self.start, Start::Launch { .. });
+        let mut process = self.process.lock().await;
+        if let Some(process) = process.as_mut() {
+            let _ = self
+                .client
+                .request("disconnect", json!({ "terminateDebuggee": launched }), Duration::from_millis(500))
+                .await;
+            process.kill(Duration::from_secs(2)).await;
+        }
+    }
+
+    async fn top_location(&self, thread: Option<u64>) -> Option<Location> {
+        let thread = match thread {
+            Some(thread) => thread,
+            None => self.first_thread().await.ok()?,
+        };
+        let body = self
+            .client
+            .request(
+                "stackTrace",
+                json!({ "threadId": thread, "startFrame": 0, "levels": 1 }),
+                self.limits.request_timeout,
+            )
+            .await
+            .ok()?;
+        let response: StackTraceResponse = decode("stackTrace", body).ok()?;
+        let frame = response.stack_frames.into_iter().next()?;
+        lock(&self.state).issue(IdKind::Frame, [frame.id]);
+        Some(location(&frame))
+    }
+
+    async fn first_thread(&self) -> Result<u64> {
+        self.threads().await?.first().map(|t| t.id).ok_or_else(|| Error::Invalid("the program has no threads".into()))
+    }
+
+    /// `continue` or a step on `thread` (default: the stopped thread), then waits for the next stop or the end.
+    pub async fn resume(&self, how: Resume, thread: Option<u64>) -> Result<RunOutcome> {
+        let (stopped_thread, before) = {
+            let state = lock(&self.state);
+            let stop = state.require_stopped()?;
+            (stop.thread_id, stop.number)
+        };
+        let thread = match thread.or(stopped_thread) {
+            Some(thread) => thread,
+            None => self.first_thread().await?,
+        };
+        lock(&self.state).resume();
+        let arguments = json!({ "threadId": thread });
+        self.client.request(how.command(), arguments, self.limits.request_timeout).await?;
+        Ok(self.wait_run(before).await)
+    }
+
+    /// Pauses `thread` (default: the first), then waits for the stop.
+    pub async fn pause(&self, thread: Option<u64>) -> Result<RunOutcome> {
+        let before = {
+            let state = lock(&self.state);
+            match &state.phase {
+                Phase::Stopped(stop) => return Ok(RunOutcome::Stopped(stop.clone())),
+                Phase::Ended { reason, .. } => return Err(Error::Ended(reason.clone())),
+                Phase::Starting | Phase::Running => state.stops,
+            }
+        };
+        let thread = match thread {
+            Some(thread) => thread,
+            None => self.first_thread().await?,
+        };
+        self.client.request("pause", json!({ "threadId": thread }), self.limits.request_timeout).await?;
+        Ok(self.wait_run(before).await)
+    }
+
+    /// The debuggee's threads.
+    pub async fn threads(&self) -> Result<Vec<ThreadInfo>> {
+        self.require_live()?;
+        let body = self.client.request("threads", Value::Null, self.limits.request_timeout).await?;
+        let response: ThreadsResponse = decode("threads", body)?;
+        Ok(response.threads.into_iter().map(|t| ThreadInfo { id: t.id, name: t.name }).collect())
+    }
+
+    fn require_live(&self) -> Result<()> {
+        match &lock(&self.state).phase {
+            Phase::Ended { reason, .. } => Err(Error::Ended(reason.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The stopped thread's frames (or `thread`'s), capped.
+    pub async fn stack(&self, thread: Option<u64>) -> Result<Capped<Frame>> {
+        let stopped_thread = lock(&self.state).require_stopped()?.thread_id;
+        let thread = match thread.or(stopped_thread) {
+            Some(thread) => thread,
+            None => self.first_thread().await?,
+        };
+        let cap = self.limits.stack_cap;
+        let arguments = json!({ "threadId": thread, "startFrame": 0, "levels": cap });
+        let body = self.client.request("stackTrace", arguments, self.limits.request_timeout).await?;
+        let response: StackTraceResponse = decode("stackTrace", body)?;
+        let mut frames = response.stack_frames;
+        let mut total = response.total_frames.map(|t| t as usize).unwrap_or(frames.len()).max(frames.len());
+        if frames.len() >= cap && response.total_frames.is_none() {
+            // No total from the adapter: ask for everything once, to count.
+            let all = json!({ "threadId": thread, "startFrame": 0, "levels": 0 });
+            if let Ok(body) = self.client.request("stackTrace", all, self.limits.request_timeout).await
+                && let Ok(all) = decode::<StackTraceResponse>("stackTrace", body)
+            {
+                total = all.stack_frames.len().max(total);
+            }
+        }
+        frames.truncate(cap);
+        lock(&self.state).issue(IdKind::Frame, frames.iter().map(|f| f.id));
+        let items = frames.iter().map(|f| Frame { id: f.id, location: location(f) }).collect();
+        Ok(Capped { items, total })
+    }
+
+    /// The scopes of a frame from the current stop.
+    pub async fn scopes(&self, frame_id: u64) -> Result<Vec<ScopeInfo>> {
+        lock(&self.state).check(IdKind::Frame, frame_id)?;
+        let body = self.client.request("scopes", json!({ "frameId": frame_id }), self.limits.request_timeout).await?;
+        let response: ScopesResponse = decode("scopes", body)?;
+        lock(&self.state).issue(IdKind::Reference, response.scopes.iter().map(|s| s.variables_reference));
+        Ok(response
+            .scopes
+            .into_iter()
+            .map(|s| ScopeInfo { name: s.name, reference: s.variables_reference, expensive: s.expensive })
+            .collect())
+    }
+
+    /// The children of a reference from the current stop, capped, values cut.
+    pub async fn variables(&self, reference: u64) -> Result<Capped<VarValue>> {
+        lock(&self.state).check(IdKind::Reference, reference)?;
+        let arguments = json!({ "variablesReference": reference });
+        let body = self.client.request("variables", arguments, self.limits.request_timeout).await?;
+        let response: VariablesResponse = decode("variables", body)?;
+        let total = response.variables.len();
+        let items: Vec<VarValue> = response
+            .variables
+            .into_iter()
+            .take(self.limits.variables_cap)
+            .map(|v| self.value(v.name, v.value, v.type_, v.variables_reference))
+            .collect();
+        lock(&self.state).issue(IdKind::Reference, items.iter().map(|v| v.reference));
+        Ok(Capped { items, total })
+    }
+
+    fn value(&self, name: String, value: String, type_name: Option<String>, reference: u64) -> VarValue {
+        let chars = value.chars().count();
+        let (value, cut_from) = if chars > self.limits.value_limit {
+            (value.chars().take(self.limits.value_limit).collect(), Some(chars))
+        } else {
+            (value, None)
+        };
+        VarValue { name, value, cut_from, type_name, reference }
+    }
+
+    /// Evaluates `expression` in a frame of the current stop (default: the top frame of the stopped thread).
+    pub async fn evaluate(&self, expression: &str, frame_id: Option<u64>) -> Result<VarValue> {
+        let stopped_thread = lock(&self.state).require_stopped()?.thread_id;
+        let frame_id = match frame_id {
+            Some(frame_id) => {
+                lock(&self.state).check(IdKind::Frame, frame_id)?;
+                frame_id
+            }
+            None => {
+                let thread = match stopped_thread {
+                    Some(thread) => thread,
+                    None => self.first_thread().await?,
+                };
+                let arguments = json!({ "threadId": thread, "startFrame": 0, "levels": 1 });
+                let body = self.client.request("stackTrace", arguments, self.limits.request_timeout).await?;
+                let response: StackTraceResponse = decode("stackTrace", body)?;
+                let frame = response
+                    .stack_frames
+                    .first()
+                    .ok_or_else(|| Error::Invalid("the stopped thread has no frames".into()))?;
+                lock(&self.state).issue(IdKind::Frame, [frame.id]);
+                frame.id
+            }
+        };
+        // debugpy runs statements in the repl context; lldb-dap would take repl input as a command.
+        let context = if self.adapter == AdapterId::Debugpy { "repl" } else { "watch" };
+        let arguments = json!({ "expression": expression, "frameId": frame_id, "context": context });
+        let body = self.client.request("evaluate", arguments, self.limits.request_timeout).await?;
+        let response: EvaluateResponse = decode("evaluate", body)?;
+        lock(&self.state).issue(IdKind::Reference, [response.variables_reference]);
+        Ok(self.value(expression.to_owned(), response.result, response.type_, response.variables_reference))
+    }
+
+    /// The captured output.
+    pub fn output(&self) -> Output {
+        lock(&self.state).output.snapshot()
+    }
+
+    pub fn adapter(&self) -> AdapterId {
+        self.adapter
+    }
+
+    pub fn ended(&self) -> bool {
+        lock(&self.state).ended()
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let state = lock(&self.state);
+        let age = self.started.elapsed();
+        SessionInfo {
+            adapter: self.adapter,
+            start: self.start.clone(),
+            phase: state.phase.clone(),
+            age,
+            ttl_left: if state.ended() { Duration::ZERO } else { self.ttl.saturating_sub(age) },
+            debuggee_pid: state.debuggee_pid,
+            adapter_pid: self.adapter_pid,
+        }
+    }
+
+    /// Ends the session: asks the adapter to disconnect (ending a launched
+    /// debuggee, leaving an attached one running), then kills the adapter's
+    /// process group, and a launched debuggee that is still alive.
+    pub async fn terminate(&self, reason: &str) -> Terminated {
+        let was = lock(&self.state).phase.clone();
+        let launched = matches!(self.start, Start::Launch { .. });
+        self.shutdown(launched, reason).await;
+        Terminated { adapter: self.adapter, debuggee_ended: launched, was }
+    }
+
+    async fn shutdown(&self, end_debuggee: bool, reason: &str) {
+        let live = !self.ended() && self.client.closed().is_none();
+        if live {
+            let arguments = json!({ "restart": false, "terminateDebuggee": end_debuggee });
+            if let Err(error) = self.client.request("disconnect", arguments, Duration::from_secs(2)).await {
+                tracing::debug!(%error, "disconnect before kill");
+            }
+        }
+        lock(&self.state).end(reason);
+        if let Some(process) = self.process.lock().await.as_mut() {
+            process.kill(Duration::from_secs(2)).await;
+        }
+        let debuggee = lock(&self.state).debuggee_pid;
+        if end_debuggee && let Some(pid) = debuggee {
+            // A debuggee that left the adapter's process group.
+            if process::alive(pid) {
+                process::kill_pid(pid);
+            }
+        }
+    }
+}
+
+fn location(frame: &StackFrame) -> Location {
+    Location {
+        file: frame.source.as_ref().and_then(|s| s.path.as_ref()).map(PathBuf::from),
+        line: frame.line,
+        column: frame.column,
+        function: frame.name.clone(),
+    }
+}
+
+/// The summary of a stop for people: `breakpoint at main.py:12 in greet`.
+pub fn describe_stop(stop: &Stop, root: &Path) -> String {
+    let mut text = format!("stopped ({})", stop.reason);
+    if let Some(location) = &stop.location {
+        text.push_str(&format!(" at {}", describe_location(location, root)));
+    }
+    if let Some(detail) = stop.text.as_ref().or(stop.description.as_ref()) {
+        text.push_str(&format!(": {detail}"));
+    }
+    text
+}
+
+/// `main.py:12 in greet`, with the path relative to `root` when inside it.
+pub fn describe_location(location: &Location, root: &Path) -> String {
+    let file = location
+        .file
+        .as_ref()
+        .map(|f| f.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| f.clone()))
+        .map(|f| f.display().to_string())
+        .unwrap_or_else(|| "<no source>".into());
+    format!("{file}:{} in {}", location.line, location.function)
+}

@@ -1,0 +1,344 @@
+//! The debug supervisor of a run: one session per conversation, each with a
+//! hard TTL, and each conversation's breakpoints (which may be set before a
+//! session starts and are sent when it does).
+//!
+//! A second `launch` or `attach` while a session is live is refused, never a
+//! silent replacement; a session that has ended stays readable (`status`,
+//! `output`) until the next start replaces it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::adapter::{self, AdapterId, AdapterReport, Detection};
+use crate::error::{Error, Result};
+use crate::session::{Limits, Open, Reach, Resume, Session};
+use crate::types::{
+    Capped, FileBreakpoints, Frame, Output, RunOutcome, ScopeInfo, Start, Started, Status, Terminated, ThreadInfo,
+    Value as VarValue,
+};
+
+/// How the supervisor runs sessions.
+#[derive(Debug, Clone)]
+pub struct DebugConfig {
+    /// A session's hard lifetime; when it runs out the session is terminated and the adapter killed. Default 30 minutes.
+    pub ttl: Duration,
+    pub limits: Limits,
+    /// Where adapters are looked for (search path, debugpy's python).
+    pub detection: Detection,
+    /// Extra environment for adapter processes.
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for DebugConfig {
+    fn default() -> DebugConfig {
+        DebugConfig {
+            ttl: Duration::from_secs(30 * 60),
+            limits: Limits::default(),
+            detection: Detection { probe_timeout: Duration::from_secs(10), ..Detection::default() },
+            env: Vec::new(),
+        }
+    }
+}
+
+/// What to launch.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// The run's working directory: markers are looked for here, and the program runs here.
+    pub root: PathBuf,
+    /// Absolute path of the program (a script for debugpy, a binary for lldb, a binary, `.go` file or package directory for delve).
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// `None` infers it from the program, or takes the one usable adapter.
+    pub adapter: Option<AdapterId>,
+}
+
+/// What to attach to.
+#[derive(Debug, Clone)]
+pub struct AttachSpec {
+    pub root: PathBuf,
+    pub host: String,
+    /// The debuggee's debug server port (debugpy `--listen`, a headless delve, a gdb-remote stub for lldb).
+    pub port: u16,
+    pub adapter: Option<AdapterId>,
+}
+
+#[derive(Default)]
+struct Conversation {
+    breakpoints: Mutex<BTreeMap<PathBuf, Vec<u64>>>,
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+}
+
+/// The debug sessions of one run, by conversation id.
+pub struct DebugSupervisor {
+    config: DebugConfig,
+    conversations: Mutex<HashMap<String, Arc<Conversation>>>,
+}
+
+impl std::fmt::Debug for DebugSupervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DebugSupervisor").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl DebugSupervisor {
+    pub fn new(config: DebugConfig) -> DebugSupervisor {
+        DebugSupervisor { config, conversations: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn config(&self) -> &DebugConfig {
+        &self.config
+    }
+
+    fn conversation(&self, id: &str) -> Arc<Conversation> {
+        let mut conversations = self.conversations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(conversations.entry(id.to_owned()).or_default())
+    }
+
+    async fn session(&self, conversation: &str) -> Result<Arc<Session>> {
+        self.conversation(conversation).session.lock().await.clone().ok_or(Error::NoSession)
+    }
+
+    /// Every adapter and whether it is usable at `root`, with the reason.
+    pub async fn adapters(&self, root: &Path) -> Vec<AdapterReport> {
+        adapter::detect_all(root, &self.config.detection).await
+    }
+
+    /// The conversation's session (live or ended) and breakpoints.
+    pub async fn status(&self, conversation: &str) -> Status {
+        let conversation = self.conversation(conversation);
+        let session = conversation.session.lock().await.as_ref().map(|s| s.info());
+        Status { session, breakpoints: breakpoint_list(&conversation) }
+    }
+
+    /// Sets the breakpoints of `file` (absolute) to `lines` (1-based); an
+    /// empty list clears the file. Sent at once to a live session, else at the next start.
+    pub async fn set_breakpoints(&self, conversation: &str, file: &Path, lines: &[u64]) -> Result<FileBreakpoints> {
+        if let Some(&bad) = lines.iter().find(|&&l| l == 0) {
+            return Err(Error::Invalid(format!("line {bad} is not a line: lines start at 1")));
+        }
+        let mut lines = lines.to_vec();
+        lines.sort_unstable();
+        lines.dedup();
+        let conversation = self.conversation(conversation);
+        {
+            let mut breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if lines.is_empty() {
+                breakpoints.remove(file);
+            } else {
+                breakpoints.insert(file.to_path_buf(), lines.clone());
+            }
+        }
+        let session = conversation.session.lock().await.clone();
+        match session {
+            Some(session) if !session.ended() => session.send_breakpoints(file, &lines).await,
+            _ => Ok(FileBreakpoints { file: file.to_path_buf(), lines, placed: None }),
+        }
+    }
+
+    /// Launches `spec.program` under its adapter, stopped at the breakpoints set so far.
+    pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
+        let adapter = match spec.adapter.or_else(|| adapter::infer_from_program(&spec.program, &spec.root)) {
+            Some(adapter) => adapter,
+            None => self.only_usable(&spec.root, "launch").await?,
+        };
+        let start = Start::Launch { program: spec.program.clone(), args: spec.args.clone() };
+        let arguments = launch_arguments(adapter, &spec);
+        self.open(conversation, &spec.root, adapter, start, "launch", arguments, None).await
+    }
+
+    /// Attaches to a debuggee already running with a debug server on `spec.port`.
+    pub async fn attach(&self, conversation: &str, spec: AttachSpec) -> Result<Started> {
+        let adapter = match spec.adapter {
+            Some(adapter) => adapter,
+            None => self.only_usable(&spec.root, "attach").await?,
+        };
+        let start = Start::Attach { host: spec.host.clone(), port: spec.port };
+        let (arguments, connect) = match adapter {
+            AdapterId::Debugpy => {
+                (json!({ "connect": { "host": spec.host, "port": spec.port }, "justMyCode": true }), None)
+            }
+            // A headless delve speaks DAP itself: connect to it and attach remotely.
+            AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
+            AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),
+            AdapterId::Dart => (json!({ "host": spec.host, "port": spec.port }), None),
+        };
+        self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect).await
+    }
+
+    async fn only_usable(&self, root: &Path, what: &str) -> Result<AdapterId> {
+        let reports = self.adapters(root).await;
+        let usable: Vec<&AdapterReport> = reports.iter().filter(|r| r.usable()).collect();
+        match usable.as_slice() {
+            [one] => Ok(one.id),
+            [] => Err(Error::NoAdapter(format!(
+                "no debug adapter is usable here:\n{}",
+                reports.iter().map(|r| format!("- {}: {}", r.id, r.detail)).collect::<Vec<_>>().join("\n")
+            ))),
+            many => Err(Error::NoAdapter(format!(
+                "cannot tell which adapter to {what} with; name one of: {}",
+                many.iter().map(|r| r.id.name()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn open(
+        &self,
+        conversation: &str,
+        root: &Path,
+        adapter: AdapterId,
+        start: Start,
+        request: &'static str,
+        arguments: Value,
+        connect: Option<String>,
+    ) -> Result<Started> {
+        let conversation = self.conversation(conversation);
+        let mut slot = conversation.session.lock().await;
+        if let Some(existing) = slot.as_ref()
+            && !existing.ended()
+        {
+            let info = existing.info();
+            let what = match &info.start {
+                Start::Launch { program, .. } => format!("{} launched {}", info.adapter, program.display()),
+                Start::Attach { host, port } => format!("{} attached to {host}:{port}", info.adapter),
+            };
+            return Err(Error::AlreadyRunning(what));
+        }
+        let report = adapter::detect(adapter, root, &self.config.detection).await;
+        let command = match (&report.command, report.usable()) {
+            (Some(command), true) => command.clone(),
+            _ => return Err(Error::NoAdapter(format!("{adapter} is {}", report.detail))),
+        };
+        let breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let path = self.config.detection.search_path.clone();
+        let reach = match connect {
+            Some(address) => Reach::Connect { address },
+            None => Reach::Spawn { command: &command, cwd: root, env: &self.config.env, path: path.as_deref() },
+        };
+        let open = Open {
+            adapter,
+            reach,
+            start,
+            request,
+            arguments,
+            breakpoints: &breakpoints,
+            limits: self.config.limits.clone(),
+            ttl: self.config.ttl,
+        };
+        // An ended session's processes are gone already; dropping it frees the slot.
+        *slot = None;
+        let (session, started) = Session::open(open).await?;
+        let session = Arc::new(session);
+        *slot = Some(Arc::clone(&session));
+        let ttl = self.config.ttl;
+        let weak = Arc::downgrade(&session);
+        tokio::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(session) = weak.upgrade()
+                && !session.ended()
+            {
+                tracing::info!(adapter = %session.adapter(), "debug session TTL ran out");
+                session.terminate(&format!("its lifetime of {} s (TTL) ran out", ttl.as_secs())).await;
+            }
+        });
+        Ok(started)
+    }
+
+    /// `continue` or a step, then the next stop or the end.
+    pub async fn resume(&self, conversation: &str, how: Resume, thread: Option<u64>) -> Result<RunOutcome> {
+        self.session(conversation).await?.resume(how, thread).await
+    }
+
+    pub async fn pause(&self, conversation: &str, thread: Option<u64>) -> Result<RunOutcome> {
+        self.session(conversation).await?.pause(thread).await
+    }
+
+    pub async fn threads(&self, conversation: &str) -> Result<Vec<ThreadInfo>> {
+        self.session(conversation).await?.threads().await
+    }
+
+    pub async fn stack(&self, conversation: &str, thread: Option<u64>) -> Result<Capped<Frame>> {
+        self.session(conversation).await?.stack(thread).await
+    }
+
+    pub async fn scopes(&self, conversation: &str, frame_id: u64) -> Result<Vec<ScopeInfo>> {
+        self.session(conversation).await?.scopes(frame_id).await
+    }
+
+    pub async fn variables(&self, conversation: &str, reference: u64) -> Result<Capped<VarValue>> {
+        self.session(conversation).await?.variables(reference).await
+    }
+
+    pub async fn evaluate(&self, conversation: &str, expression: &str, frame_id: Option<u64>) -> Result<VarValue> {
+        self.session(conversation).await?.evaluate(expression, frame_id).await
+    }
+
+    /// The debuggee's captured output; readable after the session has ended.
+    pub async fn output(&self, conversation: &str) -> Result<Output> {
+        Ok(self.session(conversation).await?.output())
+    }
+
+    /// Ends the conversation's session: a launched debuggee is ended, an attached one left running.
+    pub async fn terminate(&self, conversation: &str) -> Result<Terminated> {
+        let session = self.session(conversation).await?;
+        if let crate::types::Phase::Ended { reason, .. } = session.info().phase {
+            return Err(Error::Ended(reason));
+        }
+        Ok(session.terminate("terminated by request").await)
+    }
+}
+
+fn breakpoint_list(conversation: &Conversation) -> Vec<FileBreakpoints> {
+    let breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    breakpoints
+        .iter()
+        .map(|(file, lines)| FileBreakpoints { file: file.clone(), lines: lines.clone(), placed: None })
+        .collect()
+}
+
+/// The adapter-specific `launch` arguments.
+fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec) -> Value {
+    match adapter {
+        AdapterId::Debugpy => json!({
+            "type": "python",
+            "request": "launch",
+            "name": "agent-tools",
+            "program": spec.program,
+            "args": spec.args,
+            "cwd": spec.root,
+            "console": "internalConsole",
+            "redirectOutput": true,
+            "justMyCode": true,
+            "stopOnEntry": false,
+        }),
+        AdapterId::Lldb => json!({
+            "name": "agent-tools",
+            "program": spec.program,
+            "args": spec.args,
+            "cwd": spec.root,
+            "stopOnEntry": false,
+        }),
+        AdapterId::Delve => {
+            let source = spec.program.is_dir() || spec.program.extension().is_some_and(|e| e == "go");
+            json!({
+                "name": "agent-tools",
+                "mode": if source { "debug" } else { "exec" },
+                "program": spec.program,
+                "args": spec.args,
+                "cwd": spec.root,
+                "outputMode": "remote",
+                "stopOnEntry": false,
+            })
+        }
+        AdapterId::Dart => json!({
+            "name": "agent-tools",
+            "program": spec.program,
+            "args": spec.args,
+            "cwd": spec.root,
+        }),
+    }
+}

@@ -1,0 +1,194 @@
+//! What the operations return: plain data, positions as the adapter reports
+//! them with `linesStartAt1`/`columnsStartAt1` (1-based lines and columns).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::adapter::AdapterId;
+
+/// A place in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// The source file, as the adapter names it (absolute for the known adapters).
+    pub file: Option<PathBuf>,
+    /// 1-based; 0 when the adapter has no source for the frame.
+    pub line: u64,
+    /// 1-based; 0 when unknown.
+    pub column: u64,
+    /// The frame's name, typically the function.
+    pub function: String,
+}
+
+/// Why and where the program stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stop {
+    /// The stop number in this session (1 for the first stop); references are valid for one stop.
+    pub number: u64,
+    /// `breakpoint`, `step`, `pause`, `exception`, `entry`, … as the adapter says.
+    pub reason: String,
+    pub description: Option<String>,
+    /// The exception text and the like.
+    pub text: Option<String>,
+    pub thread_id: Option<u64>,
+    /// The top frame of the stopped thread, when the adapter gave one.
+    pub location: Option<Location>,
+}
+
+/// How a run (launch, continue, a step, pause) ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunOutcome {
+    Stopped(Stop),
+    /// The program exited (or the adapter ended the session); `exit_code` when the adapter reported one.
+    Exited {
+        exit_code: Option<i64>,
+        reason: String,
+    },
+    /// Neither a stop nor an exit came within the wait; the program is still running.
+    StillRunning {
+        waited: Duration,
+    },
+}
+
+/// One breakpoint as the adapter placed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacedBreakpoint {
+    /// The line asked for (1-based).
+    pub requested_line: u64,
+    /// The line the adapter placed it on, when it says (1-based).
+    pub line: Option<u64>,
+    pub verified: bool,
+    pub message: Option<String>,
+}
+
+/// The breakpoints of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileBreakpoints {
+    pub file: PathBuf,
+    /// 1-based lines as asked.
+    pub lines: Vec<u64>,
+    /// What the adapter did with them; `None` while no session is running (they are sent at launch).
+    pub placed: Option<Vec<PlacedBreakpoint>>,
+}
+
+/// A thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadInfo {
+    pub id: u64,
+    pub name: String,
+}
+
+/// A stack frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Frame {
+    /// Valid until the program resumes.
+    pub id: u64,
+    pub location: Location,
+}
+
+/// A capped list and how many there were in all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capped<T> {
+    pub items: Vec<T>,
+    /// How many the adapter had; larger than `items.len()` when capped.
+    pub total: usize,
+}
+
+/// A scope of a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScopeInfo {
+    pub name: String,
+    /// For `variables`; valid until the program resumes.
+    pub reference: u64,
+    pub expensive: bool,
+}
+
+/// A variable, or the result of an evaluation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Value {
+    pub name: String,
+    /// Cut at the value limit (400 characters by default).
+    pub value: String,
+    /// The value's length in characters when it was cut.
+    pub cut_from: Option<usize>,
+    #[serde(rename = "type")]
+    pub type_name: Option<String>,
+    /// Non-zero when it has children (for `variables`); valid until the program resumes.
+    pub reference: u64,
+}
+
+/// The captured output of the debuggee.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Output {
+    /// The last part of stdout and stderr, in arrival order.
+    pub text: String,
+    /// Characters dropped from the front to keep within the limit.
+    pub dropped_chars: usize,
+}
+
+/// How a session was started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Start {
+    Launch { program: PathBuf, args: Vec<String> },
+    Attach { host: String, port: u16 },
+}
+
+/// Where a session stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Phase {
+    /// Started; configuring or running towards the first stop.
+    Starting,
+    Running,
+    Stopped(Stop),
+    /// The session is over; `reason` says how (program exited, terminated, TTL, adapter crash).
+    Ended {
+        reason: String,
+        exit_code: Option<i64>,
+    },
+}
+
+/// A session's summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub adapter: AdapterId,
+    pub start: Start,
+    pub phase: Phase,
+    /// Time since the session started.
+    pub age: Duration,
+    /// Time left before the TTL ends it (zero once ended).
+    pub ttl_left: Duration,
+    /// The debuggee's process id, when the adapter reported it.
+    pub debuggee_pid: Option<u32>,
+    /// The adapter's process id, when this crate started one.
+    pub adapter_pid: Option<u32>,
+}
+
+/// A conversation's debugging state: its session (running or ended) and its breakpoints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    pub session: Option<SessionInfo>,
+    pub breakpoints: Vec<FileBreakpoints>,
+}
+
+/// A started session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Started {
+    pub adapter: AdapterId,
+    /// The breakpoints sent at start-up, as placed.
+    pub breakpoints: Vec<FileBreakpoints>,
+    pub outcome: RunOutcome,
+}
+
+/// What `terminate` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Terminated {
+    pub adapter: AdapterId,
+    /// True when the debuggee was ended too (launch); false when it was left running (attach).
+    pub debuggee_ended: bool,
+    /// The phase the session was in before.
+    pub was: Phase,
+}
