@@ -144,7 +144,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
-            let report = status::Status::gather(&workspace, tools);
+            let mut report = status::Status::gather(&workspace, tools);
+            report.language_servers = runtime()?.block_on(status::language_servers(&workspace));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
             } else {
@@ -165,8 +166,12 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 
 /// The run's registry: every tool whose resource this command can wire.
 fn registry(workspace: Workspace, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
-    let builder = wiring.apply(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)));
-    Ok(Arc::new(builder.build()?))
+    let (lsp, diagnostics) = wiring::lsp(&workspace);
+    let builder = Registry::builder()
+        .with_astmatch(AstmatchWiring::new(workspace.clone()))
+        .with_lsp(lsp)
+        .with_file_tools(workspace, Some(diagnostics));
+    Ok(Arc::new(wiring.apply(builder).build()?))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -18,6 +18,52 @@ pub struct Status {
     tools: Vec<&'static str>,
     languages: Vec<LanguageStatus>,
     kernels: Vec<KernelStatus>,
+    /// Per language and server: whether it is used here, or which half of detection is missing.
+    pub language_servers: Vec<ServerAvailability>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ServerAvailability {
+    language: &'static str,
+    server: &'static str,
+    /// The server `lsp` uses for this language here.
+    chosen: bool,
+    usable: bool,
+    /// The directory with the root marker, relative to the root.
+    root: Option<PathBuf>,
+    binary: Option<PathBuf>,
+    version: Option<String>,
+    /// Why it is not usable (missing root marker, binary, or both).
+    why: Option<String>,
+}
+
+/// Detection of every known language server at the workspace root (each binary's probe runs once).
+pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> {
+    let supervisor = lsp_supervisor::Supervisor::new(lsp_supervisor::SupervisorConfig::new(workspace.root()));
+    supervisor
+        .availability(workspace.root())
+        .await
+        .into_iter()
+        .filter(|a| a.language != lsp_supervisor::Language::Fixture)
+        .map(|a| {
+            let why = match (&a.root, &a.binary) {
+                (Ok(_), Ok(_)) => None,
+                (Err(r), Ok(_)) => Some(r.clone()),
+                (Ok(_), Err(b)) => Some(b.clone()),
+                (Err(r), Err(b)) => Some(format!("{r}; and {b}")),
+            };
+            ServerAvailability {
+                language: a.language.id(),
+                server: a.server,
+                chosen: a.chosen,
+                usable: a.usable(),
+                root: a.root.as_ref().ok().map(|r| workspace.relative(r).to_path_buf()),
+                binary: a.binary.as_ref().ok().map(|b| b.path.clone()),
+                version: a.binary.as_ref().ok().map(|b| b.version.clone()),
+                why,
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -70,7 +116,7 @@ impl Status {
                 Err(why) => KernelStatus { language: report.language.to_string(), interpreter: None, detail: why },
             })
             .collect();
-        Status { root: workspace.root().to_path_buf(), tools, languages, kernels }
+        Status { root: workspace.root().to_path_buf(), tools, languages, kernels, language_servers: Vec::new() }
     }
 
     /// Plain text for a terminal.
@@ -87,6 +133,16 @@ impl Status {
         let _ = writeln!(out, "{:<12} {:>6}  extensions", "language", "files");
         for lang in &self.languages {
             let _ = writeln!(out, "{:<12} {:>6}  {}", lang.id, lang.files, lang.extensions.join(" "));
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "language servers for lsp, lsp_rename and diagnostics on write (started on first use):");
+        for s in &self.language_servers {
+            let verdict = match (&s.why, s.chosen) {
+                (None, true) => format!("used: {}", s.version.as_deref().unwrap_or("")),
+                (None, false) => "usable (another server is chosen)".to_string(),
+                (Some(why), _) => format!("unusable: {why}"),
+            };
+            let _ = writeln!(out, "{:<12} {:<27} {verdict}", s.language, s.server);
         }
         let _ = writeln!(out);
         let _ = writeln!(out, "eval kernels (started on first use):");

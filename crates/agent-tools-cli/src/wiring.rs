@@ -6,9 +6,13 @@
 
 use std::sync::Arc;
 
-use agent_tools::{ApprovalPolicy, ApprovalWiring, KernelWiring, QuestionWiring, RegistryBuilder, Workspace};
+use agent_tools::{
+    ApprovalPolicy, ApprovalWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring, RegistryBuilder,
+    Workspace,
+};
 use anyhow::bail;
 use kernel::{KernelConfig, Kernels};
+use lsp_supervisor::{Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
@@ -43,6 +47,15 @@ impl Wiring {
         }
         builder
     }
+}
+
+/// Language servers for the workspace (found on the project's `node_modules/.bin`,
+/// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
+/// process), and diagnostics on write for the `write` and `edit` tools.
+pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+    let supervisor = Arc::new(Supervisor::new(SupervisorConfig::new(workspace.root())));
+    let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
+    (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
 }
 
 /// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use

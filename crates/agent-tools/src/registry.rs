@@ -107,6 +107,29 @@ impl RegistryBuilder {
         crate::tools::astmatch::register(self, wiring)
     }
 
+    /// Wires a language-server supervisor and the working directory:
+    /// registers `lsp` and `lsp_rename`.
+    pub fn with_lsp(self, wiring: crate::tools::lsp::LspWiring) -> RegistryBuilder {
+        crate::tools::lsp::register(self, wiring)
+    }
+
+    /// Registers the plain `write` and `edit` file tools for hosts that have
+    /// none, wrapped with diagnostics on write when `diagnostics` is given.
+    pub fn with_file_tools(
+        self,
+        workspace: crate::workspace::Workspace,
+        diagnostics: Option<std::sync::Arc<crate::tools::diagnostics::DiagnosticsOnWrite>>,
+    ) -> RegistryBuilder {
+        use crate::tools::diagnostics::WithDiagnostics;
+        use crate::tools::files::{EditFile, WriteFile};
+        match diagnostics {
+            Some(d) => self
+                .register(WithDiagnostics::new(WriteFile(workspace.clone()), std::sync::Arc::clone(&d)))
+                .register(WithDiagnostics::new(EditFile(workspace), d)),
+            None => self.register(WriteFile(workspace.clone())).register(EditFile(workspace)),
+        }
+    }
+
     /// Wires a run's kernels: registers `eval`.
     pub fn with_kernels(self, wiring: crate::tools::kernel::KernelWiring) -> RegistryBuilder {
         crate::tools::kernel::register(self, wiring)

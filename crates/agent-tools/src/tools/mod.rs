@@ -4,5 +4,8 @@
 
 pub mod ask_user;
 pub mod astmatch;
+pub mod diagnostics;
+pub mod files;
 pub mod kernel;
+pub mod lsp;
 pub mod vibe;

@@ -1,0 +1,502 @@
+//! `lsp` and `lsp_rename` over the `lsp-supervisor` crate.
+//!
+//! Registered when a run wires a supervisor and a working directory
+//! ([`LspWiring`]). Whether a server can answer for a file is found at call
+//! time; `status` says why not. Paths in results are relative to the working
+//! directory; lines and columns are 1-indexed (columns in characters).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lsp_supervisor::{Capped, Cursor, Diagnostic, Language, Location, Supervisor, Symbol};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::Result;
+use crate::registry::RegistryBuilder;
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, CallPreview, Tool};
+use crate::workspace::Workspace;
+
+/// References shown at most.
+pub const REFERENCES_CAP: usize = 50;
+/// Workspace symbols shown at most.
+pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
+/// Document symbols shown at most.
+pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
+
+/// The resources behind `lsp` and `lsp_rename`.
+#[derive(Debug, Clone)]
+pub struct LspWiring {
+    pub supervisor: Arc<Supervisor>,
+    /// The run's working directory; every path argument resolves inside it.
+    pub workspace: Workspace,
+}
+
+pub(crate) fn register(builder: RegistryBuilder, wiring: LspWiring) -> RegistryBuilder {
+    builder.register(Lsp(wiring.clone())).register(LspRename(wiring))
+}
+
+/// The `lsp` action.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LspAction {
+    Diagnostics,
+    Definition,
+    TypeDefinition,
+    Implementation,
+    References,
+    Hover,
+    Symbols,
+    CodeActions,
+    Status,
+    Reload,
+}
+
+/// Ask the project's language server. Actions: diagnostics (file, or "*" to run the project checker such as cargo check, tsc, pyright, go vet); definition, type_definition, implementation, references (capped at 50), hover, code_actions (each needs file, line and symbol); symbols (query for a workspace search capped at 100, or file for its outline capped at 200); status (which servers run, for which roots, and why a language has none); reload (restart the servers for the working directory). A place is a 1-indexed line plus a symbol: a substring of that line naming what you mean (the first whole-identifier occurrence is used; the result says which column); never a column. Results give paths relative to the working directory and 1-indexed lines. A server still indexing answers "not ready", a slow one "timed out": neither means "nothing found".
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspInput {
+    /// What to ask.
+    pub action: LspAction,
+    /// The file, relative to the working directory; "*" for diagnostics means the whole project.
+    pub file: Option<String>,
+    /// 1-indexed line of the symbol.
+    pub line: Option<u32>,
+    /// A substring of that line naming the symbol, e.g. "parse_config" or "self.items".
+    pub symbol: Option<String>,
+    /// symbols: search the workspace for names containing this.
+    pub query: Option<String>,
+    /// diagnostics "*" and symbols with a query: limit to this language (rust, python, typescript, javascript, c, cpp, go).
+    pub language: Option<String>,
+}
+
+struct Lsp(LspWiring);
+
+impl Tool for Lsp {
+    type Input = LspInput;
+    const NAME: &'static str = "lsp";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, input: LspInput, _cx: &CallContext) -> Result<ToolResult> {
+        Ok(match self.run(input).await {
+            Ok(result) => result,
+            Err(message) => ToolResult::error(message),
+        })
+    }
+}
+
+/// Rename a symbol across the project with the language server, writing every file it touches (all or nothing; files outside the working directory are refused). The place is a 1-indexed line plus a symbol substring of that line, as for lsp. Lists the files changed; an edit that changes nothing is an error.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspRenameInput {
+    /// The file, relative to the working directory.
+    pub file: String,
+    /// 1-indexed line of the symbol.
+    pub line: u32,
+    /// A substring of that line naming the symbol.
+    pub symbol: String,
+    /// The new name.
+    pub new_name: String,
+}
+
+struct LspRename(LspWiring);
+
+impl Tool for LspRename {
+    type Input = LspRenameInput;
+    const NAME: &'static str = "lsp_rename";
+    const TIER: Tier = Tier::Write;
+    const PARALLEL_SAFE: bool = false;
+
+    fn preview(&self, input: &LspRenameInput) -> CallPreview {
+        CallPreview {
+            summary: Some(format!(
+                "rename `{}` (line {} of {}) to `{}` across the project",
+                input.symbol, input.line, input.file, input.new_name
+            )),
+            // Every file may change: the whole tree is in scope.
+            paths: vec![PathBuf::from(".")],
+        }
+    }
+
+    async fn call(&self, input: LspRenameInput, _cx: &CallContext) -> Result<ToolResult> {
+        let ws = &self.0.workspace;
+        let path = match ws.resolve(&input.file) {
+            Ok(path) => path,
+            Err(e) => return Ok(ToolResult::error(e.to_string())),
+        };
+        if input.new_name.trim().is_empty() {
+            return Ok(ToolResult::error("new_name must not be empty"));
+        }
+        match self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name).await {
+            Err(e) => Ok(ToolResult::error(e.to_string())),
+            Ok(outcome) => {
+                let mut text = format!(
+                    "renamed `{}` to `{}` ({}; {} edits in {} files):\n",
+                    input.symbol,
+                    input.new_name,
+                    cursor_note(ws, &outcome.cursor),
+                    outcome.edits,
+                    outcome.files.len()
+                );
+                for file in &outcome.files {
+                    let _ = writeln!(text, "{} {}", file.change, ws.relative(&file.path).display());
+                }
+                let files: Vec<_> =
+                    outcome.files.iter().map(|f| json!({ "path": ws.relative(&f.path), "change": f.change })).collect();
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
+                    "server": outcome.server,
+                    "edits": outcome.edits,
+                    "files": files,
+                })))
+            }
+        }
+    }
+}
+
+fn cursor_note(ws: &Workspace, cursor: &Cursor) -> String {
+    let mut note =
+        format!("{}:{}:{} `{}`", ws.relative(&cursor.path).display(), cursor.line, cursor.column, cursor.symbol);
+    if cursor.ambiguous {
+        note.push_str(", the first whole-identifier occurrence on the line");
+    }
+    note
+}
+
+fn loc(ws: &Workspace, l: &Location) -> String {
+    format!("{}:{}:{}", ws.relative(&l.path).display(), l.line, l.column)
+}
+
+fn location_json(ws: &Workspace, l: &Location) -> serde_json::Value {
+    json!({
+        "path": ws.relative(&l.path), "line": l.line, "column": l.column,
+        "end_line": l.end_line, "end_column": l.end_column, "text": l.text,
+    })
+}
+
+/// One diagnostic as a line: `path:line:col severity[code] message (source)`.
+pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
+    let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
+    let source = d.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
+    format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
+}
+
+pub(crate) fn diagnostic_json(ws: &Workspace, d: &Diagnostic) -> serde_json::Value {
+    json!({
+        "location": location_json(ws, &d.location),
+        "severity": d.severity.as_str(),
+        "code": d.code,
+        "source": d.source,
+        "message": d.message,
+    })
+}
+
+fn capped_note<T>(list: &Capped<T>) -> String {
+    if list.total > list.items.len() {
+        format!(" (showing {} of {})", list.items.len(), list.total)
+    } else {
+        String::new()
+    }
+}
+
+impl Lsp {
+    fn file(&self, input: &LspInput) -> std::result::Result<PathBuf, String> {
+        let file = input.file.as_deref().ok_or_else(|| format!("{:?} needs `file`", input.action))?;
+        self.0.workspace.resolve(file).map_err(|e| e.to_string())
+    }
+
+    fn place(&self, input: &LspInput) -> std::result::Result<(PathBuf, u32, String), String> {
+        let path = self.file(input)?;
+        let action = action_name(input.action);
+        let line = input.line.ok_or_else(|| format!("{action} needs `line` (1-indexed) and `symbol`"))?;
+        let symbol = input.symbol.clone().filter(|s| !s.is_empty()).ok_or_else(|| {
+            format!(
+                "{action} needs `symbol`: a substring of line {line} naming what you mean (a column is never guessed)"
+            )
+        })?;
+        Ok((path, line, symbol))
+    }
+
+    async fn run(&self, input: LspInput) -> std::result::Result<ToolResult, String> {
+        let sup = &self.0.supervisor;
+        let ws = &self.0.workspace;
+        let e = |e: lsp_supervisor::Error| e.to_string();
+        match input.action {
+            LspAction::Definition | LspAction::TypeDefinition | LspAction::Implementation | LspAction::References => {
+                let (path, line, symbol) = self.place(&input)?;
+                let nav = match input.action {
+                    LspAction::Definition => sup.definition(&path, line, &symbol).await,
+                    LspAction::TypeDefinition => sup.type_definition(&path, line, &symbol).await,
+                    LspAction::Implementation => sup.implementation(&path, line, &symbol).await,
+                    _ => sup.references(&path, line, &symbol, REFERENCES_CAP).await,
+                }
+                .map_err(e)?;
+                let what = action_name(input.action).replace('_', " ");
+                let mut text = format!("{what} of {}", cursor_note(ws, &nav.cursor));
+                if nav.locations.items.is_empty() {
+                    text.push_str(&format!(": none ({} has no {what} for it)", nav.server));
+                } else {
+                    let _ = writeln!(text, ": {}{}", nav.locations.total, capped_note(&nav.locations));
+                    for l in &nav.locations.items {
+                        let _ = writeln!(text, "{}  {}", loc(ws, l), l.text);
+                    }
+                }
+                let locations: Vec<_> = nav.locations.items.iter().map(|l| location_json(ws, l)).collect();
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
+                    "server": nav.server,
+                    "cursor": { "line": nav.cursor.line, "column": nav.cursor.column, "symbol": nav.cursor.symbol },
+                    "locations": locations,
+                    "total": nav.locations.total,
+                })))
+            }
+            LspAction::Hover => {
+                let (path, line, symbol) = self.place(&input)?;
+                let (cursor, text) = sup.hover(&path, line, &symbol).await.map_err(e)?;
+                let shown = match &text {
+                    Some(text) => format!("hover at {}:\n{text}", cursor_note(ws, &cursor)),
+                    None => format!("no hover information at {}", cursor_note(ws, &cursor)),
+                };
+                Ok(ToolResult::text(shown)
+                    .with_structured(json!({ "hover": text, "line": cursor.line, "column": cursor.column })))
+            }
+            LspAction::CodeActions => {
+                let (path, line, symbol) = self.place(&input)?;
+                let (cursor, actions) = sup.code_actions(&path, line, &symbol).await.map_err(e)?;
+                let mut text = format!(
+                    "code actions on line {} of {}: {}\n",
+                    cursor.line,
+                    ws.relative(&path).display(),
+                    actions.len()
+                );
+                for a in &actions {
+                    let kind = a.kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
+                    let preferred = if a.preferred { " (preferred)" } else { "" };
+                    let disabled = a.disabled.as_deref().map(|d| format!(" (disabled: {d})")).unwrap_or_default();
+                    let _ = writeln!(text, "- {}{kind}{preferred}{disabled}", a.title);
+                }
+                let structured: Vec<_> = actions
+                    .iter()
+                    .map(|a| json!({ "title": a.title, "kind": a.kind, "preferred": a.preferred, "files": a.files.iter().map(|f| ws.relative(f)).collect::<Vec<_>>(), "command": a.command, "disabled": a.disabled }))
+                    .collect();
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "actions": structured })))
+            }
+            LspAction::Diagnostics => {
+                if input.file.as_deref() == Some("*") {
+                    return self.project_diagnostics(input.language.as_deref()).await;
+                }
+                let path = self.file(&input)?;
+                let report = sup.diagnostics(&path).await.map_err(e)?;
+                let mut text = format!(
+                    "{}: {} diagnostics ({})",
+                    ws.relative(&path).display(),
+                    report.diagnostics.len(),
+                    report.server
+                );
+                if !report.complete {
+                    text.push_str(&format!(", pending: {} had not published for the current text when the wait ran out; this list may be incomplete", report.server));
+                }
+                text.push('\n');
+                for d in &report.diagnostics {
+                    let _ = writeln!(text, "{}", diagnostic_line(ws, d));
+                }
+                let items: Vec<_> = report.diagnostics.iter().map(|d| diagnostic_json(ws, d)).collect();
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
+                    "server": report.server, "complete": report.complete, "diagnostics": items,
+                })))
+            }
+            LspAction::Symbols => match (&input.query, &input.file) {
+                (Some(query), _) => {
+                    self.workspace_symbols(query, input.file.as_deref(), input.language.as_deref()).await
+                }
+                (None, Some(_)) => {
+                    let path = self.file(&input)?;
+                    let (server, symbols) = sup.document_symbols(&path, DOCUMENT_SYMBOLS_CAP).await.map_err(e)?;
+                    Ok(symbols_result(ws, &format!("symbols in {} ({server})", ws.relative(&path).display()), &symbols))
+                }
+                (None, None) => Err("symbols needs `query` (workspace search) or `file` (its outline)".into()),
+            },
+            LspAction::Status => Ok(self.status().await),
+            LspAction::Reload => {
+                let stopped = sup.reload(None).await;
+                let names: Vec<String> =
+                    stopped.iter().map(|(id, root)| format!("{id} ({})", ws.relative(root).display())).collect();
+                let text = if names.is_empty() {
+                    "no server was running; servers start on next use".to_string()
+                } else {
+                    format!("stopped {}; each starts again on next use", names.join(", "))
+                };
+                Ok(ToolResult::text(text).with_structured(json!({ "stopped": names })))
+            }
+        }
+    }
+
+    async fn project_diagnostics(&self, language: Option<&str>) -> std::result::Result<ToolResult, String> {
+        let ws = &self.0.workspace;
+        let language = match language {
+            Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
+            None => None,
+        };
+        let runs = self.0.supervisor.project_diagnostics(language).await.map_err(|e| e.to_string())?;
+        let mut text = String::new();
+        let mut structured = Vec::new();
+        for run in &runs {
+            let _ = writeln!(
+                text,
+                "`{}` in {}: {} diagnostics",
+                run.command,
+                ws.relative(&run.root).display(),
+                run.diagnostics.len()
+            );
+            for d in &run.diagnostics {
+                let _ = writeln!(text, "{}", diagnostic_line(ws, d));
+            }
+            structured.push(json!({
+                "language": run.language, "command": run.command, "success": run.success,
+                "diagnostics": run.diagnostics.iter().map(|d| diagnostic_json(ws, d)).collect::<Vec<_>>(),
+            }));
+        }
+        Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "checkers": structured })))
+    }
+
+    async fn workspace_symbols(
+        &self,
+        query: &str,
+        file: Option<&str>,
+        language: Option<&str>,
+    ) -> std::result::Result<ToolResult, String> {
+        let sup = &self.0.supervisor;
+        let ws = &self.0.workspace;
+        // The server is the one of `file`, or of each language usable at the root.
+        let contexts: Vec<PathBuf> = match (file, language) {
+            (Some(file), _) => vec![ws.resolve(file).map_err(|e| e.to_string())?],
+            (None, language) => {
+                let wanted = match language {
+                    Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
+                    None => None,
+                };
+                let available = sup.availability(ws.root()).await;
+                let mut contexts = Vec::new();
+                for a in available.iter().filter(|a| a.chosen && wanted.is_none_or(|w| w == a.language)) {
+                    if a.language == Language::JavaScript
+                        && available
+                            .iter()
+                            .any(|b| b.chosen && b.language == Language::TypeScript && b.server == a.server)
+                    {
+                        continue;
+                    }
+                    if let Some(file) = first_file_of(ws.root(), a.language) {
+                        contexts.push(file);
+                    }
+                }
+                if contexts.is_empty() {
+                    return Err(
+                        "no language server is usable at the working directory's root; `status` says why".into()
+                    );
+                }
+                contexts
+            }
+        };
+        let mut all = Capped { items: Vec::new(), total: 0 };
+        let mut servers = Vec::new();
+        for context in contexts {
+            let (server, found) =
+                sup.workspace_symbols(query, &context, WORKSPACE_SYMBOLS_CAP).await.map_err(|e| e.to_string())?;
+            servers.push(server);
+            all.total += found.total;
+            all.items.extend(found.items);
+        }
+        all.items.truncate(WORKSPACE_SYMBOLS_CAP);
+        Ok(symbols_result(ws, &format!("symbols matching {query:?} ({})", servers.join(", ")), &all))
+    }
+
+    async fn status(&self) -> ToolResult {
+        let sup = &self.0.supervisor;
+        let ws = &self.0.workspace;
+        let running = sup.status().await;
+        let available = sup.availability(ws.root()).await;
+        let mut text = String::from("servers:\n");
+        if running.is_empty() {
+            text.push_str("  none running (a server starts on first use)\n");
+        }
+        for s in &running {
+            let busy = s.busy.as_ref().map(|b| format!(", busy: {b}")).unwrap_or_default();
+            let _ = writeln!(
+                text,
+                "  {} for {}: {}{busy}, {} open documents",
+                s.server,
+                display_root(ws, &s.root),
+                s.state,
+                s.open_documents
+            );
+        }
+        text.push_str("languages at the root:\n");
+        for a in &available {
+            let verdict = match (&a.root, &a.binary) {
+                (Ok(_), Ok(b)) if a.chosen => format!("used ({})", b.version),
+                (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
+                (Err(why), Ok(_)) => format!("binary found, but {why}"),
+                (Ok(_), Err(why)) => format!("root marker found, but {why}"),
+                (Err(_), Err(why)) => format!("no root marker and {why}"),
+            };
+            let _ = writeln!(text, "  {:<11} {:<27} {verdict}", a.language.id(), a.server);
+        }
+        let structured = json!({
+            "running": running,
+            "availability": available.iter().map(|a| json!({
+                "language": a.language, "server": a.server, "chosen": a.chosen, "usable": a.usable(),
+                "root": a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
+                "binary": a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
+            })).collect::<Vec<_>>(),
+        });
+        ToolResult::text(text.trim_end()).with_structured(structured)
+    }
+}
+
+fn display_root(ws: &Workspace, root: &Path) -> String {
+    let rel = ws.relative(root);
+    if rel.as_os_str().is_empty() { ".".to_string() } else { rel.display().to_string() }
+}
+
+fn action_name(action: LspAction) -> &'static str {
+    match action {
+        LspAction::Diagnostics => "diagnostics",
+        LspAction::Definition => "definition",
+        LspAction::TypeDefinition => "type_definition",
+        LspAction::Implementation => "implementation",
+        LspAction::References => "references",
+        LspAction::Hover => "hover",
+        LspAction::Symbols => "symbols",
+        LspAction::CodeActions => "code_actions",
+        LspAction::Status => "status",
+        LspAction::Reload => "reload",
+    }
+}
+
+/// A file of the language under `root` (gitignore-aware), to route a workspace query to its server.
+fn first_file_of(root: &Path, language: Language) -> Option<PathBuf> {
+    ignore::WalkBuilder::new(root)
+        .max_depth(Some(6))
+        .build()
+        .flatten()
+        .map(|e| e.into_path())
+        .find(|p| p.is_file() && Language::from_path(p) == Some(language))
+}
+
+fn symbols_result(ws: &Workspace, title: &str, symbols: &Capped<Symbol>) -> ToolResult {
+    let mut text = format!("{title}: {}{}\n", symbols.total, capped_note(symbols));
+    for s in &symbols.items {
+        let indent = "  ".repeat(s.depth);
+        let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
+        let _ = writeln!(text, "{indent}{} {}{container}  {}", s.kind, s.name, loc(ws, &s.location));
+    }
+    let items: Vec<_> = symbols
+        .items
+        .iter()
+        .map(|s| json!({ "name": s.name, "kind": s.kind, "container": s.container, "depth": s.depth, "location": location_json(ws, &s.location) }))
+        .collect();
+    ToolResult::text(text.trim_end()).with_structured(json!({ "symbols": items, "total": symbols.total }))
+}
