@@ -559,13 +559,14 @@ impl Session {
 
     async fn shutdown(&self, end_debuggee: bool, reason: &str) {
         let live = !self.ended() && self.client.closed().is_none();
+        // Ended first, so the adapter's exit on disconnect is not taken for a crash.
+        lock(&self.state).end(reason);
         if live {
             let arguments = json!({ "restart": false, "terminateDebuggee": end_debuggee });
             if let Err(error) = self.client.request("disconnect", arguments, Duration::from_secs(2)).await {
                 tracing::debug!(%error, "disconnect before kill");
             }
         }
-        lock(&self.state).end(reason);
         if let Some(process) = self.process.lock().await.as_mut() {
             process.kill(Duration::from_secs(2)).await;
         }
