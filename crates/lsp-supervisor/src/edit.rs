@@ -56,6 +56,8 @@ struct Plan {
     root: PathBuf,
     files: BTreeMap<PathBuf, Option<String>>,
     originals: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    /// Files that start with a byte order mark: edited without it (as the server saw them), written back with it.
+    bom: std::collections::BTreeSet<PathBuf>,
     edits: usize,
 }
 
@@ -89,9 +91,17 @@ impl Plan {
         let original = std::fs::read(path).ok();
         self.originals.entry(path.to_path_buf()).or_insert_with(|| original.clone());
         let text = match original {
-            Some(bytes) => Some(
-                String::from_utf8(bytes).map_err(|_| Error::EditRefused(format!("{} is not UTF-8", path.display())))?,
-            ),
+            Some(bytes) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| Error::EditRefused(format!("{} is not UTF-8", path.display())))?;
+                match crate::encoding::strip_bom(&text) {
+                    (rest, true) => {
+                        self.bom.insert(path.to_path_buf());
+                        Some(rest.to_string())
+                    }
+                    (_, false) => Some(text),
+                }
+            }
             None => None,
         };
         self.files.insert(path.to_path_buf(), text.clone());
@@ -205,6 +215,9 @@ impl Plan {
         let mut changes = Vec::new();
         for (path, content) in &self.files {
             let original = self.originals.get(path).cloned().flatten();
+            let with_bom =
+                content.as_ref().map(|c| if self.bom.contains(path) { format!("\u{feff}{c}") } else { c.clone() });
+            let content = &with_bom;
             let change = match (&original, content) {
                 (None, None) => continue,
                 (Some(old), Some(new)) if old == new.as_bytes() => continue,
@@ -217,6 +230,7 @@ impl Plan {
         let mut done: Vec<&PathBuf> = Vec::new();
         for (path, _) in &changes {
             let result = match &self.files[path] {
+                Some(content) if self.bom.contains(path) => write_atomic(path, format!("\u{feff}{content}").as_bytes()),
                 Some(content) => write_atomic(path, content.as_bytes()),
                 None => std::fs::remove_file(path),
             };
@@ -253,7 +267,13 @@ pub(crate) fn apply_workspace_edit(
     edit: &Value,
     encoding: PositionEncoding,
 ) -> Result<(Vec<(PathBuf, FileChange)>, usize)> {
-    let mut plan = Plan { root: root.to_path_buf(), files: BTreeMap::new(), originals: BTreeMap::new(), edits: 0 };
+    let mut plan = Plan {
+        root: root.to_path_buf(),
+        files: BTreeMap::new(),
+        originals: BTreeMap::new(),
+        bom: Default::default(),
+        edits: 0,
+    };
     if let Some(document_changes) = edit.get("documentChanges").and_then(Value::as_array) {
         for op in document_changes {
             plan.operation(op, encoding)?;

@@ -8,9 +8,10 @@
 //! through [`to_lsp_column`] / [`from_lsp_column`] with the target line's text.
 //!
 //! Lines end at `\n`, `\r\n` or `\r` (LSP "Text Documents": all three are line
-//! terminators). A UTF-8 byte order mark at the start of a file is text like
-//! any other character: it is sent to the server as part of the document, so
-//! the server counts it too (one UTF-16 unit, three UTF-8 bytes).
+//! terminators). A UTF-8 byte order mark at the start of a file is not text:
+//! as editors do (VS Code drops it from the document model), it is removed
+//! before the text is sent to a server, columns on the first line count from
+//! after it, and an edit written back keeps it ([`strip_bom`]).
 
 /// The encoding of a position's `character`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
@@ -48,6 +49,23 @@ impl PositionEncoding {
             PositionEncoding::Utf32 => 1,
         }
     }
+}
+
+/// The text without a leading UTF-8 byte order mark, and whether it had one.
+pub fn strip_bom(text: &str) -> (&str, bool) {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, true),
+        None => (text, false),
+    }
+}
+
+/// A file's text as servers see it: UTF-8, without a byte order mark.
+pub async fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    let text = tokio::fs::read_to_string(path).await?;
+    Ok(match strip_bom(&text) {
+        (rest, true) => rest.to_string(),
+        (_, false) => text,
+    })
 }
 
 /// The lines of a text without their terminators (`\n`, `\r\n`, `\r`).

@@ -265,8 +265,9 @@ impl Server {
 
     /// Opens the file, or sends its current text when it changed on disk since. Returns its text.
     pub async fn sync(&self, path: &Path, language: Language) -> Result<(String, bool)> {
-        let text =
-            tokio::fs::read_to_string(path).await.map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let text = crate::encoding::read_text(path)
+            .await
+            .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         let uri = path_to_uri(path);
         let mut state = lock(&self.state);
         match state.docs.get_mut(path) {

@@ -19,6 +19,10 @@ use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
 use crate::uri::{path_to_uri, uri_to_path};
 
+/// How long after its start a server's empty answer is not trusted until it
+/// says whether it is loading (progress or, for rust-analyzer, quiescence).
+const STARTUP_GRACE: Duration = Duration::from_secs(2);
+
 /// How a supervisor finds and drives its servers.
 #[derive(Debug, Clone)]
 pub struct SupervisorConfig {
@@ -472,22 +476,25 @@ impl Supervisor {
             if !is_empty(&answer) || asked_after_idle {
                 return Ok(answer);
             }
-            // Just started: a server may not have announced its loading yet.
-            if server.busy().is_none() && server.started.elapsed() < Duration::from_secs(2) {
-                let until =
-                    tokio::time::Instant::now() + Duration::from_secs(2).saturating_sub(server.started.elapsed());
-                server.next_change(until.min(deadline)).await;
+            // A server that has just started may not have announced its loading yet.
+            let grace_end = tokio::time::Instant::from_std(server.started) + STARTUP_GRACE;
+            let in_grace = tokio::time::Instant::now() < grace_end;
+            while server.busy().is_none() && tokio::time::Instant::now() < grace_end {
+                if !server.next_change(grace_end.min(deadline)).await {
+                    break;
+                }
             }
             match server.busy() {
-                None if asked_after_idle || server.started.elapsed() >= Duration::from_secs(2) => return Ok(answer),
-                None => asked_after_idle = true,
                 Some(what) => {
                     if !server.wait_idle(deadline).await {
                         return Err(Error::NotReady { server: server.spec.id, what });
                     }
-                    asked_after_idle = true;
                 }
+                // Idle and long started: the empty answer is the answer.
+                None if !in_grace => return Ok(answer),
+                None => {}
             }
+            asked_after_idle = true;
         }
     }
 
@@ -616,8 +623,9 @@ impl Supervisor {
                 (start..=end).contains(&u64::from(index))
             })
             .collect();
-        let text =
-            tokio::fs::read_to_string(path).await.map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let text = crate::encoding::read_text(path)
+            .await
+            .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         let line_text = lines(&text).get(index as usize).copied().unwrap_or("").to_string();
         let end = to_lsp_column(&line_text, line_text.len(), server.encoding);
         let params = json!({
@@ -660,7 +668,7 @@ impl Supervisor {
         let (server, _) = self.server_for(path).await?;
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
         let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
-        let text = tokio::fs::read_to_string(path).await.unwrap_or_default();
+        let text = crate::encoding::read_text(path).await.unwrap_or_default();
         let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
         let mut diagnostics = Vec::new();
         for item in &raw {
@@ -829,7 +837,7 @@ pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, bool)> {
 }
 
 pub(crate) async fn read_lines(path: &Path) -> Vec<String> {
-    tokio::fs::read_to_string(path)
+    crate::encoding::read_text(path)
         .await
         .map(|t| lines(&t).into_iter().map(str::to_string).collect())
         .unwrap_or_default()

@@ -1,0 +1,234 @@
+//! The supervisor against the fixture language server, for what real servers
+//! will not do on demand: position encodings on awkward text, crashes, hangs,
+//! garbage frames, slow indexing, odd server-to-client requests, late and
+//! multi-round diagnostics, pull diagnostics. Needs `cargo xtask fixtures`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lsp_supervisor::{Error, Language, Supervisor, SupervisorConfig};
+
+fn fixture_binary() -> PathBuf {
+    let bin = common::fixture_bin_dir().join("fixture-lsp-server");
+    assert!(bin.is_file(), "{} is missing: run `cargo xtask fixtures` first", bin.display());
+    bin
+}
+
+/// A project with `fixture.toml` and the given files.
+fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("fixture.toml"), "").unwrap();
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    (dir, root)
+}
+
+fn config(root: &Path, env: &[(&str, &str)]) -> SupervisorConfig {
+    fixture_binary();
+    let mut config = common::config(root);
+    config.request_timeout = Duration::from_secs(10);
+    config.diagnostics_timeout = Duration::from_secs(5);
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        }
+    }
+    config
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+async fn pid_of(sup: &Supervisor) -> u32 {
+    sup.status().await.iter().find_map(|s| s.pid).expect("a running server")
+}
+
+#[tokio::test]
+async fn tabs_crlf_bom_and_non_bmp_positions_come_out_right_in_both_encodings() {
+    // BOM, then a definition after a tab; a use on a CRLF line after non-BMP characters, a tab and an accent.
+    let text = "\u{feff}\tdef target\r\n\r\n😀 𝒳\té target\r\n";
+    for encoding in ["utf-16", "utf-8"] {
+        let (_dir, root) = project(&[("a.fix", text)]);
+        let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_ENCODING", encoding)]));
+        let file = root.join("a.fix");
+        let nav = sup.definition(&file, 3, "target").await.unwrap();
+        assert_eq!(nav.cursor.column, 7, "{encoding}");
+        let l = &nav.locations.items[0];
+        assert_eq!((l.line, l.column, l.end_line, l.end_column), (1, 6, 1, 12), "{encoding}");
+        let refs = sup.references(&file, 1, "target", 50).await.unwrap();
+        let places: Vec<(u32, u32)> = refs.locations.items.iter().map(|l| (l.line, l.column)).collect();
+        assert_eq!(places, vec![(1, 6), (3, 7)], "{encoding}");
+        let status = sup.status().await;
+        let expected = if encoding == "utf-8" { "Utf8" } else { "Utf16" };
+        assert_eq!(format!("{:?}", status[0].encoding.unwrap()), expected);
+        // Rename keeps the BOM and the CRLFs.
+        sup.rename(&file, 3, "target", "renamed").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "\u{feff}\tdef renamed\r\n\r\n😀 𝒳\té renamed\r\n");
+        sup.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_crash_mid_request_fails_it_at_once_then_restarts_and_reopens() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_CRASH_ON", "textDocument/hover")]));
+    let file = root.join("a.fix");
+    sup.definition(&file, 2, "alpha").await.unwrap();
+    let first = pid_of(&sup).await;
+    let started = std::time::Instant::now();
+    let error = sup.hover(&file, 2, "alpha").await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "crash reported after {:?}", started.elapsed());
+    let message = error.to_string();
+    assert!(matches!(error, Error::Crashed { .. }), "{message}");
+    assert!(message.contains("exited with status 3"), "{message}");
+    assert!(message.contains("fixture: crashing on textDocument/hover"), "{message}");
+    // The next call restarts the server, which has the document open again.
+    let nav = sup.definition(&file, 2, "alpha").await.unwrap();
+    assert_eq!(nav.locations.items[0].line, 1);
+    let second = pid_of(&sup).await;
+    assert_ne!(first, second);
+    assert_eq!(sup.status().await[0].open_documents, 1);
+    sup.shutdown().await;
+    assert!(!alive(first) && !alive(second));
+}
+
+#[tokio::test]
+async fn repeated_crashes_stop_the_retries_until_reload() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\n")]);
+    let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_CRASH_ALWAYS", "1")]));
+    let file = root.join("a.fix");
+    let mut errors = Vec::new();
+    for _ in 0..5 {
+        errors.push(sup.definition(&file, 1, "alpha").await.unwrap_err());
+    }
+    assert!(errors.iter().take(3).all(|e| matches!(e, Error::Crashed { .. })), "{errors:?}");
+    assert!(matches!(errors[3], Error::GaveUp { crashes: 3, .. }), "{:?}", errors[3]);
+    let status = sup.status().await;
+    assert!(status[0].state.starts_with("gave up after 3 crashes"), "{:?}", status[0].state);
+    assert_eq!(sup.reload(None).await.len(), 1);
+    assert!(matches!(sup.definition(&file, 1, "alpha").await.unwrap_err(), Error::Crashed { .. }));
+    sup.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hang_is_a_timeout_and_the_server_goes_on() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let mut config = config(&root, &[("FIXTURE_LSP_HANG_ON", "textDocument/references")]);
+    config.request_timeout = Duration::from_millis(800);
+    let sup = Supervisor::new(config);
+    let file = root.join("a.fix");
+    let error = sup.references(&file, 2, "alpha", 50).await.unwrap_err();
+    assert!(matches!(error, Error::Timeout { method: "textDocument/references", .. }), "{error}");
+    assert!(error.to_string().contains("timed out"), "{error}");
+    assert_eq!(sup.definition(&file, 2, "alpha").await.unwrap().locations.total, 1);
+    sup.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_on_the_wire_is_reported_not_waited_on() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_GARBAGE_ON", "textDocument/hover")]));
+    let file = root.join("a.fix");
+    sup.definition(&file, 2, "alpha").await.unwrap();
+    let pid = pid_of(&sup).await;
+    let error = sup.hover(&file, 2, "alpha").await.unwrap_err();
+    assert!(error.to_string().contains("malformed frame (bad Content-Length \"abc\")"), "{error}");
+    sup.shutdown().await;
+    assert!(!alive(pid));
+}
+
+#[tokio::test]
+async fn while_indexing_an_empty_answer_is_not_ready_and_waits_when_it_can() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let mut slow = config(&root, &[("FIXTURE_LSP_INDEX_MS", "60000")]);
+    slow.request_timeout = Duration::from_millis(1500);
+    let sup = Supervisor::new(slow);
+    let error = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap_err();
+    assert!(matches!(&error, Error::NotReady { what, .. } if what == "Indexing"), "{error}");
+    sup.shutdown().await;
+
+    let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_INDEX_MS", "1500")]));
+    let nav = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap();
+    assert_eq!(nav.locations.items.iter().map(|l| l.line).collect::<Vec<_>>(), vec![1]);
+    sup.shutdown().await;
+}
+
+#[tokio::test]
+async fn every_server_to_client_request_is_answered_with_its_shape() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let log = root.join("log.jsonl");
+    let sup = Supervisor::new(config(
+        &root,
+        &[("FIXTURE_LSP_ODD_REQUESTS", "1"), ("FIXTURE_LSP_LOG", log.to_str().unwrap())],
+    ));
+    // The server answers nothing until every odd request got its answer.
+    let nav = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap();
+    assert_eq!(nav.locations.total, 1);
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let answer = |method: &str| {
+        lines
+            .iter()
+            .find(|l| l["dir"] == "out" && l["method"] == method)
+            .cloned()
+            .unwrap_or_else(|| panic!("no answer to {method}"))
+    };
+    assert!(answer("workspace/configuration")["result"].is_array());
+    assert_eq!(answer("workspace/workspaceFolders")["result"][0]["name"], root.file_name().unwrap().to_str().unwrap());
+    assert!(answer("client/registerCapability")["result"].is_null());
+    assert!(answer("client/unregisterCapability")["result"].is_null());
+    assert!(answer("window/workDoneProgress/create")["result"].is_null());
+    assert!(answer("workspace/diagnostic/refresh")["result"].is_null());
+    assert!(answer("workspace/semanticTokens/refresh")["result"].is_null());
+    assert!(answer("window/showMessageRequest")["result"].is_null());
+    assert_eq!(answer("window/showDocument")["result"]["success"], false);
+    assert_eq!(answer("workspace/applyEdit")["result"]["applied"], false);
+    assert_eq!(answer("fixture/unknown")["error"]["code"], -32601);
+    assert!(lines.iter().any(|l| l["event"] == "odd-requests-done"));
+    // The server's applyEdit was refused, so the file is untouched.
+    assert_eq!(std::fs::read_to_string(root.join("a.fix")).unwrap(), "def alpha\nalpha\n");
+    sup.shutdown().await;
+}
+
+#[tokio::test]
+async fn diagnostics_wait_out_empty_rounds_and_late_publications_and_pull() {
+    let text = "def alpha\nERROR E1: broken here\n";
+    for env in [
+        vec![("FIXTURE_LSP_PUBLISH_ROUNDS", "3"), ("FIXTURE_LSP_PUBLISH_DELAY_MS", "150")],
+        vec![("FIXTURE_LSP_PUBLISH_DELAY_MS", "1000")],
+        vec![("FIXTURE_LSP_DIAGNOSTICS", "pull")],
+        vec![("FIXTURE_LSP_DIAGNOSTICS", "push-unless-pull")],
+    ] {
+        let (_dir, root) = project(&[("a.fix", text)]);
+        let sup = Supervisor::new(config(&root, &env));
+        let report = sup.diagnostics(&root.join("a.fix")).await.unwrap();
+        assert!(report.complete, "{env:?}");
+        let got: Vec<_> =
+            report.diagnostics.iter().map(|d| (d.location.line, d.code.clone(), d.message.clone())).collect();
+        assert_eq!(got, vec![(2, Some("E1".to_string()), "broken here".to_string())], "{env:?}");
+        sup.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_publishes_too_late_gives_pending_never_clean() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\n")]);
+    let mut config = config(&root, &[("FIXTURE_LSP_PUBLISH_DELAY_MS", "3000")]);
+    config.diagnostics_timeout = Duration::from_millis(500);
+    let sup = Supervisor::new(config);
+    let file = root.join("a.fix");
+    std::fs::write(&file, "def alpha\nERROR E1: late\n").unwrap();
+    let report = sup.diagnostics_after_write(&file).await.unwrap();
+    assert!(!report.complete);
+    assert!(report.diagnostics.is_empty());
+    assert_eq!(Language::from_path(&file), Some(Language::Fixture));
+    sup.shutdown().await;
+}
