@@ -1,0 +1,197 @@
+//! `lsp`, `lsp_rename` and diagnostics on write through a surface, against the
+//! fixture language server (`cargo xtask fixtures` builds it): the ledger's
+//! rules (new, repeated, moved, fixed and reintroduced, pending), the
+//! navigation argument rules, and tiers.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_tools::{DiagnosticsOnWrite, LspWiring, Registry, Surface, Tier, Workspace};
+use lsp_supervisor::{Supervisor, SupervisorConfig};
+use serde_json::{Value, json};
+
+fn fixture_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    assert!(dir.join("fixture-lsp-server").is_file(), "run `cargo xtask fixtures` first");
+    dir
+}
+
+fn surface(root: &Path, env: &[(&str, &str)], diagnostics_timeout: Duration) -> (Surface, Arc<Supervisor>) {
+    let mut config = SupervisorConfig::new(root);
+    config.extra_path = vec![fixture_dir()];
+    config.diagnostics_timeout = diagnostics_timeout;
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        }
+    }
+    let supervisor = Arc::new(Supervisor::new(config));
+    let workspace = Workspace::new(root).unwrap();
+    let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
+    let registry = Registry::builder()
+        .with_lsp(LspWiring { supervisor: Arc::clone(&supervisor), workspace: workspace.clone() })
+        .with_file_tools(workspace, Some(diagnostics))
+        .build()
+        .unwrap();
+    (Arc::new(registry).surface(Tier::Write), supervisor)
+}
+
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("fixture.toml"), "").unwrap();
+    std::fs::write(root.join("a.fix"), "def alpha\nWARN W1: old warning\nalpha\n").unwrap();
+    (dir, root)
+}
+
+/// The `(severity, code, message, line)` of each new diagnostic of a write's result.
+fn new_diagnostics(result: &agent_tools::ToolResult) -> (String, Vec<(String, String, String, u64)>) {
+    assert!(!result.is_error, "{}", result.text);
+    let entry = &result.structured.as_ref().unwrap()["diagnostics"][0];
+    let status = entry["status"].as_str().unwrap().to_string();
+    let new = entry["new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap().to_string(),
+                d["code"].as_str().unwrap_or("").to_string(),
+                d["message"].as_str().unwrap().to_string(),
+                d["location"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    (status, new)
+}
+
+fn err(code: &str, message: &str, line: u64) -> (String, String, String, u64) {
+    ("error".into(), code.into(), message.into(), line)
+}
+
+#[tokio::test]
+async fn writes_report_exactly_the_diagnostics_they_introduce() {
+    let (_dir, root) = project();
+    let (surface, supervisor) = surface(&root, &[], Duration::from_secs(10));
+    let write =
+        async |content: &str| surface.call("write", json!({ "path": "a.fix", "content": content })).await.unwrap();
+
+    // The existing warning is the baseline, not new; the introduced error is.
+    let r = write("def alpha\nWARN W1: old warning\nalpha\nERROR E1: broken\n").await;
+    assert_eq!(new_diagnostics(&r), ("new".into(), vec![err("E1", "broken", 4)]));
+    assert!(
+        r.text.contains("new diagnostics in a.fix (fixture):\na.fix:4:1 error[E1]: broken (fixture)"),
+        "{}",
+        r.text
+    );
+
+    // A second identical error in the same file is new.
+    let r = write("def alpha\nWARN W1: old warning\nalpha\nERROR E1: broken\nERROR E1: broken\n").await;
+    assert_eq!(new_diagnostics(&r), ("new".into(), vec![err("E1", "broken", 5)]));
+
+    // Both errors moved down two lines: nothing new.
+    let r = write("def alpha\n\n\nWARN W1: old warning\nalpha\nERROR E1: broken\nERROR E1: broken\n").await;
+    assert_eq!(new_diagnostics(&r), ("no new".into(), vec![]));
+    assert!(r.text.ends_with("no new diagnostics in a.fix (fixture)"), "{}", r.text);
+
+    // Fixed, then reintroduced: new again.
+    let r = write("def alpha\nalpha\n").await;
+    assert_eq!(new_diagnostics(&r), ("no new".into(), vec![]));
+    let r = surface
+        .call(
+            "edit",
+            json!({ "path": "a.fix", "old_string": "alpha\nalpha", "new_string": "alpha\nERROR E1: broken\nalpha" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(new_diagnostics(&r), ("new".into(), vec![err("E1", "broken", 2)]));
+    // The old warning came back too: it had left the ledger.
+    let r = write("def alpha\nERROR E1: broken\nalpha\nWARN W1: old warning\n").await;
+    let (_, new) = new_diagnostics(&r);
+    assert_eq!(new, vec![("warning".into(), "W1".into(), "old warning".into(), 4)]);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_server_gives_pending_never_clean() {
+    let (_dir, root) = project();
+    let (surface, supervisor) = surface(&root, &[("FIXTURE_LSP_PUBLISH_DELAY_MS", "4000")], Duration::from_millis(600));
+    let r = surface.call("write", json!({ "path": "a.fix", "content": "def alpha\nERROR E1: late\n" })).await.unwrap();
+    let (status, new) = new_diagnostics(&r);
+    assert_eq!((status.as_str(), new.len()), ("pending", 0));
+    assert!(r.text.contains("diagnostics pending for a.fix"), "{}", r.text);
+    assert!(!r.text.contains("no new"), "{}", r.text);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn navigation_needs_a_symbol_and_reports_the_column_used() {
+    let (_dir, root) = project();
+    let (surface, supervisor) = surface(&root, &[], Duration::from_secs(10));
+    let r = surface.call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3 })).await.unwrap();
+    assert!(r.is_error && r.text.contains("definition needs `symbol`"), "{}", r.text);
+    let r = surface
+        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "beta" }))
+        .await
+        .unwrap();
+    assert!(r.is_error && r.text.contains("`beta` does not occur on line 3"), "{}", r.text);
+    let r = surface
+        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 9, "symbol": "alpha" }))
+        .await
+        .unwrap();
+    assert!(r.is_error && r.text.contains("line 9 is out of range"), "{}", r.text);
+    let r = surface
+        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "alpha" }))
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(r.text, "definition of a.fix:3:1 `alpha`: 1\na.fix:1:5  def alpha");
+    let s: &Value = r.structured.as_ref().unwrap();
+    assert_eq!(s["locations"][0]["line"], 1);
+    let r = surface
+        .call("lsp", json!({ "action": "references", "file": "a.fix", "line": 1, "symbol": "alpha" }))
+        .await
+        .unwrap();
+    assert_eq!(r.structured.as_ref().unwrap()["total"], 2, "{}", r.text);
+    let r =
+        surface.call("lsp", json!({ "action": "hover", "file": "a.fix", "line": 3, "symbol": "alpha" })).await.unwrap();
+    assert!(r.text.contains("def alpha") && r.text.contains("(line 1)"), "{}", r.text);
+    let r = surface.call("lsp", json!({ "action": "symbols", "query": "alp" })).await.unwrap();
+    assert_eq!(r.structured.as_ref().unwrap()["symbols"][0]["name"], "alpha", "{}", r.text);
+    let r = surface.call("lsp", json!({ "action": "status" })).await.unwrap();
+    assert!(r.text.contains("fixture for .: running"), "{}", r.text);
+    let r = surface
+        .call("lsp_rename", json!({ "file": "a.fix", "line": 3, "symbol": "alpha", "new_name": "omega" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text, "renamed `alpha` to `omega` (a.fix:3:1 `alpha`; 2 edits in 1 files):\nchanged a.fix",
+        "{}",
+        r.text
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.fix")).unwrap(), "def omega\nWARN W1: old warning\nomega\n");
+    let r = surface
+        .call("lsp_rename", json!({ "file": "a.fix", "line": 2, "symbol": "WARN", "new_name": "x" }))
+        .await
+        .unwrap();
+    assert!(r.is_error, "{}", r.text);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn rename_is_write_tier_and_lsp_is_read_tier() {
+    let (_dir, root) = project();
+    let (surface, _supervisor) = surface(&root, &[], Duration::from_secs(10));
+    let registry = Arc::clone(surface.registry());
+    let read = registry.surface(Tier::Read);
+    let names: Vec<&str> = read.list().iter().map(|s| s.name).collect();
+    assert!(names.contains(&"lsp") && !names.contains(&"lsp_rename") && !names.contains(&"write"), "{names:?}");
+    let r = read
+        .call("lsp_rename", json!({ "file": "a.fix", "line": 1, "symbol": "alpha", "new_name": "b" }))
+        .await
+        .unwrap();
+    assert!(r.is_error && r.text.contains("write tier"), "{}", r.text);
+}
