@@ -15,9 +15,16 @@ fn listing() -> Value {
     let runner =
         vibe_roster::CommandRunner::new(vibe_roster::CommandConfig::same(vibe_roster::CommandSpec::shell("cat")));
     let roster = vibe_roster::Roster::new(Arc::new(runner), vibe_roster::RosterConfig::default());
+    let supervisor =
+        Arc::new(lsp_supervisor::Supervisor::new(lsp_supervisor::SupervisorConfig::new(workspace.root())));
     let registry = Arc::new(
         Registry::builder()
-            .with_astmatch(AstmatchWiring::new(workspace))
+            .with_astmatch(AstmatchWiring::new(workspace.clone()))
+            .with_lsp(agent_tools::LspWiring { supervisor: Arc::clone(&supervisor), workspace: workspace.clone() })
+            .with_file_tools(
+                workspace.clone(),
+                Some(Arc::new(agent_tools::DiagnosticsOnWrite::new(supervisor, workspace.clone()))),
+            )
             .with_kernels(kernels)
             .with_question_port(question)
             .with_vibe_roster(roster)
