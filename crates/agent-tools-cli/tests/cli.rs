@@ -86,7 +86,7 @@ fn exit_status_says_what_happened() {
     assert_eq!(stdout(&out), "");
     let out = agent_tools(dir.path(), &["call", "nope", "{}"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out), "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, ask_user, eval\n");
+    assert_eq!(stderr(&out), "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, lsp, lsp_rename, write, edit, ask_user, eval\n");
     let out = agent_tools(dir.path(), &["call", "ast_grep", "{}"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out), "invalid arguments for ast_grep: missing field `pattern`\n");
@@ -121,14 +121,14 @@ fn tools_lists_what_the_cap_allows() {
     assert_eq!(out.status.code(), Some(0));
     let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ast_grep", "ask_user"]);
+    assert_eq!(names, ["ast_grep", "lsp", "ask_user"]);
     assert_eq!(tools[0]["tier"], "read");
     assert_eq!(tools[0]["parallel_safe"], true);
     assert_eq!(tools[0]["input_schema"]["required"], json!(["pattern"]));
     let out = agent_tools(dir.path(), &["tools"]);
     let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user", "eval"]);
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "ask_user", "eval"]);
 }
 
 #[test]

@@ -36,7 +36,7 @@ async fn read_surface_lists_and_gates() {
     assert_eq!(info.server_info.as_ref().unwrap().name, "agent-tools");
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ask_user"]);
+    assert_eq!(names, ["ast_grep", "lsp", "ask_user"]);
     assert_eq!(tools[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
     assert_eq!(tools[0].input_schema["required"], json!(["pattern"]));
     assert!(tools[0].description.as_deref().unwrap().starts_with("Structural search"));
@@ -73,7 +73,7 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let client = connect(dir.path(), "exec").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "ask_user", "eval"]);
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "ask_user", "eval"]);
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
     // What each tier means, for a client with its own approval UI: ast_edit only stages.
     let hints: Vec<(&str, Option<bool>, Option<bool>)> = tools
@@ -89,6 +89,10 @@ async fn exec_surface_stages_and_accepts_an_edit() {
             ("ast_grep", Some(true), Some(false)),
             ("ast_edit", Some(false), Some(false)),
             ("resolve", Some(false), Some(true)),
+            ("lsp", Some(true), Some(false)),
+            ("lsp_rename", Some(false), Some(true)),
+            ("write", Some(false), Some(true)),
+            ("edit", Some(false), Some(true)),
             ("ask_user", Some(true), Some(false)),
             ("eval", Some(false), Some(true)),
         ]
