@@ -4,6 +4,7 @@
 //! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
 //! - `bench astmatch`: times our structural search against the ast-grep CLI and a bare parse.
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
+//! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
 
@@ -12,6 +13,7 @@
 
 mod bench;
 mod bench_kernel;
+mod bench_lsp;
 mod corpus;
 mod floor;
 mod setup;
@@ -29,7 +31,9 @@ commands:
   bench astmatch [--runs N]
                    time ast_grep against the ast-grep CLI and a bare tree-sitter parse
   bench kernel [--rounds N] [--cells N]
-                   time the eval kernel against ipykernel + jupyter_client";
+                   time the eval kernel against ipykernel + jupyter_client
+  bench lsp [--server clangd|rust-analyzer|gopls|pyright] [--rounds N] [--writes N]
+                   time lsp requests through the supervisor against a raw client, and diagnostics on write";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,10 +43,12 @@ fn main() -> Result<()> {
         ["fixtures"] => setup::build_fixtures(),
         ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
+        ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
         ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),
         ["kernel-once", cells] => bench_kernel::once_command(cells),
+        ["lsp-once", rest @ ..] => bench_lsp::once_command(rest),
         ["help" | "--help" | "-h"] | [] => {
             println!("{USAGE}");
             Ok(())

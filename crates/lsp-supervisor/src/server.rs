@@ -24,6 +24,8 @@ pub(crate) struct Published {
     /// Order of arrival over all files, from 1.
     pub seq: u64,
     pub items: Vec<Value>,
+    /// When it arrived.
+    pub at: Instant,
 }
 
 #[derive(Debug, Clone)]
@@ -417,7 +419,7 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
             let items = params.get("diagnostics").and_then(Value::as_array).cloned().unwrap_or_default();
             state.seq += 1;
             let seq = state.seq;
-            state.published.insert(path, Published { seq, items });
+            state.published.insert(path, Published { seq, items, at: Instant::now() });
         }
         "$/progress" => {
             let token = match params.get("token") {

@@ -109,6 +109,10 @@ pub struct ServerSpec {
     pub settings: Value,
     /// Environment variables set for the server process.
     pub env: Vec<(String, String)>,
+    /// Whether the server may publish a file's diagnostics in several rounds
+    /// (syntax first, then types) without progress: an empty publication then
+    /// waits [`crate::SupervisorConfig::settle_empty`] for a later round.
+    pub publishes_in_rounds: bool,
 }
 
 impl ServerSpec {
@@ -130,6 +134,7 @@ impl ServerSpec {
             initialization_options: Value::Null,
             settings: Value::Null,
             env: Vec::new(),
+            publishes_in_rounds: false,
         }
     }
 
@@ -146,7 +151,7 @@ impl ServerSpec {
         pyright.settings = json!({ "python": { "analysis": { "diagnosticMode": "openFilesOnly" } } });
         let pylsp = ServerSpec::new("pylsp", &[Python], &["pylsp"], &[], PYTHON_MARKERS);
         let ruff = ServerSpec::new("ruff", &[Python], &["ruff"], &["server"], PYTHON_MARKERS);
-        let tsls = ServerSpec::new(
+        let mut tsls = ServerSpec::new(
             "typescript-language-server",
             &[TypeScript, JavaScript],
             &["typescript-language-server"],
@@ -160,9 +165,13 @@ impl ServerSpec {
             &["--log=error"],
             &["compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt", "Makefile"],
         );
+        // tsserver reports syntax, then semantic diagnostics; gopls parse, then type errors.
+        tsls.publishes_in_rounds = true;
         let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
+        gopls.publishes_in_rounds = true;
         gopls.probe_args = vec!["version".into()];
-        let fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
+        let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
+        fixture.publishes_in_rounds = true;
         vec![rust_analyzer, pyright, pylsp, ruff, tsls, clangd, gopls, fixture]
     }
 

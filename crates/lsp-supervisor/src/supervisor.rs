@@ -42,7 +42,8 @@ pub struct SupervisorConfig {
     pub diagnostics_timeout: Duration,
     /// Quiet time after a non-empty publication before it is taken as final.
     pub settle: Duration,
-    /// Quiet time after an empty publication (a server may publish an empty first round).
+    /// Quiet time after an empty publication from a server that publishes in rounds
+    /// ([`ServerSpec::publishes_in_rounds`]), which may be an empty first round.
     pub settle_empty: Duration,
     /// Crashes in a row (without an answered request between them) after which a server is not restarted.
     pub max_crashes: u32,
@@ -180,6 +181,9 @@ pub struct FileDiagnostics {
     /// False when the wait ran out before the server published after the last change:
     /// the list is what was known then, and more may come.
     pub complete: bool,
+    /// When the server's publication (or pull answer) that this list comes from arrived.
+    #[serde(skip)]
+    pub published_at: Option<std::time::Instant>,
 }
 
 /// A document or workspace symbol.
@@ -668,6 +672,7 @@ impl Supervisor {
         let (server, _) = self.server_for(path).await?;
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
         let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
+        let pulled_at = std::time::Instant::now();
         let text = crate::encoding::read_text(path).await.unwrap_or_default();
         let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
         let mut diagnostics = Vec::new();
@@ -677,7 +682,9 @@ impl Supervisor {
             }
         }
         diagnostics.sort_by(|a, b| (a.location.line, a.location.column).cmp(&(b.location.line, b.location.column)));
-        Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete })
+        let published_at =
+            if server.pulls_diagnostics() { Some(pulled_at) } else { server.published(path).map(|p| p.at) };
+        Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete, published_at })
     }
 
     async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Value>> {
@@ -713,10 +720,11 @@ impl Supervisor {
             };
             return Ok((items, true));
         }
+        let settle_empty = if server.spec.publishes_in_rounds { self.config.settle_empty } else { self.config.settle };
         // Unchanged text and an earlier publication: that publication is current.
         let after =
             if !changed && !saved { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
-        wait_published(server, path, after, deadline, self.config.settle, self.config.settle_empty).await
+        wait_published(server, path, after, deadline, self.config.settle, settle_empty).await
     }
 
     /// Tells every running server of a root that files changed on disk
