@@ -157,7 +157,7 @@ fn find_versioned(prefix: &str, search_path: Option<&OsString>) -> Vec<PathBuf> 
             }
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
     found.into_iter().map(|(_, path)| path).collect()
 }
 

@@ -37,7 +37,7 @@ pub use adapter::{
 };
 pub use error::{Error, Result};
 pub use process::alive;
-pub use session::{Limits, Resume, describe_location, describe_stop};
+pub use session::{Limits, Resume};
 pub use state::OutputBuffer;
 pub use supervisor::{AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec};
 pub use transport::{Client, Diagnostics, EventSink, PendingReply, refusal};

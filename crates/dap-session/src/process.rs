@@ -155,8 +155,15 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
                     )));
                 }
             };
-            // Keep draining its stdout so it never blocks on a full pipe.
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            // What it prints from now on is the debuggee's stdout (delve before 1.21 has no
+            // `outputMode: remote`): pass it on as output, and never let the pipe fill up.
+            let forward = Arc::clone(&events);
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let body = serde_json::json!({ "category": "stdout", "output": format!("{line}\n") });
+                    forward(crate::protocol::Event { seq: 0, event: "output".to_owned(), body });
+                }
+            });
             drop(stdin);
             let stream = tokio::net::TcpStream::connect(&address)
                 .await

@@ -27,7 +27,7 @@ use crate::state::{IdKind, State};
 use crate::transport::{Client, EventSink, decode};
 use crate::types::{
     Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
-    Start, Started, Stop, Terminated, ThreadInfo, Value as VarValue,
+    Start, Started, Terminated, ThreadInfo, Value as VarValue,
 };
 
 /// Limits and timeouts of a session.
@@ -585,29 +585,28 @@ fn location(frame: &StackFrame) -> Location {
         file: frame.source.as_ref().and_then(|s| s.path.as_ref()).map(PathBuf::from),
         line: frame.line,
         column: frame.column,
-        function: frame.name.clone(),
+        function: without_rust_hash(&frame.name).to_owned(),
     }
 }
 
-/// The summary of a stop for people: `breakpoint at main.py:12 in greet`.
-pub fn describe_stop(stop: &Stop, root: &Path) -> String {
-    let mut text = format!("stopped ({})", stop.reason);
-    if let Some(location) = &stop.location {
-        text.push_str(&format!(" at {}", describe_location(location, root)));
+/// `main::square::h0123456789abcdef` → `main::square`: the hash of Rust's legacy
+/// symbol mangling, which lldb leaves on frame names, says nothing to a reader.
+fn without_rust_hash(name: &str) -> &str {
+    match name.rsplit_once("::h") {
+        Some((path, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => path,
+        _ => name,
     }
-    if let Some(detail) = stop.text.as_ref().or(stop.description.as_ref()) {
-        text.push_str(&format!(": {detail}"));
-    }
-    text
 }
 
-/// `main.py:12 in greet`, with the path relative to `root` when inside it.
-pub fn describe_location(location: &Location, root: &Path) -> String {
-    let file = location
-        .file
-        .as_ref()
-        .map(|f| f.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| f.clone()))
-        .map(|f| f.display().to_string())
-        .unwrap_or_else(|| "<no source>".into());
-    format!("{file}:{} in {}", location.line, location.function)
+#[cfg(test)]
+mod tests {
+    use super::without_rust_hash;
+
+    #[test]
+    fn rust_symbol_hashes_are_dropped_from_frame_names() {
+        assert_eq!(without_rust_hash("main::main::h8da7fa642d137fc6"), "main::main");
+        assert_eq!(without_rust_hash("std::rt::lang_start_internal"), "std::rt::lang_start_internal");
+        assert_eq!(without_rust_hash("a::hello"), "a::hello");
+        assert_eq!(without_rust_hash("greet"), "greet");
+    }
 }

@@ -158,9 +158,8 @@ impl DebugSupervisor {
         };
         let start = Start::Attach { host: spec.host.clone(), port: spec.port };
         let (arguments, connect) = match adapter {
-            AdapterId::Debugpy => {
-                (json!({ "connect": { "host": spec.host, "port": spec.port }, "justMyCode": true }), None)
-            }
+            // `python -m debugpy --listen PORT` runs its own adapter on that port: connect to it.
+            AdapterId::Debugpy => (json!({ "justMyCode": true }), Some(format!("{}:{}", spec.host, spec.port))),
             // A headless delve speaks DAP itself: connect to it and attach remotely.
             AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
             AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),

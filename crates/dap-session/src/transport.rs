@@ -234,7 +234,7 @@ pub const CLOSED_EVENT: &str = "$closed";
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::type_complexity)]
     use serde_json::json;
     use tokio::io::{AsyncWriteExt as _, BufReader as TokioBufReader};
 

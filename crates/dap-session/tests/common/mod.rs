@@ -1,7 +1,7 @@
 //! Shared test helpers: the fixture adapter's binary, fixture projects copied
 //! into temporary roots, and the rule for real adapters (missing = failure
 //! under `CI=true`, a printed skip elsewhere).
-#![allow(dead_code, clippy::unwrap_used, clippy::print_stderr)]
+#![allow(dead_code, clippy::unwrap_used, clippy::print_stderr, clippy::field_reassign_with_default)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

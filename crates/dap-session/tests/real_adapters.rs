@@ -1,0 +1,308 @@
+//! One scenario per real adapter (debugpy, lldb-dap on C and on Rust, delve),
+//! on the small programs in `fixtures/debug/`, compiled at test time:
+//! breakpoint → stop there → frames → scopes → variables → evaluate → step
+//! in / over / out → continue to the exit → the program's output. Plus
+//! debugpy attach, which must leave the attached process running.
+//!
+//! A missing adapter or compiler fails the test under `CI=true` and skips
+//! it with a printed reason elsewhere.
+#![allow(clippy::unwrap_used, clippy::print_stderr, clippy::field_reassign_with_default)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use dap_session::{AdapterId, AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec, Limits, Resume, RunOutcome, alive};
+
+use crate::common::{eventually, project, require};
+
+const CONV: &str = "real";
+
+/// What a scenario expects, line numbers 1-based in the fixture's source.
+struct Expect {
+    breakpoint: u64,
+    /// Function names (as the adapter shows them) and lines of the top frames at the breakpoint.
+    frames: &'static [(&'static str, u64)],
+    /// Variables of the top frame's first scope that must be there, with their values.
+    variables: &'static [(&'static str, &'static str)],
+    /// An expression and its value at the breakpoint.
+    evaluate: (&'static str, &'static str),
+    /// (line, function) after step in, then after step over.
+    step_in: (u64, &'static str),
+    step_over: (u64, &'static str),
+    /// (line, function) after step out.
+    step_out: (u64, &'static str),
+    /// What the program prints.
+    output: &'static str,
+}
+
+fn config(python: Option<PathBuf>) -> DebugConfig {
+    let mut config = DebugConfig::default();
+    config.limits = Limits {
+        request_timeout: Duration::from_secs(20),
+        start_timeout: Duration::from_secs(60),
+        run_timeout: Duration::from_secs(30),
+        ..Limits::default()
+    };
+    config.detection.python = python;
+    config
+}
+
+fn located(outcome: &RunOutcome) -> (u64, String) {
+    match outcome {
+        RunOutcome::Stopped(stop) => {
+            let location = stop.location.as_ref().unwrap();
+            (location.line, location.function.clone())
+        }
+        other => panic!("expected a stop, got {other:?}"),
+    }
+}
+
+async fn scenario(debug: &DebugSupervisor, root: &Path, source: &Path, program: &Path, expect: &Expect) {
+    debug.set_breakpoints(CONV, source, &[expect.breakpoint]).await.unwrap();
+    let spec = LaunchSpec { root: root.to_path_buf(), program: program.to_path_buf(), args: vec![], adapter: None };
+    let started = debug.launch(CONV, spec).await.unwrap();
+    let placed = started.breakpoints[0].placed.as_ref().unwrap();
+    assert!(placed[0].verified, "{placed:?}");
+    let (line, _) = located(&started.outcome);
+    assert_eq!(line, expect.breakpoint, "{:?}", started.outcome);
+    let debuggee = debug.status(CONV).await.session.unwrap().debuggee_pid;
+
+    let stack = debug.stack(CONV, None).await.unwrap();
+    let frames: Vec<(String, u64)> =
+        stack.items.iter().map(|f| (f.location.function.clone(), f.location.line)).collect();
+    let expected: Vec<(String, u64)> = expect.frames.iter().map(|(f, l)| ((*f).to_owned(), *l)).collect();
+    assert_eq!(frames[..expected.len()], expected[..], "frames: {frames:?}");
+    assert_eq!(stack.items[0].location.file.as_deref(), Some(source), "{:?}", stack.items[0]);
+
+    let scopes = debug.scopes(CONV, stack.items[0].id).await.unwrap();
+    assert!(!scopes.is_empty());
+    let variables = debug.variables(CONV, scopes[0].reference).await.unwrap();
+    for (name, value) in expect.variables {
+        let found = variables.items.iter().find(|v| v.name == *name);
+        assert_eq!(found.map(|v| v.value.as_str()), Some(*value), "{name} in {:?}", variables.items);
+    }
+    let (expression, value) = expect.evaluate;
+    assert_eq!(debug.evaluate(CONV, expression, None).await.unwrap().value, value);
+
+    let step_in = debug.resume(CONV, Resume::StepIn, None).await.unwrap();
+    assert_eq!(located(&step_in), (expect.step_in.0, expect.step_in.1.to_owned()), "step in");
+    let step_over = debug.resume(CONV, Resume::StepOver, None).await.unwrap();
+    assert_eq!(located(&step_over), (expect.step_over.0, expect.step_over.1.to_owned()), "step over");
+    let step_out = debug.resume(CONV, Resume::StepOut, None).await.unwrap();
+    assert_eq!(located(&step_out), (expect.step_out.0, expect.step_out.1.to_owned()), "step out");
+
+    let end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(end, RunOutcome::Exited { .. }), "{end:?}");
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.text.contains(expect.output), "output: {:?}", output.text);
+    if let Some(pid) = debuggee {
+        assert!(eventually(Duration::from_secs(5), || !alive(pid)).await, "debuggee {pid} left running");
+    }
+}
+
+fn venv_python() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python")
+}
+
+fn has_debugpy(python: &Path) -> bool {
+    Command::new(python).args(["-c", "import debugpy"]).status().is_ok_and(|s| s.success())
+}
+
+#[tokio::test]
+async fn debugpy_on_python() {
+    let python = venv_python();
+    if !require("debugpy in .tools/venv", has_debugpy(&python)) {
+        return;
+    }
+    let root = project("python");
+    // The project's own venv, as debugpy detection prefers it.
+    std::os::unix::fs::symlink(python.parent().unwrap().parent().unwrap(), root.path().join(".venv")).unwrap();
+    let debug = DebugSupervisor::new(config(None));
+    let reports = debug.adapters(root.path()).await;
+    let report = reports.iter().find(|r| r.id == AdapterId::Debugpy).unwrap();
+    assert!(report.usable(), "{}", report.detail);
+    assert_eq!(report.command.as_ref().unwrap().program, root.path().join(".venv/bin/python"));
+    let source = root.path().join("main.py");
+    let expect = Expect {
+        breakpoint: 9,
+        frames: &[("main", 9), ("<module>", 16)],
+        variables: &[("count", "41"), ("items", "[1, 2, 3]")],
+        evaluate: ("count + 1", "42"),
+        step_in: (2, "greet"),
+        step_over: (3, "greet"),
+        step_out: (9, "main"),
+        output: "hello debugger 42 3",
+    };
+    scenario(&debug, root.path(), &source, &source, &expect).await;
+}
+
+fn lldb_dap() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("lldb-dap")))
+        })
+    })
+}
+
+fn compile(program: &str, args: &[&str], dir: &Path) -> bool {
+    let status = Command::new(program).args(args).current_dir(dir).status();
+    match status {
+        Ok(status) if status.success() => true,
+        Ok(status) => panic!("{program} {args:?} failed: {status}"),
+        Err(_) => require(program, false),
+    }
+}
+
+#[tokio::test]
+async fn lldb_on_c() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = project("c");
+    let source = root.path().join("main.c");
+    let program = root.path().join("debugme");
+    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
+    if !compile("cc", &["-g", "-O0", "-o", program_arg, source_arg], root.path()) {
+        return;
+    }
+    let debug = DebugSupervisor::new(config(None));
+    let expect = Expect {
+        breakpoint: 11,
+        frames: &[("main", 11)],
+        variables: &[("count", "41")],
+        evaluate: ("count + 1", "42"),
+        step_in: (4, "square"),
+        step_over: (5, "square"),
+        step_out: (11, "main"),
+        output: "square 1681 count 42 first 1",
+    };
+    scenario(&debug, root.path(), &source, &program, &expect).await;
+}
+
+#[tokio::test]
+async fn lldb_on_rust() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = project("rust");
+    let source = root.path().join("src/main.rs");
+    let program = root.path().join("debugme");
+    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
+    if !compile("rustc", &["-g", "-C", "opt-level=0", "-o", program_arg, source_arg], root.path()) {
+        return;
+    }
+    let debug = DebugSupervisor::new(config(None));
+    let expect = Expect {
+        breakpoint: 9,
+        frames: &[("main::main", 9)],
+        variables: &[("count", "41")],
+        evaluate: ("count", "41"),
+        step_in: (2, "main::square"),
+        // The tail expression `result` has no line-table row of its own: the step lands on the closing brace.
+        step_over: (4, "main::square"),
+        step_out: (9, "main::main"),
+        output: "square 1681 count 42 items 3",
+    };
+    scenario(&debug, root.path(), &source, &program, &expect).await;
+}
+
+#[tokio::test]
+async fn delve_on_go() {
+    let dlv = Command::new("dlv").arg("version").output().is_ok_and(|o| o.status.success());
+    if !require("dlv (apt install delve)", dlv) {
+        return;
+    }
+    let root = project("go");
+    let cache = tempfile::tempdir().unwrap();
+    let program = root.path().join("debugme");
+    let built = Command::new("go")
+        .args(["build", "-gcflags=all=-N -l", "-o", program.to_str().unwrap(), "."])
+        .current_dir(root.path())
+        .env("GOCACHE", cache.path().join("cache"))
+        .env("GOPATH", cache.path().join("gopath"))
+        .env("GOFLAGS", "-mod=mod")
+        .status();
+    match built {
+        Ok(status) => assert!(status.success(), "go build failed"),
+        Err(_) => {
+            require("go (apt install golang-go)", false);
+            return;
+        }
+    }
+    let source = root.path().join("main.go");
+    let debug = DebugSupervisor::new(config(None));
+    let expect = Expect {
+        breakpoint: 13,
+        frames: &[("main.main", 13)],
+        variables: &[("count", "41")],
+        evaluate: ("count + 1", "42"),
+        step_in: (5, "main.square"),
+        step_over: (6, "main.square"),
+        step_out: (13, "main.main"),
+        output: "square 1681 count 42 items 3",
+    };
+    scenario(&debug, root.path(), &source, &program, &expect).await;
+}
+
+#[tokio::test]
+async fn debugpy_attach_then_terminate_leaves_the_process_running() {
+    let python = venv_python();
+    if !require("debugpy in .tools/venv", has_debugpy(&python)) {
+        return;
+    }
+    let root = project("python");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let script = root.path().join("attach_target.py");
+    let target = Command::new(&python)
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}"), script.to_str().unwrap()])
+        .current_dir(root.path())
+        .spawn()
+        .unwrap();
+    let mut target = KillOnDrop(target);
+    let pid = target.0.id();
+    // Not by connecting: debugpy takes the first connection as its client.
+    let listening = eventually(Duration::from_secs(20), || listening_on(port)).await;
+    assert!(listening, "debugpy --listen did not open port {port}");
+    let mut config = config(Some(python.clone()));
+    config.limits.run_timeout = Duration::from_secs(10);
+    let debug = DebugSupervisor::new(config);
+    // The loop's body runs every 50 ms: a breakpoint there is hit at once.
+    debug.set_breakpoints(CONV, &script, &[5]).await.unwrap();
+    let spec = AttachSpec { root: root.path().to_path_buf(), host: "127.0.0.1".into(), port, adapter: None };
+    let started = debug.attach(CONV, spec).await.unwrap();
+    assert_eq!(located(&started.outcome), (5, "<module>".to_owned()));
+    let ticks = debug.evaluate(CONV, "ticks >= 0", None).await.unwrap();
+    assert_eq!(ticks.value, "True");
+    // debugpy --listen is its own adapter: nothing of ours was spawned.
+    assert_eq!(debug.status(CONV).await.session.unwrap().adapter_pid, None);
+    let terminated = debug.terminate(CONV).await.unwrap();
+    assert!(!terminated.debuggee_ended);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(alive(pid), "the attached process {pid} was ended");
+    assert!(target.0.try_wait().unwrap().is_none());
+}
+
+/// Kills a test's own child even when an assertion fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether something listens on 127.0.0.1:`port` (read from /proc/net/tcp, without connecting).
+fn listening_on(port: u16) -> bool {
+    let wanted = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
+        table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A")
+        })
+    })
+}
