@@ -111,12 +111,23 @@ impl Supervisor {
         };
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let diagnostics = match language {
+        let mut diagnostics = match language {
             Language::Rust => parse_cargo(&stdout, root),
             Language::Python => parse_pyright(&stdout),
             Language::Go => parse_colon_lines(&stderr, root),
             _ => parse_tsc(&stdout, root),
         };
+        // The same message for several targets (`--all-targets` checks a binary and its tests) is one finding.
+        let mut seen = std::collections::HashSet::new();
+        diagnostics.retain(|d| {
+            seen.insert((
+                d.location.path.clone(),
+                d.location.line,
+                d.location.column,
+                d.code.clone(),
+                d.message.clone(),
+            ))
+        });
         if !out.status.success() && diagnostics.is_empty() {
             return Err(Error::Checker(format!(
                 "`{command}` failed ({}) without a diagnostic: {}",

@@ -62,6 +62,8 @@ pub(crate) struct Server {
     pub pid: Option<u32>,
     /// Set once a request got an answer: a crash after that is not a crash loop.
     pub answered: AtomicBool,
+    /// Set once the server was idle after its first load.
+    loaded: AtomicBool,
     state: Arc<Mutex<State>>,
     changed: watch::Receiver<u64>,
     child: Mutex<Option<tokio::process::Child>>,
@@ -79,8 +81,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The client capabilities we declare (LSP 3.17 `ClientCapabilities`).
-fn client_capabilities() -> Value {
-    json!({
+fn client_capabilities(advertise_pull: bool) -> Value {
+    let mut capabilities = json!({
         "general": { "positionEncodings": ["utf-8", "utf-16"] },
         "workspace": {
             "configuration": true,
@@ -122,7 +124,12 @@ fn client_capabilities() -> Value {
         },
         "window": { "workDoneProgress": true, "showMessage": {}, "showDocument": { "support": true } },
         "experimental": { "serverStatusNotification": true }
-    })
+    });
+    if !advertise_pull && let Some(text_document) = capabilities.get_mut("textDocument").and_then(Value::as_object_mut)
+    {
+        text_document.remove("diagnostic");
+    }
+    capabilities
 }
 
 impl Server {
@@ -167,7 +174,7 @@ impl Server {
             "rootPath": root,
             "workspaceFolders": [{ "uri": path_to_uri(&root), "name": root.file_name().and_then(|n| n.to_str()).unwrap_or("root") }],
             "initializationOptions": spec.initialization_options,
-            "capabilities": client_capabilities(),
+            "capabilities": client_capabilities(spec.advertise_pull),
         });
         // The event loop must run while initialize is pending: some servers ask
         // for configuration before they answer.
@@ -191,6 +198,7 @@ impl Server {
             conn,
             pid,
             answered: AtomicBool::new(false),
+            loaded: AtomicBool::new(false),
             state,
             changed,
             child: Mutex::new(Some(child)),
@@ -239,6 +247,28 @@ impl Server {
             return Some(title.clone());
         }
         (state.quiescent == Some(false)).then(|| "loading the project".to_string())
+    }
+
+    /// Waits out the server's first load: its first seconds (a server may not
+    /// have announced its loading yet) and then any loading it announced.
+    /// After the first time it is idle this returns at once. Returns what it is
+    /// still busy with when `deadline` passes.
+    pub async fn initial_load(&self, grace: Duration, deadline: tokio::time::Instant) -> Option<String> {
+        if self.loaded.load(Ordering::Relaxed) {
+            return None;
+        }
+        let grace_end = tokio::time::Instant::from_std(self.started) + grace;
+        while self.busy().is_none() && tokio::time::Instant::now() < grace_end {
+            if !self.next_change(grace_end.min(deadline)).await {
+                break;
+            }
+        }
+        if self.wait_idle(deadline).await {
+            self.loaded.store(true, Ordering::Relaxed);
+            None
+        } else {
+            self.busy()
+        }
     }
 
     /// Waits until the server is not busy or `deadline` passes; true when it is idle.

@@ -113,6 +113,10 @@ pub struct ServerSpec {
     /// (syntax first, then types) without progress: an empty publication then
     /// waits [`crate::SupervisorConfig::settle_empty`] for a later round.
     pub publishes_in_rounds: bool,
+    /// Whether to tell the server the client pulls diagnostics
+    /// (`textDocument.diagnostic`). rust-analyzer answers a pull with its own
+    /// diagnostics only and keeps pushing `cargo check`'s, so it is not told.
+    pub advertise_pull: bool,
 }
 
 impl ServerSpec {
@@ -135,6 +139,7 @@ impl ServerSpec {
             settings: Value::Null,
             env: Vec::new(),
             publishes_in_rounds: false,
+            advertise_pull: true,
         }
     }
 
@@ -144,6 +149,7 @@ impl ServerSpec {
         const PYTHON_MARKERS: &[&str] =
             &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pyrightconfig.json", "Pipfile"];
         let mut rust_analyzer = ServerSpec::new("rust-analyzer", &[Rust], &["rust-analyzer"], &[], &["Cargo.toml"]);
+        rust_analyzer.advertise_pull = false;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
         // pyright-langserver has no --version; `pyright` beside it has.

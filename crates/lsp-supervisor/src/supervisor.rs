@@ -470,6 +470,9 @@ impl Supervisor {
     /// server is busy, waits for it to finish (within the request timeout) and asks again.
     pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
         let deadline = tokio::time::Instant::now() + server.request_timeout;
+        // Answers during the first load are partial (an import instead of the
+        // declaration, nothing at all): wait for it, within the timeout.
+        server.initial_load(STARTUP_GRACE, deadline).await;
         let mut asked_after_idle = false;
         loop {
             let answer = match server.request(method, params.clone()).await {
@@ -704,6 +707,11 @@ impl Supervisor {
         let (_, changed) = server.sync(path, language).await?;
         if saved {
             server.saved(path);
+        }
+        // Diagnostics from a server still loading are not final.
+        if server.initial_load(STARTUP_GRACE, deadline).await.is_some() {
+            let items = server.published(path).filter(|p| p.seq > before).map(|p| p.items).unwrap_or_default();
+            return Ok((items, false));
         }
         if server.pulls_diagnostics() {
             let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
