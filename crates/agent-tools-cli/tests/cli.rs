@@ -86,7 +86,10 @@ fn exit_status_says_what_happened() {
     assert_eq!(stdout(&out), "");
     let out = agent_tools(dir.path(), &["call", "nope", "{}"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out), "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, lsp, lsp_rename, write, edit, ask_user, eval\n");
+    assert_eq!(
+        stderr(&out),
+        "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, lsp, lsp_rename, write, edit, ask_user, eval\n"
+    );
     let out = agent_tools(dir.path(), &["call", "ast_grep", "{}"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out), "invalid arguments for ast_grep: missing field `pattern`\n");
@@ -157,6 +160,15 @@ fn status_counts_files_per_language() {
     let text = stdout(&out);
     assert!(text.contains("\npython            1  .py .pyi\n"), "{text}");
     assert!(text.contains("\nrust              2  .rs\n"), "{text}");
+    // No root marker here: every language server says so, whatever is installed.
+    let servers = status["language_servers"].as_array().unwrap();
+    let ids: Vec<&str> = servers.iter().map(|s| s["server"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"rust-analyzer") && ids.contains(&"pyright") && ids.contains(&"gopls"), "{ids:?}");
+    for server in servers {
+        assert_eq!(server["usable"], false, "{server}");
+        assert!(server["why"].as_str().unwrap().starts_with("no root marker ("), "{server}");
+    }
+    assert!(text.contains("language servers for lsp, lsp_rename and diagnostics on write"), "{text}");
 }
 
 #[test]
