@@ -56,7 +56,7 @@ fn steps() -> Vec<Step> {
         Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
         Step { name: "pyright, ts-language-server (npm)", check: check_npm_servers, install: install_npm_servers },
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
-        Step { name: "rust-analyzer (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
+        Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
     ]
@@ -276,11 +276,15 @@ fn install_pip_servers() -> Result<()> {
 fn check_rust_analyzer() -> Option<String> {
     // Before the component is installed, the `rust-analyzer` on PATH is a rustup
     // proxy that fails with "Unknown binary"; running it tells the two apart.
-    runs(std::path::Path::new("rust-analyzer"), &["--version"])
+    let version = runs(std::path::Path::new("rust-analyzer"), &["--version"])?;
+    // rust-analyzer reads the standard library's sources (rust-src) to know `std` and its macros.
+    let sysroot = runs(std::path::Path::new("rustc"), &["--print", "sysroot"])?;
+    let library = PathBuf::from(sysroot).join("lib/rustlib/src/rust/library");
+    library.is_dir().then(|| format!("{version}, with rust-src"))
 }
 
 fn install_rust_analyzer() -> Result<()> {
-    run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer"]))?;
+    run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]))?;
     Ok(())
 }
 
