@@ -42,6 +42,8 @@ struct State {
     seq: u64,
     /// Work-done progress tokens begun and not ended, with their titles.
     progress: HashMap<String, String>,
+    /// How many progress tokens have begun so far.
+    progress_begins: u64,
     /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
     quiescent: Option<bool>,
     /// Dynamic registrations by id → method.
@@ -237,7 +239,8 @@ impl Server {
 
     /// Whether diagnostics are pulled (`textDocument/diagnostic`) rather than waited for.
     pub fn pulls_diagnostics(&self) -> bool {
-        self.supports("diagnosticProvider", "textDocument/diagnostic")
+        // Only when the client said it pulls: a server told nothing pushes everything.
+        self.spec.advertise_pull && self.supports("diagnosticProvider", "textDocument/diagnostic")
     }
 
     /// What the server is busy with (a progress title, "loading"), if anything.
@@ -357,6 +360,11 @@ impl Server {
         lock(&self.state).docs.contains_key(path)
     }
 
+    /// How many work-done progress tokens have begun so far.
+    pub fn progress_begins(&self) -> u64 {
+        lock(&self.state).progress_begins
+    }
+
     /// The sequence number of the latest publication (any file).
     pub fn publish_seq(&self) -> u64 {
         lock(&self.state).seq
@@ -462,6 +470,7 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
                 Some("begin") => {
                     let title = value.get("title").and_then(Value::as_str).unwrap_or("working").to_string();
                     state.progress.insert(token, title);
+                    state.progress_begins += 1;
                 }
                 Some("end") => {
                     state.progress.remove(&token);

@@ -117,6 +117,10 @@ pub struct ServerSpec {
     /// (`textDocument.diagnostic`). rust-analyzer answers a pull with its own
     /// diagnostics only and keeps pushing `cargo check`'s, so it is not told.
     pub advertise_pull: bool,
+    /// Whether saving a changed file starts a check of the server's own
+    /// (rust-analyzer runs `cargo check`): diagnostics after such a write wait
+    /// for the check to begin (within a second) and end.
+    pub checks_on_save: bool,
 }
 
 impl ServerSpec {
@@ -140,6 +144,7 @@ impl ServerSpec {
             env: Vec::new(),
             publishes_in_rounds: false,
             advertise_pull: true,
+            checks_on_save: false,
         }
     }
 
@@ -150,6 +155,7 @@ impl ServerSpec {
             &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pyrightconfig.json", "Pipfile"];
         let mut rust_analyzer = ServerSpec::new("rust-analyzer", &[Rust], &["rust-analyzer"], &[], &["Cargo.toml"]);
         rust_analyzer.advertise_pull = false;
+        rust_analyzer.checks_on_save = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
         // pyright-langserver has no --version; `pyright` beside it has.

@@ -23,6 +23,9 @@ use crate::uri::{path_to_uri, uri_to_path};
 /// says whether it is loading (progress or, for rust-analyzer, quiescence).
 const STARTUP_GRACE: Duration = Duration::from_secs(2);
 
+/// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
+const CHECK_START: Duration = Duration::from_secs(1);
+
 /// How a supervisor finds and drives its servers.
 #[derive(Debug, Clone)]
 pub struct SupervisorConfig {
@@ -705,8 +708,14 @@ impl Supervisor {
         let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
         let before = server.publish_seq();
         let (_, changed) = server.sync(path, language).await?;
+        let begins = server.progress_begins();
         if saved {
             server.saved(path);
+        }
+        if saved && changed && server.spec.checks_on_save {
+            // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
+            let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
+            while server.progress_begins() == begins && server.next_change(until).await {}
         }
         // Diagnostics from a server still loading are not final.
         if server.initial_load(STARTUP_GRACE, deadline).await.is_some() {
