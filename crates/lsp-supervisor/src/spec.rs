@@ -121,6 +121,10 @@ pub struct ServerSpec {
     /// (rust-analyzer runs `cargo check`): diagnostics after such a write wait
     /// for the check to begin (within a second) and end.
     pub checks_on_save: bool,
+    /// How long after its start the server is given to announce that it is
+    /// loading (work-done progress; rust-analyzer's quiescence) before its
+    /// answers are trusted. Default 2 s.
+    pub load_grace: std::time::Duration,
 }
 
 impl ServerSpec {
@@ -145,6 +149,7 @@ impl ServerSpec {
             publishes_in_rounds: false,
             advertise_pull: true,
             checks_on_save: false,
+            load_grace: std::time::Duration::from_secs(2),
         }
     }
 
@@ -179,6 +184,9 @@ impl ServerSpec {
         );
         // tsserver reports syntax, then semantic diagnostics; gopls parse, then type errors.
         tsls.publishes_in_rounds = true;
+        // It announces loading the project only once a file is open, and a
+        // loaded machine's node can take seconds to get there; it always announces it.
+        tsls.load_grace = std::time::Duration::from_secs(10);
         let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
         gopls.publishes_in_rounds = true;
         gopls.probe_args = vec!["version".into()];

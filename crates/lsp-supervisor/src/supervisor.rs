@@ -19,10 +19,6 @@ use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
 use crate::uri::{path_to_uri, uri_to_path};
 
-/// How long after its start a server's empty answer is not trusted until it
-/// says whether it is loading (progress or, for rust-analyzer, quiescence).
-const STARTUP_GRACE: Duration = Duration::from_secs(2);
-
 /// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
 const CHECK_START: Duration = Duration::from_secs(1);
 
@@ -475,7 +471,7 @@ impl Supervisor {
         let deadline = tokio::time::Instant::now() + server.request_timeout;
         // Answers during the first load are partial (an import instead of the
         // declaration, nothing at all): wait for it, within the timeout.
-        server.initial_load(STARTUP_GRACE, deadline).await;
+        server.initial_load(server.spec.load_grace, deadline).await;
         let mut asked_after_idle = false;
         loop {
             let answer = match server.request(method, params.clone()).await {
@@ -487,7 +483,7 @@ impl Supervisor {
                 return Ok(answer);
             }
             // A server that has just started may not have announced its loading yet.
-            let grace_end = tokio::time::Instant::from_std(server.started) + STARTUP_GRACE;
+            let grace_end = tokio::time::Instant::from_std(server.started) + server.spec.load_grace;
             let in_grace = tokio::time::Instant::now() < grace_end;
             while server.busy().is_none() && tokio::time::Instant::now() < grace_end {
                 if !server.next_change(grace_end.min(deadline)).await {
@@ -718,7 +714,7 @@ impl Supervisor {
             while server.progress_begins() == begins && server.next_change(until).await {}
         }
         // Diagnostics from a server still loading are not final.
-        if server.initial_load(STARTUP_GRACE, deadline).await.is_some() {
+        if server.initial_load(server.spec.load_grace, deadline).await.is_some() {
             let items = server.published(path).filter(|p| p.seq > before).map(|p| p.items).unwrap_or_default();
             return Ok((items, false));
         }
