@@ -36,6 +36,7 @@ pub use crate::tier::{ParseTierError, Tier};
 pub use crate::tool::{CallContext, CallPreview, DynTool, Tool, ToolFuture, ToolSpec};
 pub use crate::tools::ask_user::QuestionWiring;
 pub use crate::tools::astmatch::AstmatchWiring;
+pub use crate::tools::debug::DebugWiring;
 pub use crate::tools::diagnostics::{DiagnosticsOnWrite, WithDiagnostics, WriteReport};
 pub use crate::tools::kernel::KernelWiring;
 pub use crate::tools::lsp::LspWiring;

@@ -130,6 +130,12 @@ impl RegistryBuilder {
         }
     }
 
+    /// Wires a debug supervisor, the working directory and the conversation
+    /// whose session it drives: registers `debug`.
+    pub fn with_debug(self, wiring: crate::tools::debug::DebugWiring) -> RegistryBuilder {
+        crate::tools::debug::register(self, wiring)
+    }
+
     /// Wires a run's kernels: registers `eval`.
     pub fn with_kernels(self, wiring: crate::tools::kernel::KernelWiring) -> RegistryBuilder {
         crate::tools::kernel::register(self, wiring)

@@ -15,8 +15,7 @@ fn listing() -> Value {
     let runner =
         vibe_roster::CommandRunner::new(vibe_roster::CommandConfig::same(vibe_roster::CommandSpec::shell("cat")));
     let roster = vibe_roster::Roster::new(Arc::new(runner), vibe_roster::RosterConfig::default());
-    let supervisor =
-        Arc::new(lsp_supervisor::Supervisor::new(lsp_supervisor::SupervisorConfig::new(workspace.root())));
+    let supervisor = Arc::new(lsp_supervisor::Supervisor::new(lsp_supervisor::SupervisorConfig::new(workspace.root())));
     let registry = Arc::new(
         Registry::builder()
             .with_astmatch(AstmatchWiring::new(workspace.clone()))
@@ -26,6 +25,11 @@ fn listing() -> Value {
                 Some(Arc::new(agent_tools::DiagnosticsOnWrite::new(supervisor, workspace.clone()))),
             )
             .with_kernels(kernels)
+            .with_debug(agent_tools::DebugWiring::new(
+                Arc::new(dap_session::DebugSupervisor::new(dap_session::DebugConfig::default())),
+                workspace.clone(),
+                "schema",
+            ))
             .with_question_port(question)
             .with_vibe_roster(roster)
             .build()

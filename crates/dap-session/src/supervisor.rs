@@ -202,7 +202,10 @@ impl DebugSupervisor {
         {
             let info = existing.info();
             let what = match &info.start {
-                Start::Launch { program, .. } => format!("{} launched {}", info.adapter, program.display()),
+                Start::Launch { program, .. } => {
+                    let shown = program.strip_prefix(root).unwrap_or(program);
+                    format!("{} launched {}", info.adapter, shown.display())
+                }
                 Start::Attach { host, port } => format!("{} attached to {host}:{port}", info.adapter),
             };
             return Err(Error::AlreadyRunning(what));

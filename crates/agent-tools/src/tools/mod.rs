@@ -4,6 +4,7 @@
 
 pub mod ask_user;
 pub mod astmatch;
+pub mod debug;
 pub mod diagnostics;
 pub mod files;
 pub mod kernel;

@@ -1,0 +1,455 @@
+//! `debug`: drive a debugger over the `dap-session` crate.
+//!
+//! Registered when a run wires a debug supervisor, a working directory and a
+//! conversation id ([`DebugWiring`]). Whether an adapter can start is found at
+//! call time (`adapters` says why not). Paths in results are relative to the
+//! working directory; lines are 1-indexed. This module converts arguments and
+//! words results; processes, waits and kills are the supervisor's.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dap_session::{
+    AdapterId, AttachSpec, Capped, DebugSupervisor, FileBreakpoints, LaunchSpec, Location, Phase, Resume, RunOutcome,
+    Started, Stop,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::registry::RegistryBuilder;
+use crate::result::ToolResult;
+use crate::tier::Tier;
+use crate::tool::{CallContext, CallPreview, Tool};
+use crate::workspace::Workspace;
+
+/// The resources behind `debug`: the run's supervisor, its working directory,
+/// and the conversation whose session this is.
+#[derive(Debug, Clone)]
+pub struct DebugWiring {
+    pub supervisor: Arc<DebugSupervisor>,
+    /// The run's working directory; every path argument resolves inside it.
+    pub workspace: Workspace,
+    /// One session per conversation.
+    pub conversation_id: String,
+}
+
+impl DebugWiring {
+    pub fn new(supervisor: Arc<DebugSupervisor>, workspace: Workspace, conversation_id: impl Into<String>) -> Self {
+        DebugWiring { supervisor, workspace, conversation_id: conversation_id.into() }
+    }
+}
+
+pub(crate) fn register(builder: RegistryBuilder, wiring: DebugWiring) -> RegistryBuilder {
+    builder.register(Debug(wiring))
+}
+
+/// The `debug` operation.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DebugOp {
+    Adapters,
+    Status,
+    Breakpoints,
+    Launch,
+    Attach,
+    Continue,
+    Pause,
+    StepOver,
+    StepIn,
+    StepOut,
+    Threads,
+    Stack,
+    Scopes,
+    Variables,
+    Evaluate,
+    Output,
+    Terminate,
+}
+
+/// A debug adapter.
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DebugAdapter {
+    Debugpy,
+    Lldb,
+    Delve,
+    Dart,
+}
+
+impl DebugAdapter {
+    fn id(self) -> AdapterId {
+        match self {
+            DebugAdapter::Debugpy => AdapterId::Debugpy,
+            DebugAdapter::Lldb => AdapterId::Lldb,
+            DebugAdapter::Delve => AdapterId::Delve,
+            DebugAdapter::Dart => AdapterId::Dart,
+        }
+    }
+}
+
+/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (the program's stdout/stderr so far); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebugInput {
+    /// What to do.
+    pub op: DebugOp,
+    /// breakpoints: the source file, relative to the working directory.
+    pub file: Option<String>,
+    /// breakpoints: 1-indexed lines; an empty list clears the file.
+    pub lines: Option<Vec<u64>>,
+    /// launch: the program, relative to the working directory (a .py script, a binary with debug info, a Go package directory or binary).
+    pub program: Option<String>,
+    /// launch: the program's arguments.
+    pub args: Option<Vec<String>>,
+    /// attach: the debug server's port on 127.0.0.1.
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<u16>,
+    /// launch, attach: debugpy, lldb, delve or dart; inferred from the program (or the one usable adapter) when omitted.
+    pub adapter: Option<DebugAdapter>,
+    /// continue, pause, steps, stack: the thread; the stopped thread when omitted.
+    pub thread_id: Option<u64>,
+    /// scopes (required), evaluate (optional): a frame id from the latest stack.
+    pub frame_id: Option<u64>,
+    /// variables: a reference from the latest scopes or variables.
+    pub reference: Option<u64>,
+    /// evaluate: the expression, in the debuggee's language.
+    pub expression: Option<String>,
+}
+
+struct Debug(DebugWiring);
+
+impl Tool for Debug {
+    type Input = DebugInput;
+    const NAME: &'static str = "debug";
+    const TIER: Tier = Tier::Exec;
+    const PARALLEL_SAFE: bool = false;
+
+    fn preview(&self, input: &DebugInput) -> CallPreview {
+        let adapter = input.adapter.map(|a| format!(" under {}", a.id())).unwrap_or_default();
+        match input.op {
+            DebugOp::Launch => {
+                let program = input.program.clone().unwrap_or_default();
+                let mut command = program.clone();
+                for arg in input.args.iter().flatten() {
+                    command.push(' ');
+                    command.push_str(arg);
+                }
+                CallPreview {
+                    summary: Some(format!("run `{command}` in the debugger{adapter}")),
+                    paths: if program.is_empty() { Vec::new() } else { vec![PathBuf::from(program)] },
+                }
+            }
+            DebugOp::Attach => CallPreview {
+                summary: Some(format!(
+                    "attach the debugger{adapter} to the program listening on 127.0.0.1:{}",
+                    input.port.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
+                )),
+                paths: Vec::new(),
+            },
+            _ => CallPreview::default(),
+        }
+    }
+
+    async fn call(&self, input: DebugInput, _cx: &CallContext) -> Result<ToolResult> {
+        Ok(match self.run(input).await {
+            Ok(result) => result,
+            Err(message) => ToolResult::error(message),
+        })
+    }
+}
+
+type Answer = std::result::Result<ToolResult, String>;
+
+fn need<T>(value: Option<T>, op: &str, field: &str) -> std::result::Result<T, String> {
+    value.ok_or_else(|| format!("{op} needs `{field}`"))
+}
+
+impl Debug {
+    fn root(&self) -> &Path {
+        self.0.workspace.root()
+    }
+
+    fn conv(&self) -> &str {
+        &self.0.conversation_id
+    }
+
+    fn show(&self, path: &Path) -> String {
+        self.0.workspace.relative(path).display().to_string()
+    }
+
+    async fn run(&self, input: DebugInput) -> Answer {
+        let debug = &self.0.supervisor;
+        let conv = self.conv();
+        let err = |e: dap_session::Error| e.to_string();
+        match input.op {
+            DebugOp::Adapters => {
+                let reports = debug.adapters(self.root()).await;
+                let mut text = String::new();
+                for report in &reports {
+                    let _ = writeln!(text, "{}: {}", report.id, report.detail);
+                }
+                let structured: Vec<Value> = reports
+                    .iter()
+                    .map(|r| {
+                        json!({
+                            "id": r.id.name(),
+                            "usable": r.usable(),
+                            "marker": r.marker,
+                            "command": r.command.as_ref().map(|c| c.program.clone()),
+                            "detail": r.detail,
+                        })
+                    })
+                    .collect();
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!(structured)))
+            }
+            DebugOp::Status => {
+                let status = debug.status(conv).await;
+                let mut text = match &status.session {
+                    None => "no debug session in this conversation".to_owned(),
+                    Some(info) => {
+                        let what = match &info.start {
+                            dap_session::Start::Launch { program, .. } => format!("launched {}", self.show(program)),
+                            dap_session::Start::Attach { host, port } => format!("attached to {host}:{port}"),
+                        };
+                        let phase = match &info.phase {
+                            Phase::Starting => "starting".to_owned(),
+                            Phase::Running => "running".to_owned(),
+                            Phase::Stopped(stop) => self.stop_text(stop),
+                            Phase::Ended { reason, exit_code } => ended_text(reason, *exit_code),
+                        };
+                        let left = if matches!(info.phase, Phase::Ended { .. }) {
+                            String::new()
+                        } else {
+                            format!("; {} min left before the session is ended", info.ttl_left.as_secs().div_ceil(60))
+                        };
+                        format!("{} session ({what}): {phase}{left}", info.adapter)
+                    }
+                };
+                if !status.breakpoints.is_empty() {
+                    text.push_str("\nbreakpoints:");
+                    for file in &status.breakpoints {
+                        let _ = write!(text, "\n  {}: {}", self.show(&file.file), join(&file.lines));
+                    }
+                }
+                Ok(ToolResult::text(text).with_structured(to_json(&status)))
+            }
+            DebugOp::Breakpoints => {
+                let file = need(input.file.as_deref(), "breakpoints", "file")?;
+                let lines = need(input.lines, "breakpoints", "lines (an empty list clears the file)")?;
+                let path = self.0.workspace.resolve(file).map_err(|e| e.to_string())?;
+                let set = debug.set_breakpoints(conv, &path, &lines).await.map_err(err)?;
+                Ok(ToolResult::text(self.breakpoints_text(&set)).with_structured(to_json(&set)))
+            }
+            DebugOp::Launch => {
+                let program = need(input.program.as_deref(), "launch", "program")?;
+                let program = self.0.workspace.resolve(program).map_err(|e| e.to_string())?;
+                let spec = LaunchSpec {
+                    root: self.root().to_path_buf(),
+                    program: program.clone(),
+                    args: input.args.unwrap_or_default(),
+                    adapter: input.adapter.map(DebugAdapter::id),
+                };
+                let started = debug.launch(conv, spec).await.map_err(err)?;
+                let head = format!("launched {} under {}", self.show(&program), started.adapter);
+                Ok(self.started(head, &started))
+            }
+            DebugOp::Attach => {
+                let port = need(input.port, "attach", "port")?;
+                let spec = AttachSpec {
+                    root: self.root().to_path_buf(),
+                    host: "127.0.0.1".into(),
+                    port,
+                    adapter: input.adapter.map(DebugAdapter::id),
+                };
+                let started = debug.attach(conv, spec).await.map_err(err)?;
+                let head = format!("attached {} to 127.0.0.1:{port}", started.adapter);
+                Ok(self.started(head, &started))
+            }
+            DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut => {
+                let how = match input.op {
+                    DebugOp::Continue => Resume::Continue,
+                    DebugOp::StepOver => Resume::StepOver,
+                    DebugOp::StepIn => Resume::StepIn,
+                    _ => Resume::StepOut,
+                };
+                let outcome = debug.resume(conv, how, input.thread_id).await.map_err(err)?;
+                Ok(self.outcome(&outcome))
+            }
+            DebugOp::Pause => {
+                let outcome = debug.pause(conv, input.thread_id).await.map_err(err)?;
+                Ok(self.outcome(&outcome))
+            }
+            DebugOp::Threads => {
+                let threads = debug.threads(conv).await.map_err(err)?;
+                let text = threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>();
+                Ok(ToolResult::text(text.join("\n")).with_structured(to_json(&threads)))
+            }
+            DebugOp::Stack => {
+                let stack = debug.stack(conv, input.thread_id).await.map_err(err)?;
+                let mut text = stack
+                    .items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| format!("#{i} {} (frame_id {})", self.location_text(&f.location), f.id))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                text.push_str(&capped_note(&stack, "frames"));
+                Ok(ToolResult::text(text).with_structured(to_json(&stack)))
+            }
+            DebugOp::Scopes => {
+                let frame = need(input.frame_id, "scopes", "frame_id")?;
+                let scopes = debug.scopes(conv, frame).await.map_err(err)?;
+                let text = scopes
+                    .iter()
+                    .map(|s| {
+                        let expensive = if s.expensive { ", expensive" } else { "" };
+                        format!("{} (reference {}{expensive})", s.name, s.reference)
+                    })
+                    .collect::<Vec<_>>();
+                Ok(ToolResult::text(text.join("\n")).with_structured(to_json(&scopes)))
+            }
+            DebugOp::Variables => {
+                let reference = need(input.reference, "variables", "reference")?;
+                let variables = debug.variables(conv, reference).await.map_err(err)?;
+                let mut text = variables.items.iter().map(value_text).collect::<Vec<_>>().join("\n");
+                if variables.items.is_empty() {
+                    text.push_str("(no variables)");
+                }
+                text.push_str(&capped_note(&variables, "variables"));
+                Ok(ToolResult::text(text).with_structured(to_json(&variables)))
+            }
+            DebugOp::Evaluate => {
+                let expression = need(input.expression.as_deref(), "evaluate", "expression")?;
+                let value = debug.evaluate(conv, expression, input.frame_id).await.map_err(err)?;
+                Ok(ToolResult::text(value_text(&value)).with_structured(to_json(&value)))
+            }
+            DebugOp::Output => {
+                let output = debug.output(conv).await.map_err(err)?;
+                let mut text = if output.text.is_empty() { "(no output yet)".to_owned() } else { output.text.clone() };
+                if output.dropped_chars > 0 {
+                    text = format!("(the first {} characters were dropped)\n{text}", output.dropped_chars);
+                }
+                Ok(ToolResult::text(text).with_structured(to_json(&output)))
+            }
+            DebugOp::Terminate => {
+                let terminated = debug.terminate(conv).await.map_err(err)?;
+                let text = if terminated.debuggee_ended {
+                    format!("terminated: the program and the {} adapter are gone", terminated.adapter)
+                } else {
+                    format!("detached: the attached program keeps running; the {} session is over", terminated.adapter)
+                };
+                Ok(ToolResult::text(text).with_structured(to_json(&terminated)))
+            }
+        }
+    }
+
+    fn started(&self, head: String, started: &Started) -> ToolResult {
+        let mut text = head;
+        for file in &started.breakpoints {
+            let _ = write!(text, "\n{}", self.breakpoints_text(file));
+        }
+        let _ = write!(text, "\n{}", self.outcome_text(&started.outcome));
+        ToolResult::text(text).with_structured(to_json(started))
+    }
+
+    fn outcome(&self, outcome: &RunOutcome) -> ToolResult {
+        ToolResult::text(self.outcome_text(outcome)).with_structured(to_json(outcome))
+    }
+
+    fn outcome_text(&self, outcome: &RunOutcome) -> String {
+        match outcome {
+            RunOutcome::Stopped(stop) => self.stop_text(stop),
+            RunOutcome::Exited { exit_code, reason } => {
+                format!("{}; op output shows what it printed", ended_text(reason, *exit_code))
+            }
+            RunOutcome::StillRunning { waited } => format!(
+                "still running after {} s with no stop: pause it, continue waiting with status, or terminate",
+                waited.as_secs()
+            ),
+        }
+    }
+
+    fn stop_text(&self, stop: &Stop) -> String {
+        let mut text = format!("stopped ({})", stop.reason);
+        if let Some(location) = &stop.location {
+            let _ = write!(text, " at {}", self.location_text(location));
+        }
+        if let Some(thread) = stop.thread_id {
+            let _ = write!(text, ", thread {thread}");
+        }
+        if let Some(detail) = stop.text.as_ref().or(stop.description.as_ref()) {
+            let _ = write!(text, ": {detail}");
+        }
+        text
+    }
+
+    fn location_text(&self, location: &Location) -> String {
+        let file = location.file.as_deref().map(|f| self.show(f)).unwrap_or_else(|| "<no source>".into());
+        format!("{file}:{} in {}", location.line, location.function)
+    }
+
+    fn breakpoints_text(&self, set: &FileBreakpoints) -> String {
+        let file = self.show(&set.file);
+        if set.lines.is_empty() {
+            return format!("cleared the breakpoints in {file}");
+        }
+        match &set.placed {
+            None => format!("breakpoints in {file} at lines {}; sent to the adapter at launch", join(&set.lines)),
+            Some(placed) => {
+                let each = placed
+                    .iter()
+                    .map(|p| {
+                        let moved = p.line.filter(|&l| l != p.requested_line).map(|l| format!(" → {l}"));
+                        let state = if p.verified { "set" } else { "not verified" };
+                        let message = p.message.as_ref().map(|m| format!(": {m}")).unwrap_or_default();
+                        format!("{}{} {state}{message}", p.requested_line, moved.unwrap_or_default())
+                    })
+                    .collect::<Vec<_>>();
+                format!("breakpoints in {file}: {}", each.join(", "))
+            }
+        }
+    }
+}
+
+fn ended_text(reason: &str, exit_code: Option<i64>) -> String {
+    match exit_code {
+        Some(code) => format!("ended: {reason} (exit code {code})"),
+        None => format!("ended: {reason}"),
+    }
+}
+
+fn value_text(value: &dap_session::Value) -> String {
+    let mut text = value.name.clone();
+    if let Some(type_name) = value.type_name.as_deref().filter(|t| !t.is_empty()) {
+        let _ = write!(text, ": {type_name}");
+    }
+    let _ = write!(text, " = {}", value.value);
+    if let Some(chars) = value.cut_from {
+        let _ = write!(text, "… (cut, {chars} characters in all)");
+    }
+    if value.reference != 0 {
+        let _ = write!(text, " (reference {})", value.reference);
+    }
+    text
+}
+
+fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
+    if list.total > list.items.len() {
+        format!("\n({} of {} {what} shown)", list.items.len(), list.total)
+    } else {
+        String::new()
+    }
+}
+
+fn join(lines: &[u64]) -> String {
+    lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
