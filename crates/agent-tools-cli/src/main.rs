@@ -145,7 +145,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let mut report = status::Status::gather(&workspace, tools);
-            report.language_servers = runtime()?.block_on(status::language_servers(&workspace));
+            let runtime = runtime()?;
+            report.language_servers = runtime.block_on(status::language_servers(&workspace));
+            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
             } else {
@@ -167,10 +169,12 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 /// The run's registry: every tool whose resource this command can wire.
 fn registry(workspace: Workspace, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
     let (lsp, diagnostics) = wiring::lsp(&workspace);
+    let debug = wiring::debug(&workspace);
     let builder = Registry::builder()
         .with_astmatch(AstmatchWiring::new(workspace.clone()))
         .with_lsp(lsp)
-        .with_file_tools(workspace, Some(diagnostics));
+        .with_file_tools(workspace, Some(diagnostics))
+        .with_debug(debug);
     Ok(Arc::new(wiring.apply(builder).build()?))
 }
 

@@ -1,8 +1,9 @@
 //! `agent-tools status`: what this checkout can use: the shipped grammars (the
 //! structural tools' resource), their extensions and how many files of each
 //! language the root holds (gitignore-aware walk), and which interpreter each
-//! `eval` kernel would run, or why there is none. It starts no server or
-//! kernel and reads no file contents.
+//! `eval` kernel would run, or why there is none, and which debug adapters
+//! `debug` could start (or which half of detection is missing). It starts no
+//! server, adapter or kernel (only version probes) and reads no file contents.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,6 +21,35 @@ pub struct Status {
     kernels: Vec<KernelStatus>,
     /// Per language and server: whether it is used here, or which half of detection is missing.
     pub language_servers: Vec<ServerAvailability>,
+    /// Per debug adapter: whether `debug` can start it here, or which half of detection is missing.
+    pub debug_adapters: Vec<AdapterStatus>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AdapterStatus {
+    id: &'static str,
+    usable: bool,
+    /// The root marker found.
+    marker: Option<String>,
+    /// The adapter's command, when it resolved and ran.
+    command: Option<PathBuf>,
+    detail: String,
+}
+
+/// Detects the debug adapters at the root (each binary is probed with `--version` or similar).
+pub async fn debug_adapters(workspace: &Workspace) -> Vec<AdapterStatus> {
+    let detection = dap_session::DebugConfig::default().detection;
+    dap_session::detect_all(workspace.root(), &detection)
+        .await
+        .into_iter()
+        .map(|report| AdapterStatus {
+            id: report.id.name(),
+            usable: report.usable(),
+            marker: report.marker.clone(),
+            command: report.command.as_ref().map(|c| c.program.clone()),
+            detail: report.detail,
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -116,7 +146,14 @@ impl Status {
                 Err(why) => KernelStatus { language: report.language.to_string(), interpreter: None, detail: why },
             })
             .collect();
-        Status { root: workspace.root().to_path_buf(), tools, languages, kernels, language_servers: Vec::new() }
+        Status {
+            root: workspace.root().to_path_buf(),
+            tools,
+            languages,
+            kernels,
+            language_servers: Vec::new(),
+            debug_adapters: Vec::new(),
+        }
     }
 
     /// Plain text for a terminal.
@@ -154,6 +191,13 @@ impl Status {
                 None => {
                     let _ = writeln!(out, "{:<12} unavailable: {}", k.language, k.detail);
                 }
+            }
+        }
+        if !self.debug_adapters.is_empty() {
+            let _ = writeln!(out);
+            let _ = writeln!(out, "debug adapters for debug (started on launch or attach):");
+            for a in &self.debug_adapters {
+                let _ = writeln!(out, "{:<12} {}", a.id, a.detail);
             }
         }
         out

@@ -1,16 +1,17 @@
 //! The resources the command wires beyond the working directory: a question
 //! port for `ask_user` (the terminal for `call`, MCP elicitation for `serve`),
 //! the kernels for `eval` (the project's own interpreters, started on first
-//! use), and, in vibe mode, a roster of background workers running the
-//! configured commands.
+//! use), a debug supervisor for `debug` (one session per run), and, in vibe
+//! mode, a roster of background workers running the configured commands.
 
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring, RegistryBuilder,
-    Workspace,
+    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring,
+    RegistryBuilder, Workspace,
 };
 use anyhow::bail;
+use dap_session::{DebugConfig, DebugSupervisor};
 use kernel::{KernelConfig, Kernels};
 use lsp_supervisor::{Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
@@ -56,6 +57,14 @@ pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
     let supervisor = Arc::new(Supervisor::new(SupervisorConfig::new(workspace.root())));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
+}
+
+/// A debug supervisor for `debug`: adapters are detected at the root on each
+/// launch or attach; one session per process (the conversation is the run),
+/// kept across calls in `serve` and ended with the process.
+pub fn debug(workspace: &Workspace) -> DebugWiring {
+    let supervisor = Arc::new(DebugSupervisor::new(DebugConfig::default()));
+    DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 
 /// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use

@@ -73,7 +73,10 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let client = connect(dir.path(), "exec").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "ask_user", "eval"]);
+    assert_eq!(
+        names,
+        ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "debug", "ask_user", "eval"]
+    );
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
     // What each tier means, for a client with its own approval UI: ast_edit only stages.
     let hints: Vec<(&str, Option<bool>, Option<bool>)> = tools
@@ -93,6 +96,7 @@ async fn exec_surface_stages_and_accepts_an_edit() {
             ("lsp_rename", Some(false), Some(true)),
             ("write", Some(false), Some(true)),
             ("edit", Some(false), Some(true)),
+            ("debug", Some(false), Some(true)),
             ("ask_user", Some(true), Some(false)),
             ("eval", Some(false), Some(true)),
         ]

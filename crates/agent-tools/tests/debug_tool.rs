@@ -83,7 +83,7 @@ async fn a_session_through_the_tool() {
     let adapters = ok(&debug, json!({ "op": "adapters" })).await;
     let dart = adapters.text.lines().find(|l| l.starts_with("dart: ")).unwrap();
     assert!(dart.starts_with("dart: usable: pubspec.yaml at the root, "), "{dart}");
-    assert_eq!(adapters.structured.unwrap()[0]["usable"], true);
+    assert_eq!(adapters.structured.unwrap()["adapters"][0]["usable"], true);
 
     assert_eq!(ok(&debug, json!({ "op": "status" })).await.text, "no debug session in this conversation");
     let early = ok(&debug, json!({ "op": "breakpoints", "file": "main.dart", "lines": [5] })).await;

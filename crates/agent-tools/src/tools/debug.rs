@@ -205,7 +205,7 @@ impl Debug {
                         })
                     })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!(structured)))
+                Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "adapters": structured })))
             }
             DebugOp::Status => {
                 let status = debug.status(conv).await;
@@ -287,7 +287,7 @@ impl Debug {
             DebugOp::Threads => {
                 let threads = debug.threads(conv).await.map_err(err)?;
                 let text = threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>();
-                Ok(ToolResult::text(text.join("\n")).with_structured(to_json(&threads)))
+                Ok(ToolResult::text(text.join("\n")).with_structured(json!({ "threads": to_json(&threads) })))
             }
             DebugOp::Stack => {
                 let stack = debug.stack(conv, input.thread_id).await.map_err(err)?;
@@ -311,7 +311,7 @@ impl Debug {
                         format!("{} (reference {}{expensive})", s.name, s.reference)
                     })
                     .collect::<Vec<_>>();
-                Ok(ToolResult::text(text.join("\n")).with_structured(to_json(&scopes)))
+                Ok(ToolResult::text(text.join("\n")).with_structured(json!({ "scopes": to_json(&scopes) })))
             }
             DebugOp::Variables => {
                 let reference = need(input.reference, "variables", "reference")?;
@@ -450,6 +450,7 @@ fn join(lines: &[u64]) -> String {
     lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// Structured values are JSON objects (MCP's `structuredContent` must be one); lists are wrapped by the caller.
 fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
