@@ -25,6 +25,10 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The language server for a language that has several, as LANG=SERVER (repeatable), e.g.
+    /// python=pylsp or python=ruff; by default the first usable of the built-in order.
+    #[arg(long = "lsp", value_name = "LANG=SERVER", global = true)]
+    lsp: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    wiring::choose_lsp_servers(&cli.lsp)?;
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask } => {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;

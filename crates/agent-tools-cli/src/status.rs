@@ -69,7 +69,7 @@ pub struct ServerAvailability {
 
 /// Detection of every known language server at the workspace root (each binary's probe runs once).
 pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> {
-    let supervisor = lsp_supervisor::Supervisor::new(lsp_supervisor::SupervisorConfig::new(workspace.root()));
+    let supervisor = lsp_supervisor::Supervisor::new(crate::wiring::lsp_config(workspace));
     supervisor
         .availability(workspace.root())
         .await

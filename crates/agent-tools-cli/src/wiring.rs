@@ -50,11 +50,44 @@ impl Wiring {
     }
 }
 
+/// The servers chosen with `--lsp LANG=SERVER`, set once at start.
+static LSP_CHOICES: std::sync::OnceLock<Vec<(lsp_supervisor::Language, String)>> = std::sync::OnceLock::new();
+
+/// Parses and keeps the `--lsp LANG=SERVER` choices (e.g. `python=pylsp`).
+pub fn choose_lsp_servers(choices: &[String]) -> anyhow::Result<()> {
+    let known = lsp_supervisor::ServerSpec::builtin();
+    let mut parsed = Vec::new();
+    for choice in choices {
+        let Some((language, server)) = choice.split_once('=') else {
+            bail!("--lsp takes LANG=SERVER (e.g. python=pylsp), not {choice:?}");
+        };
+        let language = lsp_supervisor::Language::from_id(language.trim()).ok_or_else(|| {
+            anyhow::anyhow!("--lsp: unknown language {language:?} (rust, python, typescript, javascript, c, cpp, go)")
+        })?;
+        let serving: Vec<&str> = known.iter().filter(|s| s.languages.contains(&language)).map(|s| s.id).collect();
+        if !serving.contains(&server.trim()) {
+            bail!("--lsp: no server {server:?} for {language}; known: {}", serving.join(", "));
+        }
+        parsed.push((language, server.trim().to_string()));
+    }
+    let _ = LSP_CHOICES.set(parsed);
+    Ok(())
+}
+
+/// The supervisor's configuration for the workspace, with the `--lsp` choices.
+pub fn lsp_config(workspace: &Workspace) -> SupervisorConfig {
+    let mut config = SupervisorConfig::new(workspace.root());
+    for (language, server) in LSP_CHOICES.get().into_iter().flatten() {
+        config.preferred.insert(*language, server.clone());
+    }
+    config
+}
+
 /// Language servers for the workspace (found on the project's `node_modules/.bin`,
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
 /// process), and diagnostics on write for the `write` and `edit` tools.
 pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
-    let supervisor = Arc::new(Supervisor::new(SupervisorConfig::new(workspace.root())));
+    let supervisor = Arc::new(Supervisor::new(lsp_config(workspace)));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
 }

@@ -175,6 +175,16 @@ fn status_counts_files_per_language() {
 }
 
 #[test]
+fn lsp_choice_names_a_known_server() {
+    let dir = fixture();
+    let out = agent_tools(dir.path(), &["status", "--lsp", "python=nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out), "agent-tools: --lsp: no server \"nope\" for python; known: pyright, pylsp, ruff\n");
+    let out = agent_tools(dir.path(), &["status", "--json", "--lsp", "python=ruff"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
 fn call_ask_without_a_terminal_is_denied_at_once() {
     let dir = fixture();
     let args = r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#;
