@@ -4,6 +4,7 @@
 //! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
 //! - `bench astmatch`: times our structural search against the ast-grep CLI and a bare parse.
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
+//! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
@@ -12,6 +13,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod bench_dap;
 mod bench_kernel;
 mod bench_lsp;
 mod corpus;
@@ -32,6 +34,8 @@ commands:
                    time ast_grep against the ast-grep CLI and a bare tree-sitter parse
   bench kernel [--rounds N] [--cells N]
                    time the eval kernel against ipykernel + jupyter_client
+  bench dap [--adapter debugpy|lldb] [--rounds N] [--steps N]
+                   time a debugger step through dap-session against a raw DAP client
   bench lsp [--server clangd|rust-analyzer|gopls|pyright] [--rounds N] [--writes N]
                    time lsp requests through the supervisor against a raw client, and diagnostics on write";
 
@@ -43,6 +47,7 @@ fn main() -> Result<()> {
         ["fixtures"] => setup::build_fixtures(),
         ["bench", "astmatch", rest @ ..] => bench::run(&bench::Options::parse(rest)?),
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
+        ["bench", "dap", rest @ ..] => bench_dap::run(&bench_dap::Options::parse(rest)?),
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
