@@ -331,3 +331,33 @@ async fn a_tcp_adapter_is_reached_through_the_port_it_prints() {
     assert!(matches!(outcome, RunOutcome::Exited { exit_code: Some(0), .. }), "{outcome:?}");
     assert_eq!(debug.output(CONV).await.unwrap().text, "hello from the fixture\nin greet\nwarning on stderr\n");
 }
+
+#[tokio::test]
+async fn capped_lists_say_how_many_there_were() {
+    let (root, _bin, debug) = setup(&[]);
+    let mut program = String::new();
+    // 35 nested calls: 36 frames in all.
+    for depth in 0..35 {
+        program.push_str(&format!("call f{depth}\n"));
+    }
+    let items: Vec<String> = (0..60).map(|i| i.to_string()).collect();
+    program.push_str(&format!("let many = [{}]\n", items.join(", ")));
+    program.push_str(&format!("let long = {}\n", "x".repeat(450)));
+    program.push_str("print done\n");
+    std::fs::write(root.path().join("main.dart"), &program).unwrap();
+    debug.set_breakpoints(CONV, &root.path().join("main.dart"), &[38]).await.unwrap();
+    let started = debug.launch(CONV, launch(root.path())).await.unwrap();
+    assert_eq!(at(&started.outcome), (38, "f34".into()));
+
+    let stack = debug.stack(CONV, None).await.unwrap();
+    assert_eq!((stack.items.len(), stack.total), (30, 36));
+    let scopes = debug.scopes(CONV, stack.items[0].id).await.unwrap();
+    let locals = debug.variables(CONV, scopes[0].reference).await.unwrap();
+    let long = locals.items.iter().find(|v| v.name == "long").unwrap();
+    assert_eq!((long.value.chars().count(), long.cut_from), (400, Some(450)));
+    let many = locals.items.iter().find(|v| v.name == "many").unwrap();
+    let children = debug.variables(CONV, many.reference).await.unwrap();
+    assert_eq!((children.items.len(), children.total), (50, 60));
+    assert_eq!(children.items[49].value, "49");
+    debug.terminate(CONV).await.unwrap();
+}

@@ -111,21 +111,87 @@ fn has_debugpy(python: &Path) -> bool {
     Command::new(python).args(["-c", "import debugpy"]).status().is_ok_and(|s| s.success())
 }
 
-#[tokio::test]
-async fn debugpy_on_python() {
+/// A debug target ready to launch: its root, source, program and a supervisor.
+struct Prepared {
+    root: tempfile::TempDir,
+    source: PathBuf,
+    program: PathBuf,
+    debug: DebugSupervisor,
+}
+
+fn python_target() -> Option<Prepared> {
     let python = venv_python();
     if !require("debugpy in .tools/venv", has_debugpy(&python)) {
-        return;
+        return None;
     }
     let root = project("python");
     // The project's own venv, as debugpy detection prefers it.
     std::os::unix::fs::symlink(python.parent().unwrap().parent().unwrap(), root.path().join(".venv")).unwrap();
-    let debug = DebugSupervisor::new(config(None));
-    let reports = debug.adapters(root.path()).await;
+    let source = root.path().join("main.py");
+    Some(Prepared { source: source.clone(), program: source, root, debug: DebugSupervisor::new(config(None)) })
+}
+
+fn c_target() -> Option<Prepared> {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return None;
+    }
+    let root = project("c");
+    let source = root.path().join("main.c");
+    let program = root.path().join("debugme");
+    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
+    if !compile("cc", &["-g", "-O0", "-o", program_arg, source_arg], root.path()) {
+        return None;
+    }
+    Some(Prepared { root, source, program, debug: DebugSupervisor::new(config(None)) })
+}
+
+fn rust_target() -> Option<Prepared> {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return None;
+    }
+    let root = project("rust");
+    let source = root.path().join("src/main.rs");
+    let program = root.path().join("debugme");
+    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
+    if !compile("rustc", &["-g", "-C", "opt-level=0", "-o", program_arg, source_arg], root.path()) {
+        return None;
+    }
+    Some(Prepared { root, source, program, debug: DebugSupervisor::new(config(None)) })
+}
+
+fn go_target() -> Option<Prepared> {
+    let dlv = Command::new("dlv").arg("version").output().is_ok_and(|o| o.status.success());
+    if !require("dlv (apt install delve)", dlv) {
+        return None;
+    }
+    let root = project("go");
+    let cache = tempfile::tempdir().unwrap();
+    let program = root.path().join("debugme");
+    let built = Command::new("go")
+        .args(["build", "-gcflags=all=-N -l", "-o", program.to_str().unwrap(), "."])
+        .current_dir(root.path())
+        .env("GOCACHE", cache.path().join("cache"))
+        .env("GOPATH", cache.path().join("gopath"))
+        .env("GOFLAGS", "-mod=mod")
+        .status();
+    match built {
+        Ok(status) => assert!(status.success(), "go build failed"),
+        Err(_) => {
+            require("go (apt install golang-go)", false);
+            return None;
+        }
+    }
+    let source = root.path().join("main.go");
+    Some(Prepared { root, source, program, debug: DebugSupervisor::new(config(None)) })
+}
+
+#[tokio::test]
+async fn debugpy_on_python() {
+    let Some(t) = python_target() else { return };
+    let reports = t.debug.adapters(t.root.path()).await;
     let report = reports.iter().find(|r| r.id == AdapterId::Debugpy).unwrap();
     assert!(report.usable(), "{}", report.detail);
-    assert_eq!(report.command.as_ref().unwrap().program, root.path().join(".venv/bin/python"));
-    let source = root.path().join("main.py");
+    assert_eq!(report.command.as_ref().unwrap().program, t.root.path().join(".venv/bin/python"));
     let expect = Expect {
         breakpoint: 9,
         frames: &[("main", 9), ("<module>", 16)],
@@ -136,7 +202,7 @@ async fn debugpy_on_python() {
         step_out: (9, "main"),
         output: "hello debugger 42 3",
     };
-    scenario(&debug, root.path(), &source, &source, &expect).await;
+    scenario(&t.debug, t.root.path(), &t.source, &t.program, &expect).await;
 }
 
 fn lldb_dap() -> bool {
@@ -159,17 +225,7 @@ fn compile(program: &str, args: &[&str], dir: &Path) -> bool {
 
 #[tokio::test]
 async fn lldb_on_c() {
-    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
-        return;
-    }
-    let root = project("c");
-    let source = root.path().join("main.c");
-    let program = root.path().join("debugme");
-    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
-    if !compile("cc", &["-g", "-O0", "-o", program_arg, source_arg], root.path()) {
-        return;
-    }
-    let debug = DebugSupervisor::new(config(None));
+    let Some(t) = c_target() else { return };
     let expect = Expect {
         breakpoint: 11,
         frames: &[("main", 11)],
@@ -180,22 +236,12 @@ async fn lldb_on_c() {
         step_out: (11, "main"),
         output: "square 1681 count 42 first 1",
     };
-    scenario(&debug, root.path(), &source, &program, &expect).await;
+    scenario(&t.debug, t.root.path(), &t.source, &t.program, &expect).await;
 }
 
 #[tokio::test]
 async fn lldb_on_rust() {
-    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
-        return;
-    }
-    let root = project("rust");
-    let source = root.path().join("src/main.rs");
-    let program = root.path().join("debugme");
-    let (source_arg, program_arg) = (source.to_str().unwrap(), program.to_str().unwrap());
-    if !compile("rustc", &["-g", "-C", "opt-level=0", "-o", program_arg, source_arg], root.path()) {
-        return;
-    }
-    let debug = DebugSupervisor::new(config(None));
+    let Some(t) = rust_target() else { return };
     let expect = Expect {
         breakpoint: 9,
         frames: &[("main::main", 9)],
@@ -207,34 +253,12 @@ async fn lldb_on_rust() {
         step_out: (9, "main::main"),
         output: "square 1681 count 42 items 3",
     };
-    scenario(&debug, root.path(), &source, &program, &expect).await;
+    scenario(&t.debug, t.root.path(), &t.source, &t.program, &expect).await;
 }
 
 #[tokio::test]
 async fn delve_on_go() {
-    let dlv = Command::new("dlv").arg("version").output().is_ok_and(|o| o.status.success());
-    if !require("dlv (apt install delve)", dlv) {
-        return;
-    }
-    let root = project("go");
-    let cache = tempfile::tempdir().unwrap();
-    let program = root.path().join("debugme");
-    let built = Command::new("go")
-        .args(["build", "-gcflags=all=-N -l", "-o", program.to_str().unwrap(), "."])
-        .current_dir(root.path())
-        .env("GOCACHE", cache.path().join("cache"))
-        .env("GOPATH", cache.path().join("gopath"))
-        .env("GOFLAGS", "-mod=mod")
-        .status();
-    match built {
-        Ok(status) => assert!(status.success(), "go build failed"),
-        Err(_) => {
-            require("go (apt install golang-go)", false);
-            return;
-        }
-    }
-    let source = root.path().join("main.go");
-    let debug = DebugSupervisor::new(config(None));
+    let Some(t) = go_target() else { return };
     let expect = Expect {
         breakpoint: 13,
         frames: &[("main.main", 13)],
@@ -245,7 +269,59 @@ async fn delve_on_go() {
         step_out: (13, "main.main"),
         output: "square 1681 count 42 items 3",
     };
-    scenario(&debug, root.path(), &source, &program, &expect).await;
+    scenario(&t.debug, t.root.path(), &t.source, &t.program, &expect).await;
+}
+
+/// Pids of live processes (zombies excluded) whose command line mentions `needle`, this test's own excepted.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let own = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|&pid| pid != own && alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
+        })
+        .collect()
+}
+
+/// Stops at `line`, terminates mid-session, and checks by pid that neither
+/// the adapter nor any process running the program is left.
+async fn terminate_leaves_nothing(t: &Prepared, line: u64) {
+    t.debug.set_breakpoints(CONV, &t.source, &[line]).await.unwrap();
+    let spec =
+        LaunchSpec { root: t.root.path().to_path_buf(), program: t.program.clone(), args: vec![], adapter: None };
+    let started = t.debug.launch(CONV, spec).await.unwrap();
+    assert!(matches!(started.outcome, RunOutcome::Stopped(_)), "{:?}", started.outcome);
+    let adapter = t.debug.status(CONV).await.session.unwrap().adapter_pid.unwrap();
+    let needle = t.program.to_str().unwrap();
+    let running = processes_mentioning(needle);
+    assert!(!running.is_empty(), "no process runs {needle}");
+    let terminated = t.debug.terminate(CONV).await.unwrap();
+    assert!(terminated.debuggee_ended);
+    assert!(!alive(adapter), "adapter {adapter} left running");
+    let gone = eventually(Duration::from_secs(5), || processes_mentioning(needle).is_empty()).await;
+    assert!(gone, "left running: {:?} (before: {running:?})", processes_mentioning(needle));
+}
+
+#[tokio::test]
+async fn debugpy_terminate_leaves_nothing() {
+    let Some(t) = python_target() else { return };
+    terminate_leaves_nothing(&t, 9).await;
+}
+
+#[tokio::test]
+async fn lldb_terminate_leaves_nothing() {
+    let Some(t) = c_target() else { return };
+    terminate_leaves_nothing(&t, 11).await;
+}
+
+#[tokio::test]
+async fn delve_terminate_leaves_nothing() {
+    let Some(t) = go_target() else { return };
+    terminate_leaves_nothing(&t, 13).await;
 }
 
 #[tokio::test]
