@@ -380,9 +380,21 @@ impl Session {
             Some(thread) => thread,
             None => self.first_thread().await?,
         };
-        lock(&self.state).resume();
+        let previous = {
+            let mut state = lock(&self.state);
+            let previous = state.phase.clone();
+            state.resume();
+            previous
+        };
         let arguments = json!({ "threadId": thread });
-        self.client.request(how.command(), arguments, self.limits.request_timeout).await?;
+        if let Err(error) = self.client.request(how.command(), arguments, self.limits.request_timeout).await {
+            // Refused by the adapter: the program did not move, so the stop (and its ids) still stands.
+            let mut state = lock(&self.state);
+            if matches!(error, Error::Request { .. }) && state.phase == Phase::Running {
+                state.phase = previous;
+            }
+            return Err(error);
+        }
         Ok(self.wait_run(before).await)
     }
 

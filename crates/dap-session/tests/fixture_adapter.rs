@@ -361,3 +361,18 @@ async fn capped_lists_say_how_many_there_were() {
     assert_eq!(children.items[49].value, "49");
     debug.terminate(CONV).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_refused_step_leaves_the_program_stopped_where_it_was() {
+    let (root, _bin, debug) = setup(&[]);
+    debug.set_breakpoints(CONV, &root.path().join("main.dart"), &[5]).await.unwrap();
+    debug.launch(CONV, launch(root.path())).await.unwrap();
+    let stack = debug.stack(CONV, None).await.unwrap();
+    let error = debug.resume(CONV, Resume::StepOver, Some(7)).await.unwrap_err();
+    assert_eq!(error.to_string(), "next failed: no thread 7");
+    // Still stopped at the same stop: its ids are still good.
+    assert_eq!(debug.scopes(CONV, stack.items[1].id).await.unwrap()[0].name, "Locals");
+    let outcome = debug.resume(CONV, Resume::StepOver, None).await.unwrap();
+    assert_eq!(at(&outcome), (6, "greet".into()));
+    debug.terminate(CONV).await.unwrap();
+}
