@@ -214,7 +214,10 @@ fn print_result(result: &ToolResult, json: bool) -> anyhow::Result<()> {
 /// The one place the command writes to stdout.
 #[allow(clippy::print_stdout)]
 fn print(text: &str) {
-    println!("{text}");
+    use std::io::Write as _;
+    // A closed pipe (`| head`) is the reader's choice, not an error to panic on.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 /// The one place the command writes to stderr (outside logging).

@@ -175,7 +175,11 @@ impl Status {
         let _ = writeln!(out, "language servers for lsp, lsp_rename and diagnostics on write (started on first use):");
         for s in &self.language_servers {
             let verdict = match (&s.why, s.chosen) {
-                (None, true) => format!("used: {}", s.version.as_deref().unwrap_or("")),
+                (None, true) => {
+                    let name = s.binary.as_ref().and_then(|b| b.file_name()).and_then(|n| n.to_str()).unwrap_or("");
+                    let version = s.version.as_deref().unwrap_or("");
+                    if version.contains(name) { format!("used: {version}") } else { format!("used: {name} {version}") }
+                }
                 (None, false) => "usable (another server is chosen)".to_string(),
                 (Some(why), _) => format!("unusable: {why}"),
             };

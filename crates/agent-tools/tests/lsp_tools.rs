@@ -100,6 +100,7 @@ async fn writes_report_exactly_the_diagnostics_they_introduce() {
     // Fixed, then reintroduced: new again.
     let r = write("def alpha\nalpha\n").await;
     assert_eq!(new_diagnostics(&r), ("no new".into(), vec![]));
+    assert!(r.text.ends_with("no new diagnostics in a.fix (fixture); 3 earlier diagnostics gone"), "{}", r.text);
     let r = surface
         .call(
             "edit",
@@ -139,10 +140,16 @@ async fn navigation_needs_a_symbol_and_reports_the_column_used() {
         .unwrap();
     assert!(r.is_error && r.text.contains("`beta` does not occur on line 3"), "{}", r.text);
     let r = surface
-        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 9, "symbol": "alpha" }))
+        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 4, "symbol": "alpha" }))
         .await
         .unwrap();
-    assert!(r.is_error && r.text.contains("line 9 is out of range"), "{}", r.text);
+    // The file ends with a newline after its third line: three lines, as `wc -l` counts; paths relative.
+    assert!(r.is_error && r.text.contains("line 4 is out of range: a.fix has 3 lines"), "{}", r.text);
+    let r = surface
+        .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "  " }))
+        .await
+        .unwrap();
+    assert!(r.is_error && r.text.contains("symbol must name something"), "{}", r.text);
     let r = surface
         .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "alpha" }))
         .await
@@ -168,7 +175,7 @@ async fn navigation_needs_a_symbol_and_reports_the_column_used() {
         .await
         .unwrap();
     assert_eq!(
-        r.text, "renamed `alpha` to `omega` (a.fix:3:1 `alpha`; 2 edits in 1 files):\nchanged a.fix",
+        r.text, "renamed `alpha` to `omega` (a.fix:3:1 `alpha`; 2 edits in 1 file):\nchanged a.fix",
         "{}",
         r.text
     );

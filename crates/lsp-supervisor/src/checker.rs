@@ -169,9 +169,17 @@ fn parse_cargo(stdout: &str, root: &Path) -> Vec<Diagnostic> {
             Some("note") | Some("help") => Severity::Information,
             _ => continue,
         };
-        let Some(span) = message["spans"].as_array().and_then(|s| s.iter().find(|s| s["is_primary"] == true)) else {
+        let Some(mut span) = message["spans"].as_array().and_then(|s| s.iter().find(|s| s["is_primary"] == true))
+        else {
             continue;
         };
+        // An error inside a macro from elsewhere (`format!` in std) belongs where the macro was called.
+        while !root.join(span["file_name"].as_str().unwrap_or("")).starts_with(root) {
+            match span.pointer("/expansion/span") {
+                Some(call_site) if call_site.is_object() => span = call_site,
+                _ => break,
+            }
+        }
         let num = |k: &str| span.get(k).and_then(Value::as_u64).unwrap_or(1) as u32;
         let path = root.join(span["file_name"].as_str().unwrap_or(""));
         out.push(Diagnostic {
@@ -289,5 +297,14 @@ mod tests {
         );
         assert_eq!(cargo[0].code.as_deref(), Some("E0308"));
         assert_eq!(cargo[0].location.path, PathBuf::from("/p/src/main.rs"));
+        // Inside std's `format!`: reported at the call site.
+        let in_macro = parse_cargo(
+            r#"{"reason":"compiler-message","message":{"level":"error","message":"mismatched types","code":{"code":"E0308"},"spans":[{"is_primary":true,"file_name":"/rust/library/alloc/src/macros.rs","line_start":114,"column_start":13,"line_end":114,"column_end":20,"expansion":{"span":{"file_name":"src/main.rs","line_start":19,"column_start":5,"line_end":19,"column_end":30}}}]}}"#,
+            root,
+        );
+        assert_eq!(
+            (in_macro[0].location.path.clone(), in_macro[0].location.line),
+            (PathBuf::from("/p/src/main.rs"), 19)
+        );
     }
 }

@@ -297,6 +297,13 @@ impl Supervisor {
         if !server.supports("renameProvider", "textDocument/rename") {
             return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
         }
+        // A rename that reaches only the open files would leave the others calling the old name.
+        if let Some(why) = server.spec.missing_index(&server.root) {
+            return Err(Error::EditRefused(format!(
+                "{why}: a rename would change only those and break the rest; create a compilation database \
+                 (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and try again"
+            )));
+        }
         let params =
             json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position, "newName": new_name });
         let edit = self.query(server, "textDocument/rename", params).await?;

@@ -45,7 +45,7 @@ pub enum Error {
     LineOutOfRange { path: PathBuf, line: u32, lines: usize },
     #[error("`{symbol}` does not occur on line {line} of {}; the line is: {text:?}", path.display())]
     SymbolNotOnLine { path: PathBuf, line: u32, symbol: String, text: String },
-    #[error("symbol must not be empty")]
+    #[error("symbol must name something: it is empty or only blanks")]
     EmptySymbol,
     #[error("the rename changes nothing: {server} returned no edits for `{symbol}`")]
     NothingToRename { server: &'static str, symbol: String },

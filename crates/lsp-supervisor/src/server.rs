@@ -184,7 +184,11 @@ impl Server {
         tokio::spawn(event_loop(incoming, loop_conn, Arc::clone(&state), changed_tx, spec.clone(), root.clone()));
         let result = match conn.request("initialize", params, init_timeout).await {
             Ok(result) => result,
-            Err(e) => return Err(request_error(spec.id, "initialize", e)),
+            Err(e) => {
+                // Whatever it started goes with it.
+                kill_group(pid);
+                return Err(request_error(spec.id, "initialize", e));
+            }
         };
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         let encoding = PositionEncoding::from_lsp(capabilities.get("positionEncoding").and_then(Value::as_str));
@@ -414,6 +418,8 @@ pub(crate) fn request_error(server: &'static str, method: &'static str, error: R
     match error {
         RequestError::Timeout(after) => Error::Timeout { server, method, after },
         RequestError::Dead(death) => Error::Crashed { server, what: death.what, stderr_tail: death.stderr_tail },
+        // Method not found: the server does not implement it.
+        RequestError::Response { code: -32601, .. } => Error::Unsupported { server, what: method },
         RequestError::Response { code, message } => Error::Response { server, method, code, message },
     }
 }

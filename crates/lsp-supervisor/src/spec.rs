@@ -125,6 +125,10 @@ pub struct ServerSpec {
     /// loading (work-done progress; rust-analyzer's quiescence) before its
     /// answers are trusted. Default 2 s.
     pub load_grace: std::time::Duration,
+    /// Files (relative to the root) one of which the server needs for a
+    /// project-wide index; without any, it knows only the files it has open
+    /// (clangd without `compile_commands.json`). Empty: always indexed.
+    pub index_files: Vec<&'static str>,
 }
 
 impl ServerSpec {
@@ -150,6 +154,7 @@ impl ServerSpec {
             advertise_pull: true,
             checks_on_save: false,
             load_grace: std::time::Duration::from_secs(2),
+            index_files: Vec::new(),
         }
     }
 
@@ -175,7 +180,7 @@ impl ServerSpec {
             &["--stdio"],
             &["tsconfig.json", "jsconfig.json", "package.json"],
         );
-        let clangd = ServerSpec::new(
+        let mut clangd = ServerSpec::new(
             "clangd",
             &[C, Cpp],
             &["clangd", "clangd-20", "clangd-19", "clangd-18", "clangd-17", "clangd-16", "clangd-15", "clangd-14"],
@@ -184,15 +189,32 @@ impl ServerSpec {
         );
         // tsserver reports syntax, then semantic diagnostics; gopls parse, then type errors.
         tsls.publishes_in_rounds = true;
+        // A rename at a use of an imported name renames the declaration across
+        // files rather than adding a local alias (`import { a as b }`).
+        tsls.initialization_options = json!({ "preferences": { "providePrefixAndSuffixTextForRename": false } });
         // It announces loading the project only once a file is open, and a
         // loaded machine's node can take seconds to get there; it always announces it.
         tsls.load_grace = std::time::Duration::from_secs(10);
+        clangd.index_files = vec!["compile_commands.json", "build/compile_commands.json"];
         let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
         gopls.publishes_in_rounds = true;
         gopls.probe_args = vec!["version".into()];
         let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
         fixture.publishes_in_rounds = true;
         vec![rust_analyzer, pyright, pylsp, ruff, tsls, clangd, gopls, fixture]
+    }
+
+    /// Why the server has no project-wide index at `root`, if it has none.
+    pub fn missing_index(&self, root: &std::path::Path) -> Option<String> {
+        if self.index_files.is_empty() || self.index_files.iter().any(|f| root.join(f).is_file()) {
+            return None;
+        }
+        Some(format!(
+            "{} has no project index here (no {} in {}), so it knows only the files it has open",
+            self.id,
+            self.index_files.join(" or "),
+            root.display()
+        ))
     }
 
     /// The value of a `workspace/configuration` section (a dotted path into `settings`).

@@ -110,8 +110,10 @@ pub struct Cursor {
     /// 1-indexed, in characters: the column used for the symbol.
     pub column: u32,
     pub symbol: String,
-    /// Whether the symbol occurs more than once on the line (the first whole-identifier occurrence was used).
-    pub ambiguous: bool,
+    /// How many times the symbol occurs on the line.
+    pub occurrences: usize,
+    /// Whether the occurrence used stands as a whole identifier (the first such one is used when there is one).
+    pub whole: bool,
 }
 
 /// A list with the total before capping.
@@ -128,6 +130,8 @@ pub struct Navigation {
     pub server: &'static str,
     pub cursor: Cursor,
     pub locations: Capped<Location>,
+    /// Why the answer may be partial (a server without a project index), if it may.
+    pub warning: Option<String>,
 }
 
 /// LSP `DiagnosticSeverity`.
@@ -435,19 +439,21 @@ impl Supervisor {
 
     /// Resolves `line` (1-indexed) and `symbol` in a file to an LSP position, opening the file.
     pub(crate) async fn target(&self, path: &Path, line: u32, symbol: &str) -> Result<Target> {
-        if symbol.is_empty() {
+        if symbol.trim().is_empty() {
             return Err(Error::EmptySymbol);
         }
         let (server, language) = self.server_for(path).await?;
         let (text, _) = server.sync(path, language).await?;
         let all = lines(&text);
-        let index = (line as usize).checked_sub(1).filter(|&i| i < all.len()).ok_or(Error::LineOutOfRange {
+        // A final line terminator ends the last line; it does not start another (as `wc -l` counts).
+        let count = if all.len() > 1 && all.last() == Some(&"") { all.len() - 1 } else { all.len() };
+        let index = (line as usize).checked_sub(1).filter(|&i| i < count).ok_or(Error::LineOutOfRange {
             path: path.to_path_buf(),
             line,
-            lines: all.len(),
+            lines: count,
         })?;
         let line_text = all[index];
-        let (byte, ambiguous) = find_symbol(line_text, symbol).ok_or_else(|| Error::SymbolNotOnLine {
+        let (byte, occurrences, whole) = find_symbol(line_text, symbol).ok_or_else(|| Error::SymbolNotOnLine {
             path: path.to_path_buf(),
             line,
             symbol: symbol.to_string(),
@@ -459,7 +465,8 @@ impl Supervisor {
             line,
             column: u32::try_from(char_column(line_text, byte)).unwrap_or(u32::MAX),
             symbol: symbol.to_string(),
-            ambiguous,
+            occurrences,
+            whole,
         };
         let position = json!({ "line": index, "character": character });
         Ok(Target { server, cursor, position })
@@ -471,10 +478,14 @@ impl Supervisor {
         let deadline = tokio::time::Instant::now() + server.request_timeout;
         // Answers during the first load are partial (an import instead of the
         // declaration, nothing at all): wait for it, within the timeout.
-        server.initial_load(server.spec.load_grace, deadline).await;
+        if let Some(what) = server.initial_load(server.spec.load_grace, deadline).await {
+            return Err(Error::NotReady { server: server.spec.id, what });
+        }
         let mut asked_after_idle = false;
         loop {
-            let answer = match server.request(method, params.clone()).await {
+            let remaining =
+                deadline.saturating_duration_since(tokio::time::Instant::now()).max(Duration::from_millis(500));
+            let answer = match server.request_with(method, params.clone(), remaining).await {
                 // ContentModified / ServerCancelled: the server changed under the request; ask again.
                 Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
                 other => other?,
@@ -528,7 +539,16 @@ impl Supervisor {
         locations.dedup();
         let total = locations.len();
         locations.truncate(cap);
-        Ok(Navigation { server: server.spec.id, cursor: target.cursor, locations: Capped { items: locations, total } })
+        let warning = match method {
+            "textDocument/references" | "textDocument/implementation" => server.spec.missing_index(&server.root),
+            _ => None,
+        };
+        Ok(Navigation {
+            server: server.spec.id,
+            cursor: target.cursor,
+            locations: Capped { items: locations, total },
+            warning,
+        })
     }
 
     /// Where the symbol is declared (`textDocument/definition`).
@@ -658,9 +678,14 @@ impl Supervisor {
     }
 
     /// The file's diagnostics now: its text is synced first; a change waits
-    /// for the server's next publication (pull servers are asked).
+    /// for the server's next publication (pull servers are asked). For a
+    /// server that checks on save (rust-analyzer), a changed file is also
+    /// saved, so the compiler's findings are included.
     pub async fn diagnostics(&self, path: &Path) -> Result<FileDiagnostics> {
-        self.file_diagnostics(path, false).await
+        // A server whose compiler findings come from a check on save (rust-analyzer)
+        // would otherwise report only what it sees itself.
+        let (server, _) = self.server_for(path).await?;
+        self.file_diagnostics(path, server.spec.checks_on_save).await
     }
 
     /// After a write: the file is synced (change, then save) and only what the
@@ -735,8 +760,7 @@ impl Supervisor {
         }
         let settle_empty = if server.spec.publishes_in_rounds { self.config.settle_empty } else { self.config.settle };
         // Unchanged text and an earlier publication: that publication is current.
-        let after =
-            if !changed && !saved { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
+        let after = if !changed { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
         wait_published(server, path, after, deadline, self.config.settle, settle_empty).await
     }
 
@@ -831,8 +855,8 @@ fn is_empty(value: &Value) -> bool {
 /// Finds `symbol` on a line: the first occurrence that stands as a whole
 /// identifier, else the first occurrence. The cursor goes on the symbol's
 /// last identifier (so `self.items` points at `items`). Returns the byte
-/// offset and whether there was more than one occurrence.
-pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, bool)> {
+/// offset, how many occurrences there are, and whether the one used is a whole identifier.
+pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, usize, bool)> {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let occurrences: Vec<usize> = line.match_indices(symbol).map(|(i, _)| i).collect();
     let first = *occurrences.first()?;
@@ -854,7 +878,7 @@ pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, bool)> {
     if !symbol.chars().any(is_ident) {
         offset = 0;
     }
-    Some((start + offset, occurrences.len() > 1))
+    Some((start + offset, occurrences.len(), whole.is_some()))
 }
 
 pub(crate) async fn read_lines(path: &Path) -> Vec<String> {
@@ -1038,9 +1062,11 @@ mod tests {
 
     #[test]
     fn symbols_are_found_as_whole_identifiers_first() {
-        assert_eq!(find_symbol("let total = subtotal + total;", "total"), Some((4, true)));
-        assert_eq!(find_symbol("subtotal", "total"), Some((3, false)));
-        assert_eq!(find_symbol("    self.items.len()", "self.items"), Some((9, false)));
+        assert_eq!(find_symbol("let total = subtotal + total;", "total"), Some((4, 3, true)));
+        assert_eq!(find_symbol("subtotal", "total"), Some((3, 1, false)));
+        assert_eq!(find_symbol("use a::{mean_area, area};", "area"), Some((19, 2, true)));
+        assert_eq!(find_symbol("use a::{mean_area, x};", "area"), Some((13, 1, false)));
+        assert_eq!(find_symbol("    self.items.len()", "self.items"), Some((9, 1, true)));
         assert_eq!(find_symbol("x", "y"), None);
     }
 

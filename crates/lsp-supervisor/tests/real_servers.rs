@@ -240,8 +240,8 @@ async fn typescript_language_server_answers_every_action() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!((d[0].location.line, d[0].location.column, d[0].code.as_deref()), (2, 25, Some("TS2304")));
 
-    // From the declaration: at a use site tsserver renames only the import's local alias.
-    let outcome = sup.rename(&shapes, 36, "totalArea", "sumOfAreas").await.unwrap();
+    // From a use of the imported name: the declaration is renamed too, not a local alias added.
+    let outcome = sup.rename(&main, 14, "totalArea", "sumOfAreas").await.unwrap();
     assert_eq!(outcome.files.len(), 2);
     assert!(std::fs::read_to_string(&shapes).unwrap().contains("export function sumOfAreas("));
     sup.shutdown().await;
@@ -264,6 +264,11 @@ async fn clangd_answers_every_action() {
     assert!(nav.locations.items.is_empty());
     let nav = sup.references(&main, 7, "square_area", 50).await.unwrap();
     assert_eq!(nav_places(&root, &nav), ["main.c:7:26", "shapes.c:3:8", "shapes.c:10:16", "shapes.h:11:8"]);
+    // broken.c calls it too, but clangd has no index without a compilation database, and says so.
+    assert!(nav.warning.as_deref().unwrap().starts_with("clangd has no project index here"), "{:?}", nav.warning);
+    let error = sup.rename(&main, 7, "square_area", "sq_area").await.unwrap_err();
+    assert!(error.to_string().contains("a rename would change only those"), "{error}");
+    assert!(std::fs::read_to_string(root.join("shapes.c")).unwrap().contains("square_area"));
     let (_, hover) = sup.hover(&main, 7, "square_area").await.unwrap();
     let hover = hover.unwrap();
     assert!(
@@ -281,6 +286,18 @@ async fn clangd_answers_every_action() {
     assert!(found[0].4.starts_with("Expected ';' after return statement"), "{}", found[0].4);
     let (_, actions) = sup.code_actions(&broken, 7, "}").await.unwrap();
     assert!(actions.iter().any(|a| a.title == "insert ';'"), "{actions:?}");
+
+    // With a compilation database clangd indexes the project: the rename reaches every file.
+    let template = std::fs::read_to_string(root.join("compile_commands.json.in")).unwrap();
+    std::fs::write(root.join("compile_commands.json"), template.replace("@DIR@", root.to_str().unwrap())).unwrap();
+    sup.reload(None).await;
+    let nav = sup.references(&main, 7, "square_area", 50).await.unwrap();
+    assert_eq!(nav.warning, None);
+    let outcome = sup.rename(&main, 7, "square_area", "sq_area").await.unwrap();
+    let mut changed: Vec<String> =
+        outcome.files.iter().map(|f| f.path.strip_prefix(&root).unwrap().display().to_string()).collect();
+    changed.sort();
+    assert_eq!(changed, ["broken.c", "main.c", "shapes.c", "shapes.h"]);
     sup.shutdown().await;
 }
 

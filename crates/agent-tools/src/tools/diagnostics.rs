@@ -48,6 +48,8 @@ pub struct WriteReport {
     pub new: Vec<Diagnostic>,
     /// False when the server had not published for the written text in time.
     pub complete: bool,
+    /// How many diagnostics the file had before the write and no longer has.
+    pub fixed: usize,
 }
 
 fn key(d: &Diagnostic) -> Key {
@@ -102,10 +104,12 @@ impl DiagnosticsOnWrite {
                 new.push(d.clone());
             }
         }
+        let mut fixed = 0;
         if report.complete {
+            fixed = known.iter().map(|(k, n)| n.saturating_sub(current.get(k).copied().unwrap_or(0))).sum();
             *known = current;
         }
-        Ok(WriteReport { path: path.to_path_buf(), server: report.server, new, complete: report.complete })
+        Ok(WriteReport { path: path.to_path_buf(), server: report.server, new, complete: report.complete, fixed })
     }
 
     /// The text and JSON appended to a write's result for `paths`; `None` when
@@ -124,6 +128,11 @@ impl DiagnosticsOnWrite {
                     } else {
                         "new"
                     };
+                    let fixed = if report.fixed > 0 {
+                        format!("; {} gone", crate::tools::lsp::count(report.fixed, "earlier diagnostic"))
+                    } else {
+                        String::new()
+                    };
                     match status {
                         "pending" => {
                             let _ = writeln!(
@@ -134,17 +143,17 @@ impl DiagnosticsOnWrite {
                             );
                         }
                         "no new" => {
-                            let _ = writeln!(text, "no new diagnostics in {rel} ({})", report.server);
+                            let _ = writeln!(text, "no new diagnostics in {rel} ({}){fixed}", report.server);
                         }
                         _ => {
-                            let _ = writeln!(text, "new diagnostics in {rel} ({}):", report.server);
+                            let _ = writeln!(text, "new diagnostics in {rel} ({}){fixed}:", report.server);
                         }
                     }
                     for d in &report.new {
                         let _ = writeln!(text, "{}", diagnostic_line(&self.workspace, d));
                     }
                     items.push(json!({
-                        "path": rel, "server": report.server, "status": status,
+                        "path": rel, "server": report.server, "status": status, "fixed": report.fixed,
                         "new": report.new.iter().map(|d| diagnostic_json(&self.workspace, d)).collect::<Vec<_>>(),
                     }));
                 }

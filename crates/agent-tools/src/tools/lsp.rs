@@ -133,15 +133,15 @@ impl Tool for LspRename {
             return Ok(ToolResult::error("new_name must not be empty"));
         }
         match self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name).await {
-            Err(e) => Ok(ToolResult::error(e.to_string())),
+            Err(e) => Ok(ToolResult::error(relative_text(ws, &e.to_string()))),
             Ok(outcome) => {
                 let mut text = format!(
-                    "renamed `{}` to `{}` ({}; {} edits in {} files):\n",
+                    "renamed `{}` to `{}` ({}; {} in {}):\n",
                     input.symbol,
                     input.new_name,
                     cursor_note(ws, &outcome.cursor),
-                    outcome.edits,
-                    outcome.files.len()
+                    count(outcome.edits, "edit"),
+                    count(outcome.files.len(), "file")
                 );
                 for file in &outcome.files {
                     let _ = writeln!(text, "{} {}", file.change, ws.relative(&file.path).display());
@@ -158,11 +158,20 @@ impl Tool for LspRename {
     }
 }
 
+/// A message with the root's absolute path taken out of the paths in it.
+pub(crate) fn relative_text(ws: &Workspace, text: &str) -> String {
+    text.replace(&format!("{}/", ws.root().display()), "")
+}
+
 fn cursor_note(ws: &Workspace, cursor: &Cursor) -> String {
     let mut note =
         format!("{}:{}:{} `{}`", ws.relative(&cursor.path).display(), cursor.line, cursor.column, cursor.symbol);
-    if cursor.ambiguous {
-        note.push_str(", the first whole-identifier occurrence on the line");
+    match (cursor.occurrences, cursor.whole) {
+        (1, true) => {}
+        (_, true) => {
+            note.push_str(&format!(", the first whole-identifier occurrence of {} on the line", cursor.occurrences))
+        }
+        (_, false) => note.push_str(", inside a longer identifier (no whole-identifier occurrence on the line)"),
     }
     note
 }
@@ -205,7 +214,7 @@ fn capped_note<T>(list: &Capped<T>) -> String {
 
 impl Lsp {
     fn file(&self, input: &LspInput) -> std::result::Result<PathBuf, String> {
-        let file = input.file.as_deref().ok_or_else(|| format!("{:?} needs `file`", input.action))?;
+        let file = input.file.as_deref().ok_or_else(|| format!("{} needs `file`", action_name(input.action)))?;
         self.0.workspace.resolve(file).map_err(|e| e.to_string())
     }
 
@@ -224,7 +233,7 @@ impl Lsp {
     async fn run(&self, input: LspInput) -> std::result::Result<ToolResult, String> {
         let sup = &self.0.supervisor;
         let ws = &self.0.workspace;
-        let e = |e: lsp_supervisor::Error| e.to_string();
+        let e = |e: lsp_supervisor::Error| relative_text(ws, &e.to_string());
         match input.action {
             LspAction::Definition | LspAction::TypeDefinition | LspAction::Implementation | LspAction::References => {
                 let (path, line, symbol) = self.place(&input)?;
@@ -245,12 +254,16 @@ impl Lsp {
                         let _ = writeln!(text, "{}  {}", loc(ws, l), l.text);
                     }
                 }
+                if let Some(warning) = &nav.warning {
+                    let _ = writeln!(text, "note: {}; the list may be incomplete", relative_text(ws, warning));
+                }
                 let locations: Vec<_> = nav.locations.items.iter().map(|l| location_json(ws, l)).collect();
                 Ok(ToolResult::text(text.trim_end()).with_structured(json!({
                     "server": nav.server,
                     "cursor": { "line": nav.cursor.line, "column": nav.cursor.column, "symbol": nav.cursor.symbol },
                     "locations": locations,
                     "total": nav.locations.total,
+                    "warning": nav.warning,
                 })))
             }
             LspAction::Hover => {
@@ -323,7 +336,7 @@ impl Lsp {
             LspAction::Reload => {
                 let stopped = sup.reload(None).await;
                 let names: Vec<String> =
-                    stopped.iter().map(|(id, root)| format!("{id} ({})", ws.relative(root).display())).collect();
+                    stopped.iter().map(|(id, root)| format!("{id} ({})", display_root(ws, root))).collect();
                 let text = if names.is_empty() {
                     "no server was running; servers start on next use".to_string()
                 } else {
@@ -340,7 +353,8 @@ impl Lsp {
             Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
             None => None,
         };
-        let runs = self.0.supervisor.project_diagnostics(language).await.map_err(|e| e.to_string())?;
+        let runs =
+            self.0.supervisor.project_diagnostics(language).await.map_err(|e| relative_text(ws, &e.to_string()))?;
         let mut text = String::new();
         let mut structured = Vec::new();
         for run in &runs {
@@ -434,9 +448,9 @@ impl Lsp {
             );
         }
         text.push_str("languages at the root:\n");
-        for a in &available {
+        for a in available.iter().filter(|a| a.language != Language::Fixture || a.usable()) {
             let verdict = match (&a.root, &a.binary) {
-                (Ok(_), Ok(b)) if a.chosen => format!("used ({})", b.version),
+                (Ok(_), Ok(b)) if a.chosen => format!("used ({})", version_text(&b.path, &b.version)),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
                 (Err(why), Ok(_)) => format!("binary found, but {why}"),
                 (Ok(_), Err(why)) => format!("root marker found, but {why}"),
@@ -454,6 +468,17 @@ impl Lsp {
         });
         ToolResult::text(text.trim_end()).with_structured(structured)
     }
+}
+
+/// A probe's version line, with the program's name when the line lacks it (`typescript-language-server 5.3.0`).
+pub(crate) fn version_text(program: &Path, version: &str) -> String {
+    let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if version.contains(name) { version.to_string() } else { format!("{name} {version}") }
+}
+
+/// "1 diagnostic", "2 diagnostics".
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 fn display_root(ws: &Workspace, root: &Path) -> String {
