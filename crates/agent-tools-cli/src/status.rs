@@ -61,6 +61,8 @@ pub struct ServerAvailability {
     usable: bool,
     /// The directory with the root marker, relative to the root.
     root: Option<PathBuf>,
+    /// Without a marker at the root: the project roots below it that the server serves.
+    projects: Vec<PathBuf>,
     binary: Option<PathBuf>,
     version: Option<String>,
     /// Why it is not usable (missing root marker, binary, or both).
@@ -78,6 +80,7 @@ pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> 
         .map(|a| {
             let why = match (&a.root, &a.binary) {
                 (Ok(_), Ok(_)) => None,
+                (Err(_), Ok(_)) if !a.projects.is_empty() => None,
                 (Err(r), Ok(_)) => Some(r.clone()),
                 (Ok(_), Err(b)) => Some(b.clone()),
                 (Err(r), Err(b)) => Some(format!("{r}; and {b}")),
@@ -88,6 +91,7 @@ pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> 
                 chosen: a.chosen,
                 usable: a.usable(),
                 root: a.root.as_ref().ok().map(|r| workspace.relative(r).to_path_buf()),
+                projects: a.projects.iter().map(|p| workspace.relative(p).to_path_buf()).collect(),
                 binary: a.binary.as_ref().ok().map(|b| b.path.clone()),
                 version: a.binary.as_ref().ok().map(|b| b.version.clone()),
                 why,
@@ -175,6 +179,10 @@ impl Status {
         let _ = writeln!(out, "language servers for lsp, lsp_rename and diagnostics on write (started on first use):");
         for s in &self.language_servers {
             let verdict = match (&s.why, s.chosen) {
+                (None, true) if !s.projects.is_empty() => {
+                    let projects: Vec<String> = s.projects.iter().map(|p| format!("{}/", p.display())).collect();
+                    format!("used for the projects in {}: {}", projects.join(", "), s.version.as_deref().unwrap_or(""))
+                }
                 (None, true) => {
                     let name = s.binary.as_ref().and_then(|b| b.file_name()).and_then(|n| n.to_str()).unwrap_or("");
                     let version = s.version.as_deref().unwrap_or("");

@@ -39,27 +39,37 @@ impl Supervisor {
     /// workspace root (or only `language`), and parses what it reports.
     pub async fn project_diagnostics(&self, language: Option<Language>) -> Result<Vec<ProjectDiagnostics>> {
         let root = self.config().root.clone();
-        let languages: Vec<Language> = match language {
+        let languages = match language {
             Some(l) => vec![l],
-            None => [Language::Rust, Language::TypeScript, Language::Python, Language::Go]
-                .into_iter()
-                .filter(|&l| {
-                    self.config()
-                        .servers
-                        .iter()
-                        .any(|s| s.languages.contains(&l) && find_root(s, &root, &root).is_some())
-                })
-                .collect(),
+            None => vec![Language::Rust, Language::TypeScript, Language::Python, Language::Go],
         };
-        if languages.is_empty() {
+        // Each language's projects: the workspace root when it has a marker, else the projects below it.
+        let mut runs: Vec<(Language, PathBuf)> = Vec::new();
+        for language in languages {
+            let mut roots: Vec<PathBuf> = Vec::new();
+            for spec in self.config().servers.iter().filter(|s| s.languages.contains(&language)) {
+                let found = match find_root(spec, &root, &root) {
+                    Some(r) => vec![r],
+                    None => crate::supervisor::project_roots(spec, &root),
+                };
+                for r in found {
+                    if !roots.contains(&r) {
+                        roots.push(r);
+                    }
+                }
+            }
+            runs.extend(roots.into_iter().map(|r| (language, r)));
+        }
+        if runs.is_empty() {
+            let what = language.map(|l| l.id()).unwrap_or("any language");
             return Err(Error::Checker(format!(
-                "no project checker applies at {}: none of Cargo.toml, tsconfig.json/package.json, pyproject.toml/setup.py/requirements.txt, go.mod is there",
+                "no project checker applies for {what} at {} or up to 3 levels below: none of Cargo.toml, tsconfig.json/package.json, pyproject.toml/setup.py/requirements.txt, go.mod is there",
                 root.display()
             )));
         }
         let mut out = Vec::new();
-        for language in languages {
-            out.push(self.run_checker(language, &root).await?);
+        for (language, project) in runs {
+            out.push(self.run_checker(language, &project).await?);
         }
         Ok(out)
     }

@@ -40,6 +40,6 @@ pub use crate::error::{Error, Result};
 pub use crate::spec::{Language, ServerSpec};
 pub use crate::supervisor::{
     Availability, Capped, CodeAction, Cursor, Diagnostic, FileChange, FileDiagnostics, Location, Navigation,
-    ServerStatus, Severity, Supervisor, SupervisorConfig, Symbol,
+    ServerStatus, Severity, Supervisor, SupervisorConfig, Symbol, project_roots,
 };
 pub use crate::uri::{path_to_uri, uri_to_path};

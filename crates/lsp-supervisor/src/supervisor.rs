@@ -243,13 +243,47 @@ pub struct Availability {
     pub chosen: bool,
     /// The directory holding a root marker, or why there is none.
     pub root: std::result::Result<PathBuf, String>,
+    /// When there is no root marker at or above the directory: the project
+    /// roots below it (up to 3 levels down), whose files the server serves.
+    pub projects: Vec<PathBuf>,
     pub binary: std::result::Result<Binary, String>,
 }
 
 impl Availability {
+    /// Whether the binary runs and there is a root (here or, for a directory holding projects, below).
     pub fn usable(&self) -> bool {
-        self.root.is_ok() && self.binary.is_ok()
+        (self.root.is_ok() || !self.projects.is_empty()) && self.binary.is_ok()
     }
+
+    /// The project roots the server would serve: the root, or the ones below.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        match &self.root {
+            Ok(root) => vec![root.clone()],
+            Err(_) => self.projects.clone(),
+        }
+    }
+}
+
+/// Directories from `dir` down (3 levels, `.gitignore` honoured, hidden ones
+/// skipped) holding one of `spec`'s root markers, nearest first.
+pub fn project_roots(spec: &ServerSpec, dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
+        .max_depth(Some(3))
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|d| spec.root_markers.iter().any(|m| d.join(m).exists()))
+        .collect();
+    out.sort_by_key(|d| (d.components().count(), d.clone()));
+    // A project inside another project is the outer one's.
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for d in out {
+        if !kept.iter().any(|k| d.starts_with(k)) {
+            kept.push(d);
+        }
+    }
+    kept
 }
 
 /// What resolving `line` + `symbol` gave.
@@ -285,17 +319,19 @@ impl Supervisor {
             for spec in self.config.servers.iter().filter(|s| s.languages.contains(&language)) {
                 let preferred_ok = self.config.preferred.get(&language).is_none_or(|id| id == spec.id);
                 let root = find_root(spec, &self.config.root, dir).ok_or_else(|| {
-                    format!(
-                        "no root marker ({}) from {} up to the workspace root",
-                        spec.root_markers.join(", "),
-                        dir.display()
-                    )
+                    let place = if dir == self.config.root {
+                        format!("in {}", dir.display())
+                    } else {
+                        format!("from {} up to the workspace root", dir.display())
+                    };
+                    format!("no root marker ({}) {place}", spec.root_markers.join(", "))
                 });
+                let projects = if root.is_err() { project_roots(spec, dir) } else { Vec::new() };
                 let binary = resolve_binary(spec, &self.config.root, &self.path).await;
-                let usable = root.is_ok() && binary.is_ok();
-                let chosen = usable && preferred_ok && !chosen_seen;
-                chosen_seen |= chosen;
-                out.push(Availability { language, server: spec.id, chosen, root, binary });
+                let mut entry = Availability { language, server: spec.id, chosen: false, root, projects, binary };
+                entry.chosen = entry.usable() && preferred_ok && !chosen_seen;
+                chosen_seen |= entry.chosen;
+                out.push(entry);
             }
         }
         out

@@ -232,3 +232,28 @@ async fn a_server_that_publishes_too_late_gives_pending_never_clean() {
     assert_eq!(Language::from_path(&file), Some(Language::Fixture));
     sup.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_directory_of_projects_serves_each_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for project in ["one", "nested/two"] {
+        std::fs::create_dir_all(root.join(project)).unwrap();
+        std::fs::write(root.join(project).join("fixture.toml"), "").unwrap();
+        std::fs::write(root.join(project).join("a.fix"), "def alpha\nalpha\n").unwrap();
+    }
+    let sup = Supervisor::new(config(&root, &[]));
+    let availability = sup.availability(&root).await;
+    let fixture = availability.iter().find(|a| a.server == "fixture").unwrap();
+    assert!(fixture.root.as_ref().unwrap_err().starts_with("no root marker (fixture.toml) in "));
+    assert_eq!(fixture.projects, [root.join("one"), root.join("nested/two")]);
+    assert!(fixture.usable() && fixture.chosen);
+    for project in ["one", "nested/two"] {
+        let nav = sup.definition(&root.join(project).join("a.fix"), 2, "alpha").await.unwrap();
+        assert_eq!(nav.locations.items[0].path, root.join(project).join("a.fix"));
+    }
+    let mut roots: Vec<PathBuf> = sup.status().await.into_iter().map(|s| s.root).collect();
+    roots.sort();
+    assert_eq!(roots, [root.join("nested/two"), root.join("one")]);
+    sup.shutdown().await;
+}

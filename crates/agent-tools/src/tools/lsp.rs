@@ -304,9 +304,9 @@ impl Lsp {
                 let path = self.file(&input)?;
                 let report = sup.diagnostics(&path).await.map_err(e)?;
                 let mut text = format!(
-                    "{}: {} diagnostics ({})",
+                    "{}: {} ({})",
                     ws.relative(&path).display(),
-                    report.diagnostics.len(),
+                    count(report.diagnostics.len(), "diagnostic"),
                     report.server
                 );
                 if !report.complete {
@@ -360,10 +360,10 @@ impl Lsp {
         for run in &runs {
             let _ = writeln!(
                 text,
-                "`{}` in {}: {} diagnostics",
+                "`{}` in {}: {}",
                 run.command,
-                ws.relative(&run.root).display(),
-                run.diagnostics.len()
+                display_root(ws, &run.root),
+                count(run.diagnostics.len(), "diagnostic")
             );
             for d in &run.diagnostics {
                 let _ = writeln!(text, "{}", diagnostic_line(ws, d));
@@ -402,8 +402,10 @@ impl Lsp {
                     {
                         continue;
                     }
-                    if let Some(file) = first_file_of(ws.root(), a.language) {
-                        contexts.push(file);
+                    for root in a.roots() {
+                        if let Some(file) = first_file_of(&root, a.language) {
+                            contexts.push(file);
+                        }
                     }
                 }
                 if contexts.is_empty() {
@@ -423,6 +425,8 @@ impl Lsp {
             all.total += found.total;
             all.items.extend(found.items);
         }
+        // The project's own symbols first (gopls mixes in the standard library's), then the rest.
+        all.items.sort_by_key(|s| !s.location.path.starts_with(ws.root()));
         all.items.truncate(WORKSPACE_SYMBOLS_CAP);
         Ok(symbols_result(ws, &format!("symbols matching {query:?} ({})", servers.join(", ")), &all))
     }
@@ -449,7 +453,11 @@ impl Lsp {
         }
         text.push_str("languages at the root:\n");
         for a in available.iter().filter(|a| a.language != Language::Fixture || a.usable()) {
+            let projects: Vec<String> = a.projects.iter().map(|p| format!("{}/", display_root(ws, p))).collect();
             let verdict = match (&a.root, &a.binary) {
+                (Err(_), Ok(b)) if a.chosen && !projects.is_empty() => {
+                    format!("used for the projects in {} ({})", projects.join(", "), version_text(&b.path, &b.version))
+                }
                 (Ok(_), Ok(b)) if a.chosen => format!("used ({})", version_text(&b.path, &b.version)),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
                 (Err(why), Ok(_)) => format!("binary found, but {why}"),
@@ -463,6 +471,7 @@ impl Lsp {
             "availability": available.iter().map(|a| json!({
                 "language": a.language, "server": a.server, "chosen": a.chosen, "usable": a.usable(),
                 "root": a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
+                "projects": a.projects.iter().map(|p| ws.relative(p).to_path_buf()).collect::<Vec<_>>(),
                 "binary": a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
             })).collect::<Vec<_>>(),
         });
