@@ -2,9 +2,9 @@
 //! handler together, and present only when its resource is wired.
 //!
 //! Each leaf crate plugs in through one `with_*` method here, taking the
-//! resources its tools need (`with_astmatch` now; `with_lsp`, `with_debug`,
-//! `with_kernels`, `with_question_port`, `with_vibe_roster` later). The
-//! registry also holds the per-run lock of each tool that is not parallel-safe.
+//! resources its tools need (`with_astmatch`, `with_lsp`, `with_file_tools`,
+//! `with_debug`, `with_kernels`, `with_question_port`, `with_vibe_roster`).
+//! The registry also holds the per-run lock of each tool that is not parallel-safe.
 
 use std::sync::Arc;
 
