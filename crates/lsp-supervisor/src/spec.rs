@@ -187,7 +187,7 @@ impl ServerSpec {
             &["--log=error"],
             &["compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt", "Makefile"],
         );
-        // tsserver reports syntax, then semantic diagnostics; gopls parse, then type errors.
+        // tsserver reports syntax, then semantic diagnostics, each kind as it comes.
         tsls.publishes_in_rounds = true;
         // A rename at a use of an imported name renames the declaration across
         // files rather than adding a local alias (`import { a as b }`).
@@ -197,7 +197,6 @@ impl ServerSpec {
         tsls.load_grace = std::time::Duration::from_secs(10);
         clangd.index_files = vec!["compile_commands.json", "build/compile_commands.json"];
         let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
-        gopls.publishes_in_rounds = true;
         gopls.probe_args = vec!["version".into()];
         let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
         fixture.publishes_in_rounds = true;
