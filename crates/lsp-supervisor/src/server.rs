@@ -164,7 +164,7 @@ impl Server {
             source: std::io::Error::other("no stdio pipes"),
         })?;
         let state: Arc<Mutex<State>> = Arc::default();
-        if spec.id == "rust-analyzer" {
+        if spec.reports_quiescence {
             // It announces quiescence once loaded; until then it is not ready.
             lock(&state).quiescent = Some(false);
         }
@@ -212,11 +212,7 @@ impl Server {
         })
     }
 
-    /// A request with the server's timeout; errors are this crate's.
-    pub async fn request(&self, method: &'static str, params: Value) -> Result<Value> {
-        self.request_with(method, params, self.request_timeout).await
-    }
-
+    /// A request with a timeout; errors are this crate's.
     pub async fn request_with(&self, method: &'static str, params: Value, timeout: Duration) -> Result<Value> {
         match self.conn.request(method, params, timeout).await {
             Ok(value) => {

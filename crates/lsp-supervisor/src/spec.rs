@@ -129,6 +129,9 @@ pub struct ServerSpec {
     /// project-wide index; without any, it knows only the files it has open
     /// (clangd without `compile_commands.json`). Empty: always indexed.
     pub index_files: Vec<&'static str>,
+    /// Whether the server sends `experimental/serverStatus` with `quiescent`
+    /// (rust-analyzer): it counts as loading from its start until it says it is quiescent.
+    pub reports_quiescence: bool,
 }
 
 impl ServerSpec {
@@ -155,6 +158,7 @@ impl ServerSpec {
             checks_on_save: false,
             load_grace: std::time::Duration::from_secs(2),
             index_files: Vec::new(),
+            reports_quiescence: false,
         }
     }
 
@@ -166,6 +170,7 @@ impl ServerSpec {
         let mut rust_analyzer = ServerSpec::new("rust-analyzer", &[Rust], &["rust-analyzer"], &[], &["Cargo.toml"]);
         rust_analyzer.advertise_pull = false;
         rust_analyzer.checks_on_save = true;
+        rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
         // pyright-langserver has no --version; `pyright` beside it has.

@@ -695,7 +695,8 @@ impl Supervisor {
             "range": { "start": { "line": index, "character": 0 }, "end": { "line": index, "character": end } },
             "context": { "diagnostics": on_line, "triggerKind": 1 },
         });
-        let answer = server.request("textDocument/codeAction", params).await?;
+        // Through `query`: an empty list from a server still loading is "not ready", not "none offered".
+        let answer = self.query(server, "textDocument/codeAction", params).await?;
         let mut out = Vec::new();
         for item in answer.as_array().into_iter().flatten() {
             // A bare Command has a string `command`; a CodeAction may carry one as an object.
@@ -718,10 +719,7 @@ impl Supervisor {
     /// server that checks on save (rust-analyzer), a changed file is also
     /// saved, so the compiler's findings are included.
     pub async fn diagnostics(&self, path: &Path) -> Result<FileDiagnostics> {
-        // A server whose compiler findings come from a check on save (rust-analyzer)
-        // would otherwise report only what it sees itself.
-        let (server, _) = self.server_for(path).await?;
-        self.file_diagnostics(path, server.spec.checks_on_save).await
+        self.file_diagnostics(path, false).await
     }
 
     /// After a write: the file is synced (change, then save) and only what the
@@ -731,8 +729,12 @@ impl Supervisor {
         self.file_diagnostics(path, true).await
     }
 
-    async fn file_diagnostics(&self, path: &Path, saved: bool) -> Result<FileDiagnostics> {
+    /// `after_write`: the file is saved whatever the server. Otherwise it is saved
+    /// only for a server whose compiler findings come from a check on save
+    /// (rust-analyzer), which would else report only what it sees itself.
+    async fn file_diagnostics(&self, path: &Path, after_write: bool) -> Result<FileDiagnostics> {
         let (server, _) = self.server_for(path).await?;
+        let saved = after_write || server.spec.checks_on_save;
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
         let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
         let pulled_at = std::time::Instant::now();
