@@ -202,3 +202,28 @@ async fn rename_is_write_tier_and_lsp_is_read_tier() {
         .unwrap();
     assert!(r.is_error && r.text.contains("write tier"), "{}", r.text);
 }
+
+#[tokio::test]
+async fn a_baseline_that_could_not_be_read_is_not_taken_as_empty() {
+    let (_dir, root) = project();
+    // Still indexing when the baseline's wait runs out; done by the time the write is checked.
+    let (surface, supervisor) = surface(&root, &[("FIXTURE_LSP_INDEX_MS", "2500")], Duration::from_millis(1500));
+    let r = surface
+        .call(
+            "write",
+            json!({ "path": "a.fix", "content": "def alpha\nWARN W1: old warning\nalpha\nERROR E1: broken\n" }),
+        )
+        .await
+        .unwrap();
+    let (status, new) = new_diagnostics(&r);
+    assert_eq!(status, "unknown baseline", "{}", r.text);
+    assert_eq!(new.len(), 2, "{new:?}");
+    assert!(r.text.contains("could not be read, so some may be older"), "{}", r.text);
+    // Now the ledger knows the file: the next write reports only its own change.
+    let r = surface
+        .call("write", json!({ "path": "a.fix", "content": "def alpha\nWARN W1: old warning\nalpha\nERROR E1: broken\nERROR E2: more\n" }))
+        .await
+        .unwrap();
+    assert_eq!(new_diagnostics(&r), ("new".into(), vec![err("E2", "more", 5)]));
+    supervisor.shutdown().await;
+}

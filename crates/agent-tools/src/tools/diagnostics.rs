@@ -34,7 +34,9 @@ type Key = (String, String, String); // (severity, code, message); the file is t
 pub struct DiagnosticsOnWrite {
     supervisor: Arc<Supervisor>,
     workspace: Workspace,
-    ledger: Mutex<HashMap<PathBuf, HashMap<Key, usize>>>,
+    /// Per file: what it has as far as reported; `None` when its baseline could
+    /// not be read (no answer in time, server failing), so nothing is known to be old.
+    ledger: Mutex<HashMap<PathBuf, Option<HashMap<Key, usize>>>>,
     /// Languages already said to have no usable server (said once per run).
     unusable_said: Mutex<HashSet<String>>,
 }
@@ -50,6 +52,9 @@ pub struct WriteReport {
     pub complete: bool,
     /// How many diagnostics the file had before the write and no longer has.
     pub fixed: usize,
+    /// False when the file's diagnostics before its first write could not be
+    /// read: then every diagnostic it has is listed, and some may be older.
+    pub baseline_known: bool,
 }
 
 fn key(d: &Diagnostic) -> Key {
@@ -80,9 +85,17 @@ impl DiagnosticsOnWrite {
             return Ok(());
         }
         let baseline = if path.is_file() {
-            multiset(&self.supervisor.diagnostics(path).await?.diagnostics)
+            match self.supervisor.diagnostics(path).await {
+                Ok(report) if report.complete => Some(multiset(&report.diagnostics)),
+                // Not published in time: what the file had is unknown, not empty.
+                Ok(_) => None,
+                Err(e) => {
+                    lock(&self.ledger).entry(path.to_path_buf()).or_insert(None);
+                    return Err(e);
+                }
+            }
         } else {
-            HashMap::new()
+            Some(HashMap::new())
         };
         lock(&self.ledger).entry(path.to_path_buf()).or_insert(baseline);
         Ok(())
@@ -93,7 +106,9 @@ impl DiagnosticsOnWrite {
         let report = self.supervisor.diagnostics_after_write(path).await?;
         let current = multiset(&report.diagnostics);
         let mut ledger = lock(&self.ledger);
-        let known = ledger.entry(path.to_path_buf()).or_default();
+        let entry = ledger.entry(path.to_path_buf()).or_insert(None);
+        let baseline_known = entry.is_some();
+        let known = entry.clone().unwrap_or_default();
         let mut seen: HashMap<Key, usize> = HashMap::new();
         let mut new = Vec::new();
         for d in &report.diagnostics {
@@ -107,9 +122,16 @@ impl DiagnosticsOnWrite {
         let mut fixed = 0;
         if report.complete {
             fixed = known.iter().map(|(k, n)| n.saturating_sub(current.get(k).copied().unwrap_or(0))).sum();
-            *known = current;
+            *entry = Some(current);
         }
-        Ok(WriteReport { path: path.to_path_buf(), server: report.server, new, complete: report.complete, fixed })
+        Ok(WriteReport {
+            path: path.to_path_buf(),
+            server: report.server,
+            new,
+            complete: report.complete,
+            fixed,
+            baseline_known,
+        })
     }
 
     /// The text and JSON appended to a write's result for `paths`; `None` when
@@ -125,6 +147,8 @@ impl DiagnosticsOnWrite {
                         "pending"
                     } else if report.new.is_empty() {
                         "no new"
+                    } else if !report.baseline_known {
+                        "unknown baseline"
                     } else {
                         "new"
                     };
@@ -144,6 +168,13 @@ impl DiagnosticsOnWrite {
                         }
                         "no new" => {
                             let _ = writeln!(text, "no new diagnostics in {rel} ({}){fixed}", report.server);
+                        }
+                        "unknown baseline" => {
+                            let _ = writeln!(
+                                text,
+                                "diagnostics in {rel} ({}); what it had before this write could not be read, so some may be older:",
+                                report.server
+                            );
                         }
                         _ => {
                             let _ = writeln!(text, "new diagnostics in {rel} ({}){fixed}:", report.server);
