@@ -45,7 +45,7 @@ impl Options {
                 "--writes" => options.writes = value.parse::<usize>()?.max(2),
                 "--server" => options.server = value.to_string(),
                 _ => bail!(
-                    "unknown option `{arg}` (use --rounds N, --writes N, --server clangd|rust-analyzer|gopls|pyright)"
+                    "unknown option `{arg}` (use --rounds N, --writes N, --server clangd|rust-analyzer|gopls|pyright|typescript-language-server)"
                 ),
             }
         }
@@ -109,6 +109,14 @@ fn case(server: &str) -> Result<Case> {
             line: 15,
             symbol: "total_area",
             broken_tail: "broken: int = \"text\"\n",
+        },
+        "typescript-language-server" => Case {
+            language: Language::TypeScript,
+            project: "lsp/typescript",
+            file: "src/main.ts",
+            line: 14,
+            symbol: "totalArea",
+            broken_tail: "export const broken: number = \"text\";\n",
         },
         other => bail!("no benchmark case for {other}"),
     })

@@ -237,6 +237,13 @@ impl Server {
         statically || lock(&self.state).registrations.values().any(|m| m == method)
     }
 
+    /// The command through which a file's diagnostics are asked of tsserver
+    /// ([`ServerSpec::tsserver_request`]), when the server offers it.
+    pub fn tsserver_request(&self) -> Option<&'static str> {
+        let commands = self.capabilities.pointer("/executeCommandProvider/commands").and_then(Value::as_array)?;
+        self.spec.tsserver_request.filter(|wanted| commands.iter().any(|c| c.as_str() == Some(wanted)))
+    }
+
     /// Whether diagnostics are pulled (`textDocument/diagnostic`) rather than waited for.
     pub fn pulls_diagnostics(&self) -> bool {
         // Only when the client said it pulls: a server told nothing pushes everything.

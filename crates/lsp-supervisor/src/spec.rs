@@ -132,6 +132,14 @@ pub struct ServerSpec {
     /// Whether the server sends `experimental/serverStatus` with `quiescent`
     /// (rust-analyzer): it counts as loading from its start until it says it is quiescent.
     pub reports_quiescence: bool,
+    /// A `workspace/executeCommand` command that forwards a request to
+    /// tsserver (typescript-language-server's `typescript.tsserverRequest`).
+    /// When the server lists it, a file's diagnostics are asked of tsserver
+    /// (`syntacticDiagnosticsSync`, `semanticDiagnosticsSync`,
+    /// `suggestionDiagnosticsSync`) instead of waited for: the server publishes
+    /// a kind's list only when it changes, so a file that stays clean after a
+    /// write gets no publication at all.
+    pub tsserver_request: Option<&'static str>,
 }
 
 impl ServerSpec {
@@ -159,6 +167,7 @@ impl ServerSpec {
             load_grace: std::time::Duration::from_secs(2),
             index_files: Vec::new(),
             reports_quiescence: false,
+            tsserver_request: None,
         }
     }
 
@@ -192,8 +201,10 @@ impl ServerSpec {
             &["--log=error"],
             &["compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt", "Makefile"],
         );
-        // tsserver reports syntax, then semantic diagnostics, each kind as it comes.
+        // It publishes syntax, semantic and suggestion diagnostics as each kind
+        // comes, and nothing for a kind whose list stays empty: ask tsserver.
         tsls.publishes_in_rounds = true;
+        tsls.tsserver_request = Some("typescript.tsserverRequest");
         // A rename at a use of an imported name renames the declaration across
         // files rather than adding a local alias (`import { a as b }`).
         tsls.initialization_options = json!({ "preferences": { "providePrefixAndSuffixTextForRename": false } });

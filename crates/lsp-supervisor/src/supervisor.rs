@@ -747,8 +747,11 @@ impl Supervisor {
             }
         }
         diagnostics.sort_by(|a, b| (a.location.line, a.location.column).cmp(&(b.location.line, b.location.column)));
-        let published_at =
-            if server.pulls_diagnostics() { Some(pulled_at) } else { server.published(path).map(|p| p.at) };
+        let published_at = if server.pulls_diagnostics() || server.tsserver_request().is_some() {
+            Some(pulled_at)
+        } else {
+            server.published(path).map(|p| p.at)
+        };
         Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete, published_at })
     }
 
@@ -775,6 +778,10 @@ impl Supervisor {
             // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
             let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
             while server.progress_begins() == begins && server.next_change(until).await {}
+        }
+        if let Some(command) = server.tsserver_request() {
+            // tsserver answers once it has loaded the project: no load to wait out first.
+            return tsserver_diagnostics(server, command, path, deadline).await;
         }
         // Diagnostics from a server still loading are not final.
         if server.initial_load(server.spec.load_grace, deadline).await.is_some() {
@@ -840,6 +847,65 @@ pub enum FileChange {
     Created = 1,
     Changed = 2,
     Deleted = 3,
+}
+
+/// A file's diagnostics asked of tsserver through typescript-language-server's
+/// `command` (`typescript.tsserverRequest`): the three kinds it publishes, in
+/// its order, each converted as the server converts what it publishes
+/// (tsserver's 1-based `line`/`offset` in UTF-16 units become a 0-based LSP
+/// range; category `error`/`warning`/`suggestion` becomes severity 1/2/4).
+/// Running out of time is "not final", with what came so far.
+async fn tsserver_diagnostics(
+    server: &Server,
+    command: &str,
+    path: &Path,
+    deadline: tokio::time::Instant,
+) -> Result<(Vec<Value>, bool)> {
+    let uri = path_to_uri(path);
+    let mut items = Vec::new();
+    for request in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"] {
+        let params = json!({ "command": command, "arguments": [request, { "file": uri }] });
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let answer = match server.request_with("workspace/executeCommand", params, remaining).await {
+            Ok(answer) => answer,
+            Err(Error::Timeout { .. }) => return Ok((items, false)),
+            Err(e) => return Err(e),
+        };
+        // The command answers with tsserver's whole response: `{ success, body, message }`.
+        if answer.get("success").and_then(Value::as_bool) == Some(false) {
+            let message = answer.get("message").and_then(Value::as_str).unwrap_or("no reason given");
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "workspace/executeCommand",
+                code: 0,
+                message: format!("tsserver {request} failed: {message}"),
+            });
+        }
+        let body = answer.get("body").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        items.extend(body.iter().filter_map(tsserver_to_lsp));
+    }
+    Ok((items, true))
+}
+
+/// One tsserver `protocol.Diagnostic` as the LSP `Diagnostic` typescript-language-server publishes for it.
+fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
+    let position = |location: &Value| -> Option<Value> {
+        let line = location.get("line")?.as_u64()?.checked_sub(1)?;
+        let character = location.get("offset")?.as_u64()?.checked_sub(1)?;
+        Some(json!({ "line": line, "character": character }))
+    };
+    let severity = match diagnostic.get("category").and_then(Value::as_str) {
+        Some("warning") => 2,
+        Some("suggestion") => 4,
+        _ => 1,
+    };
+    Some(json!({
+        "range": { "start": position(diagnostic.get("start")?)?, "end": position(diagnostic.get("end")?)? },
+        "message": diagnostic.get("text").and_then(Value::as_str).unwrap_or_default(),
+        "severity": severity,
+        "code": diagnostic.get("code").cloned().unwrap_or(Value::Null),
+        "source": diagnostic.get("source").and_then(Value::as_str).unwrap_or("typescript"),
+    }))
 }
 
 /// Waits for a publication for `path` newer than `after`, then for the server

@@ -235,6 +235,32 @@ async fn typescript_language_server_answers_every_action() {
     assert_eq!(found, [(2, 25, Severity::Error, Some("2304".to_string()), "Cannot find name 'Circle'.".to_string())]);
     let (_, actions) = sup.code_actions(&broken, 2, "Circle").await.unwrap();
     assert!(actions.iter().any(|a| a.title == "Add import from \"./shapes\""), "{actions:?}");
+
+    // A write that leaves a file clean: the server publishes nothing for it (a
+    // kind's list that stays empty is not published again), yet the answer is final.
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, text.replace("One line about", "A line about")).unwrap();
+    let report = sup.diagnostics_after_write(&main).await.unwrap();
+    assert!(report.complete && report.diagnostics.is_empty(), "{report:?}");
+    // A semantic error and a suggestion (severity hint), each as the server publishes it.
+    std::fs::write(&main, format!("{text}export function f(): number {{\n  const unused = 1;\n  return \"x\";\n}}\n"))
+        .unwrap();
+    let report = sup.diagnostics_after_write(&main).await.unwrap();
+    assert!(report.complete, "{report:?}");
+    let found: Vec<_> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.location.line, d.location.column, d.severity, d.code.clone(), d.message.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (17, 9, Severity::Hint, Some("6133".into()), "'unused' is declared but its value is never read.".into()),
+            (18, 3, Severity::Error, Some("2322".into()), "Type 'string' is not assignable to type 'number'.".into()),
+        ]
+    );
+    std::fs::write(&main, &text).unwrap();
+    assert!(sup.diagnostics_after_write(&main).await.unwrap().diagnostics.is_empty());
     let checked = sup.project_diagnostics(Some(Language::TypeScript)).await.unwrap();
     let d = &checked[0].diagnostics;
     assert_eq!(d.len(), 1, "{d:?}");
