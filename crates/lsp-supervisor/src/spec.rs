@@ -113,6 +113,12 @@ pub struct ServerSpec {
     /// (syntax first, then types) without progress: an empty publication then
     /// waits [`crate::SupervisorConfig::settle_empty`] for a later round.
     pub publishes_in_rounds: bool,
+    /// Whether the server publishes a file's diagnostics again after a change
+    /// that leaves them as they were. rust-analyzer does not (it publishes a
+    /// file only when its list changed): silence after its check on save has
+    /// ended, or after [`crate::SupervisorConfig::settle_empty`] without a
+    /// check, means the last list stands.
+    pub publishes_unchanged: bool,
     /// Whether to tell the server the client pulls diagnostics
     /// (`textDocument.diagnostic`). rust-analyzer answers a pull with its own
     /// diagnostics only and keeps pushing `cargo check`'s, so it is not told.
@@ -162,6 +168,7 @@ impl ServerSpec {
             settings: Value::Null,
             env: Vec::new(),
             publishes_in_rounds: false,
+            publishes_unchanged: true,
             advertise_pull: true,
             checks_on_save: false,
             load_grace: std::time::Duration::from_secs(2),
@@ -179,6 +186,7 @@ impl ServerSpec {
         let mut rust_analyzer = ServerSpec::new("rust-analyzer", &[Rust], &["rust-analyzer"], &[], &["Cargo.toml"]);
         rust_analyzer.advertise_pull = false;
         rust_analyzer.checks_on_save = true;
+        rust_analyzer.publishes_unchanged = false;
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
@@ -205,6 +213,7 @@ impl ServerSpec {
         // comes, and nothing for a kind whose list stays empty: ask tsserver.
         tsls.publishes_in_rounds = true;
         tsls.tsserver_request = Some("typescript.tsserverRequest");
+        tsls.publishes_unchanged = false;
         // A rename at a use of an imported name renames the declaration across
         // files rather than adding a local alias (`import { a as b }`).
         tsls.initialization_options = json!({ "preferences": { "providePrefixAndSuffixTextForRename": false } });

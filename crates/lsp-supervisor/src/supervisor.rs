@@ -774,10 +774,12 @@ impl Supervisor {
         if saved {
             server.saved(path);
         }
+        let mut checked = false;
         if saved && changed && server.spec.checks_on_save {
             // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
             let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
             while server.progress_begins() == begins && server.next_change(until).await {}
+            checked = server.progress_begins() != begins;
         }
         if let Some(command) = server.tsserver_request() {
             // tsserver answers once it has loaded the project: no load to wait out first.
@@ -806,7 +808,13 @@ impl Supervisor {
         let settle_empty = if server.spec.publishes_in_rounds { self.config.settle_empty } else { self.config.settle };
         // Unchanged text and an earlier publication: that publication is current.
         let after = if !changed { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
-        wait_published(server, path, after, deadline, self.config.settle, settle_empty).await
+        // A server that does not publish a list again when it is unchanged: once
+        // its check after the save has ended (or, without one, after a longer
+        // quiet), silence means the last list stands.
+        let stands = (!server.spec.publishes_unchanged)
+            .then(|| if checked { self.config.settle } else { self.config.settle_empty });
+        let waits = Waits { settle: self.config.settle, settle_empty, stands };
+        wait_published(server, path, after, deadline, waits).await
     }
 
     /// Tells every running server of a root that files changed on disk
@@ -908,6 +916,17 @@ fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
     }))
 }
 
+/// How long [`wait_published`] waits in quiet before it takes a list as final.
+struct Waits {
+    /// After a publication with items.
+    settle: Duration,
+    /// After an empty publication.
+    settle_empty: Duration,
+    /// Without any publication since the change, from a server that does not
+    /// publish an unchanged list again; `None`: such silence is never final.
+    stands: Option<Duration>,
+}
+
 /// Waits for a publication for `path` newer than `after`, then for the server
 /// to settle (no progress, quiet for a moment). Returns the items and whether
 /// they are final.
@@ -916,9 +935,9 @@ async fn wait_published(
     path: &Path,
     after: u64,
     deadline: tokio::time::Instant,
-    settle: Duration,
-    settle_empty: Duration,
+    waits: Waits,
 ) -> Result<(Vec<Value>, bool)> {
+    let Waits { settle, settle_empty, stands } = waits;
     loop {
         if let Some(death) = server.death() {
             return Err(Error::Crashed { server: server.spec.id, what: death.what, stderr_tail: death.stderr_tail });
@@ -936,6 +955,22 @@ async fn wait_published(
                 }
                 if tokio::time::Instant::now() >= deadline {
                     return Ok((published.items.clone(), false));
+                }
+            }
+            continue;
+        }
+        if latest.is_none()
+            && let Some(quiet) = stands
+            && server.busy().is_none()
+        {
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            if !server.next_change(until).await {
+                let fresh = server.published(path).is_some_and(|p| p.seq > after);
+                if !fresh && server.busy().is_none() && tokio::time::Instant::now() < deadline {
+                    return Ok((server.published(path).map(|p| p.items).unwrap_or_default(), true));
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok((Vec::new(), false));
                 }
             }
             continue;

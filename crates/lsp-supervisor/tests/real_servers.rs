@@ -71,6 +71,12 @@ async fn rust_analyzer_answers_every_action() {
     let (_, found) = sup.workspace_symbols("total", &main, 100).await.unwrap();
     assert_eq!(found.items.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["total_area"]);
     assert!(file_diagnostics(&sup, &main).await.is_empty());
+    // A write that changes no diagnostic: rust-analyzer publishes nothing again
+    // (native or `cargo check`), yet the answer is final once its check has run.
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, text.replace("//! Prints the areas", "//! Prints the area")).unwrap();
+    let report = sup.diagnostics_after_write(&main).await.unwrap();
+    assert!(report.complete && report.diagnostics.is_empty(), "{report:?}");
 
     // Rename across both files, all applied.
     let outcome = sup.rename(&main, 14, "total_area", "sum_of_areas").await.unwrap();
@@ -115,6 +121,11 @@ async fn rust_analyzer_answers_every_action() {
         "{:?}",
         broken.diagnostics
     );
+    // A write elsewhere in the file: the same error, published by nobody again, still stands.
+    std::fs::write(&main, format!("{text}// a comment\n")).unwrap();
+    let same = sup.diagnostics_after_write(&main).await.unwrap();
+    assert!(same.complete, "{same:?}");
+    assert_eq!(same.diagnostics, broken.diagnostics);
     let checked = sup.project_diagnostics(Some(Language::Rust)).await.unwrap();
     let errors: Vec<_> = checked[0].diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
     assert_eq!(errors.len(), 1, "{:?}", checked[0].diagnostics);
