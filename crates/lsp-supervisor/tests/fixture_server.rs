@@ -234,6 +234,48 @@ async fn a_server_that_publishes_too_late_gives_pending_never_clean() {
 }
 
 #[tokio::test]
+async fn silence_from_a_server_that_publishes_only_changes_leaves_the_last_list_standing() {
+    let env = [("FIXTURE_LSP_PUBLISH_CHANGED_ONLY", "1")];
+    let (_dir, root) = project(&[("a.fix", "def alpha\nERROR E1: broken here\n")]);
+    let file = root.join("a.fix");
+    let mut told = config(&root, &env);
+    for spec in &mut told.servers {
+        if spec.id == "fixture" {
+            spec.publishes_unchanged = false;
+        }
+    }
+    let sup = Supervisor::new(told);
+    let listed = |report: &lsp_supervisor::FileDiagnostics| -> Vec<(u32, Option<String>)> {
+        report.diagnostics.iter().map(|d| (d.location.line, d.code.clone())).collect()
+    };
+    let report = sup.diagnostics(&file).await.unwrap();
+    assert!(report.complete);
+    assert_eq!(listed(&report), [(2, Some("E1".to_string()))]);
+    // The same diagnostics after the write: nothing is published, the last list stands.
+    std::fs::write(&file, "def alpha\nERROR E1: broken here\ndef beta\n").unwrap();
+    let report = sup.diagnostics_after_write(&file).await.unwrap();
+    assert!(report.complete, "{report:?}");
+    assert_eq!(listed(&report), [(2, Some("E1".to_string()))]);
+    std::fs::write(&file, "def alpha\n").unwrap();
+    let report = sup.diagnostics_after_write(&file).await.unwrap();
+    assert!(report.complete && report.diagnostics.is_empty(), "{report:?}");
+    std::fs::write(&file, "def alpha\ndef gamma\n").unwrap();
+    let report = sup.diagnostics_after_write(&file).await.unwrap();
+    assert!(report.complete && report.diagnostics.is_empty(), "{report:?}");
+    sup.shutdown().await;
+
+    // Not told that the server is like this, the same silence is pending, never clean.
+    let mut untold = config(&root, &env);
+    untold.diagnostics_timeout = Duration::from_millis(800);
+    let sup = Supervisor::new(untold);
+    assert!(sup.diagnostics(&file).await.unwrap().complete);
+    std::fs::write(&file, "def alpha\ndef gamma\ndef delta\n").unwrap();
+    let report = sup.diagnostics_after_write(&file).await.unwrap();
+    assert!(!report.complete, "{report:?}");
+    sup.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_directory_of_projects_serves_each_project() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
