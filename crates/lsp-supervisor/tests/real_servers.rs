@@ -425,3 +425,69 @@ async fn awkward_text_positions_come_out_right_on_utf8_and_utf16_servers() {
         sup.shutdown().await;
     }
 }
+
+/// A write that leaves a file's diagnostics as they were (a comment added at
+/// the end) gets a final answer with the same list on every server, whether or
+/// not the server publishes an unchanged list again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_that_changes_no_diagnostic_is_final_on_every_server() {
+    // (project, language, server, a clean file, a file with diagnostics, a comment)
+    let cases: [(&str, Language, &str, Option<&str>, Option<&str>, &str); 8] = [
+        ("lsp/rust", Language::Rust, "rust-analyzer", Some("src/main.rs"), None, "// a comment\n"),
+        ("lsp/rust-broken", Language::Rust, "rust-analyzer", None, Some("src/main.rs"), "// a comment\n"),
+        (
+            "lsp/python",
+            Language::Python,
+            "pyright",
+            Some("geometry/report.py"),
+            Some("geometry/broken.py"),
+            "# a comment\n",
+        ),
+        (
+            "lsp/python",
+            Language::Python,
+            "pylsp",
+            Some("geometry/report.py"),
+            Some("geometry/broken.py"),
+            "# a comment\n",
+        ),
+        (
+            "lsp/python",
+            Language::Python,
+            "ruff",
+            Some("geometry/report.py"),
+            Some("geometry/broken.py"),
+            "# a comment\n",
+        ),
+        (
+            "lsp/typescript",
+            Language::TypeScript,
+            "typescript-language-server",
+            Some("src/main.ts"),
+            Some("src/broken.ts"),
+            "// a comment\n",
+        ),
+        ("lsp/c", Language::C, "clangd", Some("main.c"), Some("broken.c"), "// a comment\n"),
+        ("lsp/go", Language::Go, "gopls", Some("main.go"), Some("broken/broken.go"), "// a comment\n"),
+    ];
+    for (project, language, server, clean, broken, comment) in cases {
+        let (_dir, root) = common::project(project);
+        let Some(sup) = common::supervisor(&root, language, server).await else { continue };
+        for (file, is_clean) in clean.map(|f| (f, true)).into_iter().chain(broken.map(|f| (f, false))) {
+            let path = root.join(file);
+            let before = file_diagnostics(&sup, &path).await;
+            assert_eq!(before.is_empty(), is_clean, "{server} {file}: {before:?}");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, format!("{text}{comment}")).unwrap();
+            let report = sup.diagnostics_after_write(&path).await.unwrap();
+            assert!(report.complete, "{server} {file}: {report:?}");
+            let after: Vec<_> = report
+                .diagnostics
+                .iter()
+                .map(|d| (d.location.line, d.location.column, d.severity, d.code.clone(), d.message.clone()))
+                .collect();
+            assert_eq!(after, before, "{server} {file}");
+        }
+        sup.shutdown().await;
+    }
+}
