@@ -119,6 +119,14 @@ pub struct ServerSpec {
     /// ended, or after [`crate::SupervisorConfig::settle_empty`] without a
     /// check, means the last list stands.
     pub publishes_unchanged: bool,
+    /// The `source` of the diagnostics the server answers a pull
+    /// (`textDocument/diagnostic`) with, when it also pushes others of a check
+    /// of its own (rust-analyzer: its own are `rust-analyzer`, `cargo check`'s
+    /// are `rustc` or `clippy`). Its own are then pulled, exact for the text
+    /// just sent, and the check's taken from its last push once the check has
+    /// ended. Used when the server offers pulls, whether or not it is told the
+    /// client pulls.
+    pub pulled_source: Option<&'static str>,
     /// Whether to tell the server the client pulls diagnostics
     /// (`textDocument.diagnostic`). rust-analyzer answers a pull with its own
     /// diagnostics only and keeps pushing `cargo check`'s, so it is not told.
@@ -169,6 +177,7 @@ impl ServerSpec {
             env: Vec::new(),
             publishes_in_rounds: false,
             publishes_unchanged: true,
+            pulled_source: None,
             advertise_pull: true,
             checks_on_save: false,
             load_grace: std::time::Duration::from_secs(2),
@@ -187,6 +196,7 @@ impl ServerSpec {
         rust_analyzer.advertise_pull = false;
         rust_analyzer.checks_on_save = true;
         rust_analyzer.publishes_unchanged = false;
+        rust_analyzer.pulled_source = Some("rust-analyzer");
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);

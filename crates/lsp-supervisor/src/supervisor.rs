@@ -790,6 +790,11 @@ impl Supervisor {
             let items = server.published(path).filter(|p| p.seq > before).map(|p| p.items).unwrap_or_default();
             return Ok((items, false));
         }
+        if let Some(own) = server.spec.pulled_source
+            && server.supports("diagnosticProvider", "textDocument/diagnostic")
+        {
+            return self.pulled_and_checked(server, path, own, checked, deadline).await;
+        }
         if server.pulls_diagnostics() {
             let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -815,6 +820,40 @@ impl Supervisor {
             .then(|| if checked { self.config.settle } else { self.config.settle_empty });
         let waits = Waits { settle: self.config.settle, settle_empty, stands };
         wait_published(server, path, after, deadline, waits).await
+    }
+
+    /// For a server that answers a pull with its own findings only and pushes
+    /// a check's ([`ServerSpec::pulled_source`]: rust-analyzer and `cargo
+    /// check`): its own are pulled, exact for the text just sent (a push may be
+    /// a list it is still computing); the check's are the last pushed ones,
+    /// once a check this save started (`checked`) has ended.
+    async fn pulled_and_checked(
+        &self,
+        server: &Server,
+        path: &Path,
+        own: &str,
+        checked: bool,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<Value>, bool)> {
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
+            Ok(answer) => answer,
+            Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
+            Err(e) => return Err(e),
+        };
+        let mut items: Vec<Value> = answer.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut complete = true;
+        if checked {
+            // The check ends with its progress; its publication follows right behind.
+            while server.busy().is_some() && server.next_change(deadline).await {}
+            complete = server.busy().is_none();
+            let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
+            while server.next_change(until).await {}
+        }
+        let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+        items.extend(pushed.into_iter().filter(|d| d.get("source").and_then(Value::as_str) != Some(own)));
+        Ok((items, complete))
     }
 
     /// Tells every running server of a root that files changed on disk
