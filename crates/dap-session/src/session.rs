@@ -592,6 +592,25 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// The adapter's process group goes with its process ([`AdapterProcess`]'s
+    /// drop); a launched debuggee that left the group (debugpy's launcher
+    /// starts it in a session of its own) and has not exited goes here, so a
+    /// host that exits with a program still running leaves nothing behind.
+    fn drop(&mut self) {
+        if !matches!(self.start, Start::Launch { .. }) {
+            return;
+        }
+        let state = lock(&self.state);
+        if state.exit_code.is_none()
+            && let Some(pid) = state.debuggee_pid
+            && process::alive(pid)
+        {
+            process::kill_pid(pid);
+        }
+    }
+}
+
 fn location(frame: &StackFrame) -> Location {
     Location {
         file: frame.source.as_ref().and_then(|s| s.path.as_ref()).map(PathBuf::from),

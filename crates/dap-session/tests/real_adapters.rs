@@ -382,3 +382,28 @@ fn listening_on(port: u16) -> bool {
         })
     })
 }
+
+/// A host that goes away while its program runs (the MCP client closed the
+/// `serve` it was launched from) drops the supervisor: the program goes too,
+/// though debugpy starts it outside the adapter's process group.
+#[tokio::test]
+async fn dropping_the_supervisor_while_the_program_runs_ends_it() {
+    let python = venv_python();
+    if !require("debugpy in .tools/venv", has_debugpy(&python)) {
+        return;
+    }
+    let root = project("python");
+    let mut config = config(Some(python));
+    config.limits.run_timeout = Duration::from_secs(2);
+    let debug = DebugSupervisor::new(config);
+    let program = root.path().join("attach_target.py");
+    let spec = LaunchSpec { root: root.path().to_path_buf(), program, args: vec![], adapter: None };
+    let started = debug.launch(CONV, spec).await.unwrap();
+    assert!(matches!(started.outcome, RunOutcome::StillRunning { .. }), "{:?}", started.outcome);
+    let session = debug.status(CONV).await.session.unwrap();
+    let (pid, adapter) = (session.debuggee_pid.unwrap(), session.adapter_pid.unwrap());
+    assert!(alive(pid));
+    drop(debug);
+    assert!(eventually(Duration::from_secs(5), || !alive(pid)).await, "debuggee {pid} left running");
+    assert!(eventually(Duration::from_secs(5), || !alive(adapter)).await, "adapter {adapter} left running");
+}
