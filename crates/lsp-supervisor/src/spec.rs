@@ -143,6 +143,10 @@ pub struct ServerSpec {
     /// project-wide index; without any, it knows only the files it has open
     /// (clangd without `compile_commands.json`). Empty: always indexed.
     pub index_files: Vec<&'static str>,
+    /// Whether files an edit of ours changed on disk are opened in the server
+    /// afterwards: clangd's background index does not see files change on
+    /// disk, while open files answer from their text at once.
+    pub opens_changed_files: bool,
     /// Whether the server sends `experimental/serverStatus` with `quiescent`
     /// (rust-analyzer): it counts as loading from its start until it says it is quiescent.
     pub reports_quiescence: bool,
@@ -183,6 +187,7 @@ impl ServerSpec {
             load_grace: std::time::Duration::from_secs(2),
             index_files: Vec::new(),
             reports_quiescence: false,
+            opens_changed_files: false,
             tsserver_request: None,
         }
     }
@@ -231,6 +236,7 @@ impl ServerSpec {
         // loaded machine's node can take seconds to get there; it always announces it.
         tsls.load_grace = std::time::Duration::from_secs(10);
         clangd.index_files = vec!["compile_commands.json", "build/compile_commands.json"];
+        clangd.opens_changed_files = true;
         let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
         gopls.probe_args = vec!["version".into()];
         let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);

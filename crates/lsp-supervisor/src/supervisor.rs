@@ -21,6 +21,9 @@ use crate::uri::{path_to_uri, uri_to_path};
 
 /// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
 const CHECK_START: Duration = Duration::from_secs(1);
+/// How long files opened after an edit of ours are waited for to be indexed
+/// ([`ServerSpec::opens_changed_files`]).
+const OPENED_INDEXED: Duration = Duration::from_secs(10);
 
 /// How a supervisor finds and drives its servers.
 #[derive(Debug, Clone)]
@@ -857,7 +860,9 @@ impl Supervisor {
     }
 
     /// Tells every running server of a root that files changed on disk
-    /// (`workspace/didChangeWatchedFiles`), and syncs the ones they have open.
+    /// (`workspace/didChangeWatchedFiles`), and syncs the ones they have open
+    /// (and, for a server with [`ServerSpec::opens_changed_files`], opens the
+    /// ones of its languages).
     pub async fn files_changed(&self, changes: &[(PathBuf, FileChange)]) {
         let servers: Vec<Arc<Server>> = self.slots.lock().await.values().filter_map(|s| s.server.clone()).collect();
         for server in servers {
@@ -869,20 +874,35 @@ impl Supervisor {
             if events.is_empty() {
                 continue;
             }
+            let before = server.publish_seq();
+            let mut opened = Vec::new();
             for (path, change) in changes {
-                if server.is_open(path) {
+                let opens = server.spec.opens_changed_files
+                    && *change != FileChange::Deleted
+                    && path.starts_with(&server.root)
+                    && Language::from_path(path).is_some_and(|l| server.spec.languages.contains(&l));
+                if server.is_open(path) || opens {
                     match change {
                         FileChange::Deleted => server.closed(path),
                         _ => {
                             if let Some(language) = Language::from_path(path) {
                                 let _ = server.sync(path, language).await;
                                 server.saved(path);
+                                opened.push(path);
                             }
                         }
                     }
                 }
             }
             server.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+            if server.spec.opens_changed_files {
+                // Each file is in its index once it has been built, which its
+                // publication follows: the next query sees the new text everywhere.
+                let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout.min(OPENED_INDEXED);
+                while !opened.iter().all(|p| server.published(p).is_some_and(|p| p.seq > before))
+                    && server.next_change(deadline).await
+                {}
+            }
         }
     }
 }

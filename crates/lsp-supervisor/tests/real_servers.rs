@@ -335,6 +335,10 @@ async fn clangd_answers_every_action() {
         outcome.files.iter().map(|f| f.path.strip_prefix(&root).unwrap().display().to_string()).collect();
     changed.sort();
     assert_eq!(changed, ["broken.c", "main.c", "shapes.c", "shapes.h"]);
+    // Its index does not see files change on disk: the renamed files are opened, so the
+    // new name is found everywhere at once.
+    let nav = sup.references(&main, 7, "sq_area", 50).await.unwrap();
+    assert_eq!(nav.locations.total, 5, "{:?}", nav_places(&root, &nav));
     sup.shutdown().await;
 }
 
