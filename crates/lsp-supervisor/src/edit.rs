@@ -262,6 +262,25 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Applies a `WorkspaceEdit` (either `changes` or `documentChanges`) all or nothing.
+/// Why `name` cannot be an identifier in any of the languages served, if it
+/// cannot: some servers (typescript-language-server) write whatever they are
+/// given. Letters, digits, `_` and `$`, not first a digit; Rust's raw `r#` and
+/// a lifetime's leading `'` are let through.
+fn not_an_identifier(name: &str) -> Option<&'static str> {
+    let bare = name.strip_prefix("r#").or_else(|| name.strip_prefix('\'')).unwrap_or(name);
+    let Some(first) = bare.chars().next() else { return Some("it is empty") };
+    if first.is_ascii_digit() {
+        return Some("it starts with a digit");
+    }
+    if bare.chars().any(char::is_whitespace) {
+        return Some("it contains white space");
+    }
+    if !bare.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        return Some("only letters, digits, `_` and `$` make a name");
+    }
+    None
+}
+
 pub(crate) fn apply_workspace_edit(
     root: &Path,
     edit: &Value,
@@ -292,6 +311,9 @@ impl Supervisor {
     /// Renames the symbol project-wide (`textDocument/rename`) and applies the
     /// edit all or nothing; the servers are told about every changed file.
     pub async fn rename(&self, path: &Path, line: u32, symbol: &str, new_name: &str) -> Result<RenameOutcome> {
+        if let Some(why) = not_an_identifier(new_name) {
+            return Err(Error::BadName { name: new_name.to_string(), why });
+        }
         let target = self.target(path, line, symbol).await?;
         let server = &target.server;
         if !server.supports("renameProvider", "textDocument/rename") {
@@ -333,6 +355,18 @@ impl Supervisor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_name_must_be_an_identifier() {
+        for ok in ["sum_of_areas", "sumOfAreas", "$el", "_", "größe", "r#type", "'long", "x2"] {
+            assert_eq!(not_an_identifier(ok), None, "{ok}");
+        }
+        assert_eq!(not_an_identifier("1bad"), Some("it starts with a digit"));
+        assert_eq!(not_an_identifier("not valid"), Some("it contains white space"));
+        assert_eq!(not_an_identifier("a-b"), Some("only letters, digits, `_` and `$` make a name"));
+        assert_eq!(not_an_identifier("a.b"), Some("only letters, digits, `_` and `$` make a name"));
+        assert_eq!(not_an_identifier(""), Some("it is empty"));
+    }
 
     #[test]
     fn edits_apply_all_or_nothing_and_stay_inside_the_root() -> anyhow::Result<()> {

@@ -49,6 +49,8 @@ pub enum Error {
     EmptySymbol,
     #[error("the rename changes nothing: {server} returned no edits for `{symbol}`")]
     NothingToRename { server: &'static str, symbol: String },
+    #[error("`{name}` is not a name a symbol can have ({why}); nothing was renamed")]
+    BadName { name: String, why: &'static str },
     #[error("the server's edit was refused, nothing was written: {0}")]
     EditRefused(String),
     #[error("writing the edit failed, every file was restored: {0}")]
