@@ -259,6 +259,14 @@ impl Session {
             Some(result) => result?,
             None => reply.await.unwrap_or_else(|e| Err(Error::Invalid(format!("{request} task failed: {e}"))))?,
         };
+        {
+            // Launched or attached: the program runs until an event says otherwise.
+            let mut state = lock(&self.state);
+            if state.phase == Phase::Starting {
+                state.phase = Phase::Running;
+                state.version += 1;
+            }
+        }
         let outcome = self.wait_run(0).await;
         Ok(Started { adapter: self.adapter, breakpoints: placed, outcome })
     }

@@ -172,7 +172,9 @@ async fn a_second_launch_is_refused_and_terminate_leaves_no_process() {
     std::fs::write(root.path().join("main.dart"), "print start\nspin\n").unwrap();
     let started = debug.launch(CONV, launch(root.path())).await.unwrap();
     assert!(matches!(started.outcome, RunOutcome::StillRunning { .. }), "{:?}", started.outcome);
-    let (debuggee, adapter) = pids(&debug.status(CONV).await);
+    let status = debug.status(CONV).await;
+    assert_eq!(status.session.as_ref().map(|s| s.phase.clone()), Some(dap_session::Phase::Running));
+    let (debuggee, adapter) = pids(&status);
     assert!(alive(debuggee) && alive(adapter));
 
     let error = debug.launch(CONV, launch(root.path())).await.unwrap_err();
