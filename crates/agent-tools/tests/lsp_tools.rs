@@ -150,6 +150,9 @@ async fn navigation_needs_a_symbol_and_reports_the_column_used() {
         .await
         .unwrap();
     assert!(r.is_error && r.text.contains("symbol must name something"), "{}", r.text);
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let r = surface.call("lsp", json!({ "action": "symbols", "file": "sub" })).await.unwrap();
+    assert!(r.is_error && r.text.starts_with("sub is a directory: `file` names one source file"), "{}", r.text);
     let r = surface
         .call("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "alpha" }))
         .await
@@ -185,6 +188,16 @@ async fn navigation_needs_a_symbol_and_reports_the_column_used() {
         .await
         .unwrap();
     assert!(r.is_error, "{}", r.text);
+    let r = surface
+        .call("lsp_rename", json!({ "file": "a.fix", "line": 3, "symbol": "omega", "new_name": "1bad" }))
+        .await
+        .unwrap();
+    assert!(
+        r.is_error && r.text.contains("`1bad` is not a name a symbol can have (it starts with a digit)"),
+        "{}",
+        r.text
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.fix")).unwrap(), "def omega\nWARN W1: old warning\nomega\n");
     supervisor.shutdown().await;
 }
 

@@ -120,6 +120,18 @@ impl DebugSupervisor {
         if let Some(&bad) = lines.iter().find(|&&l| l == 0) {
             return Err(Error::Invalid(format!("line {bad} is not a line: lines start at 1")));
         }
+        // An adapter moves a breakpoint past the end to the last line, or leaves it unverified.
+        if let Some(&last) = lines.iter().max()
+            && let Ok(text) = std::fs::read_to_string(file)
+        {
+            let count = text.lines().count() as u64;
+            if last > count {
+                return Err(Error::Invalid(format!(
+                    "line {last} is out of range: {} has {count} lines (lines are 1-indexed); no breakpoint was changed",
+                    file.display()
+                )));
+            }
+        }
         let mut lines = lines.to_vec();
         lines.sort_unstable();
         lines.dedup();

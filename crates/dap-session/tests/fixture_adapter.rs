@@ -62,6 +62,11 @@ async fn breakpoints_steps_scopes_variables_evaluate_and_output() {
     let program = root.path().join("main.dart");
     let early = debug.set_breakpoints(CONV, &program, &[10, 5]).await.unwrap();
     assert_eq!((early.lines.clone(), early.placed), (vec![5, 10], None));
+    let lines = std::fs::read_to_string(&program).unwrap().lines().count();
+    let error = debug.set_breakpoints(CONV, &program, &[5, lines as u64 + 1]).await.unwrap_err();
+    let expected = format!("line {} is out of range: {} has {lines} lines", lines + 1, program.display());
+    assert!(error.to_string().starts_with(&expected), "{error}");
+    assert_eq!(debug.status(CONV).await.breakpoints[0].lines, [5, 10], "a refused call changes nothing");
 
     let started = debug.launch(CONV, launch(root.path())).await.unwrap();
     assert_eq!(started.adapter, AdapterId::Dart);

@@ -179,13 +179,15 @@ impl Debug {
     }
 
     fn show(&self, path: &Path) -> String {
-        self.0.workspace.relative(path).display().to_string()
+        let shown = self.0.workspace.relative(path).display().to_string();
+        // The working directory itself (a Go package launched as `.`).
+        if shown.is_empty() { ".".to_owned() } else { shown }
     }
 
     async fn run(&self, input: DebugInput) -> Answer {
         let debug = &self.0.supervisor;
         let conv = self.conv();
-        let err = |e: dap_session::Error| e.to_string();
+        let err = |e: dap_session::Error| crate::tools::lsp::relative_text(&self.0.workspace, &e.to_string());
         match input.op {
             DebugOp::Adapters => {
                 let reports = debug.adapters(self.root()).await;

@@ -215,7 +215,14 @@ fn capped_note<T>(list: &Capped<T>) -> String {
 impl Lsp {
     fn file(&self, input: &LspInput) -> std::result::Result<PathBuf, String> {
         let file = input.file.as_deref().ok_or_else(|| format!("{} needs `file`", action_name(input.action)))?;
-        self.0.workspace.resolve(file).map_err(|e| e.to_string())
+        let path = self.0.workspace.resolve(file).map_err(|e| e.to_string())?;
+        if path.is_dir() {
+            return Err(format!(
+                "{file} is a directory: `file` names one source file (the whole project: diagnostics with \"*\", \
+                 symbols with a `query`)"
+            ));
+        }
+        Ok(path)
     }
 
     fn place(&self, input: &LspInput) -> std::result::Result<(PathBuf, u32, String), String> {
@@ -247,7 +254,7 @@ impl Lsp {
                 let what = action_name(input.action).replace('_', " ");
                 let mut text = format!("{what} of {}", cursor_note(ws, &nav.cursor));
                 if nav.locations.items.is_empty() {
-                    text.push_str(&format!(": none ({} has no {what} for it)", nav.server));
+                    let _ = writeln!(text, ": none ({} has no {what} for it)", nav.server);
                 } else {
                     let _ = writeln!(text, ": {}{}", nav.locations.total, capped_note(&nav.locations));
                     for l in &nav.locations.items {
