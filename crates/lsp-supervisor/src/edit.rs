@@ -261,7 +261,6 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Applies a `WorkspaceEdit` (either `changes` or `documentChanges`) all or nothing.
 /// Why `name` cannot be an identifier in any of the languages served, if it
 /// cannot: some servers (typescript-language-server) write whatever they are
 /// given. Letters, digits, `_` and `$`, not first a digit; Rust's raw `r#` and
@@ -281,6 +280,7 @@ fn not_an_identifier(name: &str) -> Option<&'static str> {
     None
 }
 
+/// Applies a `WorkspaceEdit` (either `changes` or `documentChanges`) all or nothing.
 pub(crate) fn apply_workspace_edit(
     root: &Path,
     edit: &Value,
