@@ -590,12 +590,8 @@ impl Session {
         if let Some(process) = self.process.lock().await.as_mut() {
             process.kill(Duration::from_secs(2)).await;
         }
-        let debuggee = lock(&self.state).debuggee_pid;
-        if end_debuggee && let Some(pid) = debuggee {
-            // A debuggee that left the adapter's process group.
-            if process::alive(pid) {
-                process::kill_pid(pid);
-            }
+        if end_debuggee {
+            end_launched_debuggee(&lock(&self.state));
         }
     }
 }
@@ -606,16 +602,21 @@ impl Drop for Session {
     /// starts it in a session of its own) and has not exited goes here, so a
     /// host that exits with a program still running leaves nothing behind.
     fn drop(&mut self) {
-        if !matches!(self.start, Start::Launch { .. }) {
-            return;
+        if matches!(self.start, Start::Launch { .. }) {
+            end_launched_debuggee(&lock(&self.state));
         }
-        let state = lock(&self.state);
-        if state.exit_code.is_none()
-            && let Some(pid) = state.debuggee_pid
-            && process::alive(pid)
-        {
-            process::kill_pid(pid);
-        }
+    }
+}
+
+/// Kills the debuggee when it left the adapter's process group and is still
+/// alive; one that reported its exit is left alone (its pid may be another
+/// process's by now).
+fn end_launched_debuggee(state: &State) {
+    if state.exit_code.is_none()
+        && let Some(pid) = state.debuggee_pid
+        && process::alive(pid)
+    {
+        process::kill_pid(pid);
     }
 }
 

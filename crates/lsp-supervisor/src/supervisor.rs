@@ -845,12 +845,21 @@ impl Supervisor {
             Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
             Err(e) => return Err(e),
         };
-        let mut items: Vec<Value> = answer.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-        let mut complete = true;
-        if checked {
-            // The check ends with its progress; its publication follows right behind.
-            while server.busy().is_some() && server.next_change(deadline).await {}
-            complete = server.busy().is_none();
+        // No `previousResultId` is sent, so the report is a full one with its items.
+        let Some(mut items) = answer.get("items").and_then(Value::as_array).cloned() else {
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "textDocument/diagnostic",
+                code: 0,
+                message: format!("a report without items: {answer}"),
+            });
+        };
+        // A check (this save's, or one still running from before) ends with its
+        // progress, and its publication follows right behind.
+        let waited = checked || server.busy().is_some();
+        while server.busy().is_some() && server.next_change(deadline).await {}
+        let complete = server.busy().is_none();
+        if waited {
             let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
             while server.next_change(until).await {}
         }
@@ -948,7 +957,15 @@ async fn tsserver_diagnostics(
                 message: format!("tsserver {request} failed: {message}"),
             });
         }
-        let body = answer.get("body").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        // An answer without its list is not an empty list.
+        let Some(body) = answer.get("body").and_then(Value::as_array) else {
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "workspace/executeCommand",
+                code: 0,
+                message: format!("tsserver {request} answered without a list of diagnostics: {answer}"),
+            });
+        };
         items.extend(body.iter().filter_map(tsserver_to_lsp));
     }
     Ok((items, true))
