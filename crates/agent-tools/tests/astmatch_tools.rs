@@ -48,7 +48,8 @@ async fn ast_grep_lists_matches_with_captures() {
     assert_eq!(s["skipped"], json!({"binary": 0, "not_utf8": 0, "too_large": 0, "unreadable": 0}));
     assert_eq!(
         s["matches"][2],
-        json!({"file": "pkg/lib.py", "line": 5, "column": 7, "end_line": 5, "end_column": 15, "text": "foo( 2 )", "captures": {"X": "2"}})
+        json!({"file": "pkg/lib.py", "line": 5, "column": 7, "end_line": 5, "end_column": 15, "text": "foo( 2 )", "context": "statement",
+               "captures": {"X": {"multi": false, "text": "2", "line": 5, "column": 12}}})
     );
 }
 
@@ -122,7 +123,7 @@ async fn ast_edit_stages_and_resolve_accepts() {
     assert!(!result.is_error, "{}", result.text);
     assert!(
         result.text.starts_with(
-            "(proposed) 3 replacements in 2 files (pattern parsed as statement, python); nothing is written yet — call resolve with edit_id \"edit_1\" to accept or discard\n\n--- a/app.py\n+++ b/app.py\n"
+            "(proposed) 3 replacements in 2 files (pattern parsed as statement, python); re-parsed 2 files: all still parse; nothing is written yet — call resolve with edit_id \"edit_1\" to accept or discard\n\n--- a/app.py\n+++ b/app.py\n"
         ),
         "{}",
         result.text

@@ -12,6 +12,11 @@ pub enum Error {
         "unparseable pattern for {lang}: no context accepts it (tried: {tried}); check the pattern is valid {lang} code, with metavariables where nodes go"
     )]
     Unparseable { lang: Lang, tried: String },
+    /// The pattern has no code besides metavariables, so it would match every node.
+    #[error(
+        "pattern `{pattern}` is only metavariables, so it would match every node; anchor it with code around them, e.g. `foo($$$ARGS)` or `$A.len()`"
+    )]
+    OnlyMetavariables { pattern: String },
     /// The pattern is empty or only whitespace.
     #[error("empty pattern: give a code fragment to match")]
     EmptyPattern,
@@ -24,6 +29,12 @@ pub enum Error {
     /// The search scope does not exist.
     #[error("path not found: {}", .0.display())]
     PathNotFound(PathBuf),
+    /// `path` names a file of one language and `language` names another.
+    #[error(
+        "'{}' is a {file_lang} file (by its extension), but language is {given}; give language \"{file_lang}\" or leave it out",
+        path.display()
+    )]
+    LanguageMismatch { path: PathBuf, file_lang: Lang, given: Lang },
     /// A `$NAME` in the rewrite template that the pattern does not bind.
     #[error("rewrite uses ${name}, which the pattern does not bind (bound: {bound})")]
     UnboundInRewrite { name: String, bound: String },

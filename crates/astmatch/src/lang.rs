@@ -149,6 +149,16 @@ impl Lang {
         }
     }
 
+    /// How a single metavariable is spelled to parse as a type, where an identifier in
+    /// the same place parses as an expression instead (C's `sizeof($T)`, `($T) x`); `None`
+    /// where the grammar needs no such spelling.
+    pub(crate) fn type_placeholder(self, index: usize) -> Option<String> {
+        match self {
+            Lang::C | Lang::Cpp => Some(format!("struct zz_mv{index}")),
+            _ => None,
+        }
+    }
+
     /// Further spellings for a `$$$` placeholder, for lists where a bare identifier
     /// is not a valid element (statement lists, item lists, class bodies, match arms,
     /// JSON objects). Each is tried after the bare identifier.

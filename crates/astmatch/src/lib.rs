@@ -7,13 +7,16 @@
 //! token sequences, whitespace and comments ignored).
 //!
 //! The pattern is parsed by the target file's own grammar inside a ladder of
-//! scaffolds (statement, expression, class member, declaration, …); the first
-//! scaffold that parses the fragment without error is used and reported as the
-//! [`Context`]. A fragment no scaffold accepts is [`Error::Unparseable`].
+//! scaffolds (statement, expression, class member, declaration, …); every
+//! scaffold that parses the fragment without error gives a shape, a node matches
+//! when any shape does, and each match names its [`Context`]. A fragment no
+//! scaffold accepts is [`Error::Unparseable`]; one that is only metavariables is
+//! [`Error::OnlyMetavariables`].
 //!
 //! Use [`search`] to find matches under a directory or in one file, and
 //! [`EditStore`] to stage a rewrite (nothing written) and later accept or
-//! discard it. Accept is all or nothing.
+//! discard it. Every staged file is parsed again, and a rewrite that would break a
+//! file's parse is refused for that file. Accept is all or nothing.
 //!
 //! This crate knows nothing of tool calling, JSON schemas or approval tiers; it
 //! never spawns a process and never writes a file outside [`EditStore::accept`].
@@ -31,5 +34,9 @@ pub use crate::lang::Lang;
 pub use crate::matcher::{Capture, NodeMatch};
 pub use crate::pattern::{Context, Pattern};
 pub use crate::rewrite::rewrite_source;
-pub use crate::search::{FileMatches, Match, SearchOptions, SearchReport, Skipped, search, search_source};
-pub use crate::stage::{Accepted, EditStore, FileChange, StagedEdit};
+pub use crate::search::{
+    CapturedNode, FileMatches, Match, MatchCapture, SearchOptions, SearchReport, Skipped, search, search_source,
+};
+pub use crate::stage::{
+    Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,
+};

@@ -3,11 +3,12 @@
 //! Plain data in, data out: a [`Pattern`], a tree and its source text give the
 //! list of matches with their captures as byte ranges. No I/O.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
-use crate::pattern::{MetaVar, PNode, Pattern, significant_children};
+use crate::pattern::{Alternative, Context, MetaVar, PNode, Pattern, significant_children};
 
 /// A metavariable's capture in one match.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,9 +16,16 @@ pub struct Capture {
     /// The metavariable's name, without `$`.
     pub name: String,
     /// Byte range of the captured code in the file; empty for an empty `$$$` run.
+    /// A `$$$` capture takes in the comments at its edges (and own-line comments
+    /// right before its list), so a rewrite keeps them.
     pub range: Range<usize>,
     /// Whether it came from a `$$$` metavariable.
     pub multi: bool,
+    /// The captured nodes' byte ranges: one for a single capture; for a `$$$` capture
+    /// each node of the run, list separators (`,`) left out.
+    pub nodes: Vec<Range<usize>>,
+    /// The capture ends with a line comment (`// …`, `# …`), so code may not follow it on its line.
+    pub(crate) ends_in_line_comment: bool,
 }
 
 /// One match of a pattern in a file, as byte ranges.
@@ -27,6 +35,12 @@ pub struct NodeMatch {
     pub range: Range<usize>,
     /// Captures in order of first binding.
     pub captures: Vec<Capture>,
+    /// The scaffold context of the pattern shape that matched.
+    pub context: Context,
+    /// Byte offsets of the line starts inside the match that lie inside a string
+    /// literal, a raw or template string, a heredoc or a block comment: re-indenting
+    /// a capture never changes those lines.
+    pub(crate) verbatim_lines: Vec<usize>,
 }
 
 /// A binding made during matching: the captured nodes.
@@ -41,25 +55,39 @@ struct Binding<'a> {
 struct Matcher<'a> {
     pattern: &'a Pattern,
     source: &'a [u8],
+    tree: &'a Tree,
+    /// Whether to find each match's verbatim lines (needed to rewrite, not to search).
+    layout: bool,
     env: Vec<Binding<'a>>,
 }
 
-/// Every match of `pattern` in `tree` (parsed from `source`), in document order.
-/// Matches may nest (a call inside a call's argument); runs of sibling
-/// statements do not overlap.
-pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8]) -> Vec<NodeMatch> {
-    let mut matcher = Matcher { pattern, source, env: Vec::new() };
+/// Every match of `pattern` in `tree` (parsed from `source`), in document order,
+/// each node range once. Matches may nest (a call inside a call's argument); runs
+/// of sibling statements do not overlap. With `layout`, each match also carries
+/// the lines a rewrite must leave as they are.
+pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8], layout: bool) -> Vec<NodeMatch> {
+    let mut matcher = Matcher { pattern, source, tree, layout, env: Vec::new() };
     let mut out = Vec::new();
+    let mut seen: HashSet<(usize, usize)> = HashSet::new();
+    let sequences: Vec<&Alternative> = pattern.alternatives.iter().filter(|a| a.nodes.len() > 1).collect();
+    let singles: Vec<&Alternative> = pattern.alternatives.iter().filter(|a| a.nodes.len() == 1).collect();
     let mut cursor = tree.walk();
-    let sequence = pattern.nodes.len() > 1;
     loop {
         let node = cursor.node();
-        if sequence {
-            matcher.match_runs(node, &mut out);
-        } else if !node.is_extra() {
-            matcher.env.clear();
-            if matcher.root_candidate(&pattern.nodes[0], node) && matcher.node(&pattern.nodes[0], node) {
-                out.push(matcher.finish(matched_range(pattern, node)));
+        for alt in &sequences {
+            matcher.match_runs(alt, node, &mut out, &mut seen);
+        }
+        if !node.is_extra() {
+            for alt in &singles {
+                matcher.env.clear();
+                let root = &alt.nodes[0];
+                if matcher.root_candidate(root, node) && matcher.node(root, node) {
+                    let range = matched_range(pattern, root, node);
+                    if seen.insert((range.start, range.end)) {
+                        out.push(matcher.finish(range, alt.context));
+                    }
+                    break;
+                }
             }
         }
         if cursor.goto_first_child() {
@@ -79,12 +107,12 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
 
 /// The range a single-node match covers: the node, less a trailing `;` that the
 /// pattern left out under automatic semicolon insertion (so a rewrite keeps it).
-fn matched_range(pattern: &Pattern, node: Node<'_>) -> Range<usize> {
+fn matched_range(pattern: &Pattern, root: &PNode, node: Node<'_>) -> Range<usize> {
     let range = node.byte_range();
     if !pattern.lang.optional_semicolons() {
         return range;
     }
-    let PNode::Inner { children, .. } = &pattern.nodes[0] else { return range };
+    let PNode::Inner { children, .. } = root else { return range };
     if children.last().is_some_and(PNode::is_semicolon) {
         return range;
     }
@@ -97,31 +125,102 @@ fn matched_range(pattern: &Pattern, node: Node<'_>) -> Range<usize> {
     }
 }
 
+/// An anonymous token that only separates list elements: `,` or a newline token.
+fn is_separator_token(node: Node<'_>, source: &[u8]) -> bool {
+    !node.is_named() && (node.kind() == "," || source[node.byte_range()].iter().all(u8::is_ascii_whitespace))
+}
+
+/// A line comment: it runs to the end of its line, so nothing may follow it there.
+fn is_line_comment(node: Node<'_>, source: &[u8]) -> bool {
+    let text = &source[node.byte_range()];
+    node.kind().contains("comment") && (text.starts_with(b"//") || text.starts_with(b"#")) && !text.ends_with(b"*/")
+}
+
+/// Whether the node starts its line (only spaces or tabs before it).
+fn starts_line(node: Node<'_>, source: &[u8]) -> bool {
+    source[..node.start_byte()].iter().rev().take_while(|&&b| b != b'\n').all(|&b| b == b' ' || b == b'\t')
+}
+
+/// Node kinds whose text is taken literally: strings of every sort, heredocs, comments.
+fn is_literal_kind(kind: &str) -> bool {
+    (kind.contains("string") && kind != "concatenated_string") || kind.contains("heredoc") || kind.contains("comment")
+}
+
 impl<'a> Matcher<'a> {
-    fn finish(&self, range: Range<usize>) -> NodeMatch {
-        let captures = self
-            .env
-            .iter()
-            .map(|b| Capture { name: b.name.to_string(), range: self.binding_range(b), multi: b.multi })
-            .collect();
-        NodeMatch { range, captures }
+    fn finish(&self, range: Range<usize>, context: Context) -> NodeMatch {
+        let captures: Vec<Capture> = self.env.iter().map(|b| self.capture(b, &range)).collect();
+        let mut verbatim_lines = Vec::new();
+        if self.layout {
+            for c in &captures {
+                verbatim_lines.extend(verbatim_lines_in(self.tree.root_node(), self.source, &c.range));
+            }
+            verbatim_lines.sort_unstable();
+            verbatim_lines.dedup();
+        }
+        NodeMatch { range, captures, context, verbatim_lines }
     }
 
-    /// The byte range of a binding; a `$$$` run leaves out separators at its ends.
-    fn binding_range(&self, b: &Binding<'_>) -> Range<usize> {
+    /// A binding as a capture. A `$$$` run leaves out separators at its ends and takes
+    /// in the comments at its edges, clamped to the match.
+    fn capture(&self, b: &Binding<'_>, within: &Range<usize>) -> Capture {
         let mut nodes: &[Node<'_>] = &b.nodes;
         if b.multi {
             while let Some((first, rest)) = nodes.split_first() {
-                if !first.is_named() && first.kind() == "," { nodes = rest } else { break }
+                if is_separator_token(*first, self.source) { nodes = rest } else { break }
             }
             while let Some((last, rest)) = nodes.split_last() {
-                if !last.is_named() && last.kind() == "," { nodes = rest } else { break }
+                if is_separator_token(*last, self.source) { nodes = rest } else { break }
             }
         }
-        match (nodes.first(), nodes.last()) {
-            (Some(first), Some(last)) => first.start_byte()..last.end_byte(),
-            _ => b.at..b.at,
+        let (Some(first), Some(last)) = (nodes.first(), nodes.last()) else {
+            return Capture {
+                name: b.name.to_string(),
+                range: b.at..b.at,
+                multi: b.multi,
+                nodes: Vec::new(),
+                ends_in_line_comment: false,
+            };
+        };
+        let (mut start, mut end) = (first.start_byte(), last.end_byte());
+        let mut ends_in_line_comment = false;
+        if b.multi {
+            // Comments right before the first node, in its list…
+            let mut n = *first;
+            while let Some(p) = n.prev_sibling().filter(|p| p.is_extra()) {
+                start = p.start_byte();
+                n = p;
+            }
+            // …and own-line comments before the list itself, when the run begins it
+            // (a Python comment above a block's first statement sits beside the block).
+            if n.prev_sibling().is_none() {
+                let mut list = first.parent();
+                while let Some(node) = list.filter(|l| l.start_byte() == first.start_byte()) {
+                    let mut p = node.prev_sibling();
+                    while let Some(extra) = p.filter(|p| p.is_extra() && starts_line(*p, self.source)) {
+                        start = extra.start_byte();
+                        p = extra.prev_sibling();
+                    }
+                    list = node.parent();
+                }
+            }
+            let mut n = *last;
+            while let Some(x) = n.next_sibling().filter(|x| x.is_extra()) {
+                end = x.end_byte();
+                ends_in_line_comment = is_line_comment(x, self.source);
+                n = x;
+            }
         }
+        let start = start.max(within.start).min(first.start_byte());
+        let end = end.min(within.end).max(last.end_byte());
+        if end == last.end_byte() {
+            ends_in_line_comment = false;
+        }
+        let listed = nodes
+            .iter()
+            .filter(|n| !b.multi || !is_separator_token(**n, self.source))
+            .map(|n| n.byte_range())
+            .collect();
+        Capture { name: b.name.to_string(), range: start..end, multi: b.multi, nodes: listed, ends_in_line_comment }
     }
 
     /// A cheap test before the full match: can this node be where the pattern's root matches?
@@ -129,7 +228,9 @@ impl<'a> Matcher<'a> {
         match p {
             PNode::Meta(_) => node.is_named(),
             PNode::Leaf { kinds, ident: true, .. } => kinds.contains(&node.kind_id()) || self.is_ident(node),
-            PNode::Leaf { kinds, .. } | PNode::Inner { kinds, .. } => kinds.contains(&node.kind_id()),
+            PNode::Leaf { kinds, .. } | PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
+                kinds.contains(&node.kind_id())
+            }
         }
     }
 
@@ -142,18 +243,26 @@ impl<'a> Matcher<'a> {
     }
 
     /// Runs of consecutive siblings among `parent`'s children that match a multi-node pattern.
-    fn match_runs(&mut self, parent: Node<'a>, out: &mut Vec<NodeMatch>) {
+    fn match_runs(
+        &mut self,
+        alt: &'a Alternative,
+        parent: Node<'a>,
+        out: &mut Vec<NodeMatch>,
+        seen: &mut HashSet<(usize, usize)>,
+    ) {
         let children = significant_children(parent);
         let mut start = 0;
         while start < children.len() {
             self.env.clear();
-            if let Some(end) = self.seq(&self.pattern.nodes, 0, &children, start, false) {
-                if end > start {
-                    let range = children[start].start_byte()..children[end - 1].end_byte();
-                    out.push(self.finish(range));
-                    start = end;
-                    continue;
+            if let Some(end) = self.seq(&alt.nodes, 0, &children, start, false)
+                && end > start
+            {
+                let range = children[start].start_byte()..children[end - 1].end_byte();
+                if seen.insert((range.start, range.end)) {
+                    out.push(self.finish(range, alt.context));
                 }
+                start = end;
+                continue;
             }
             start += 1;
         }
@@ -187,6 +296,9 @@ impl<'a> Matcher<'a> {
                     false
                 }
             }
+            PNode::Run { kinds, var } => {
+                kinds.contains(&t.kind_id()) && self.bind(var, significant_children(t), t.start_byte())
+            }
         }
     }
 
@@ -203,26 +315,31 @@ impl<'a> Matcher<'a> {
             return rest_is_semicolons.then_some(ts.len());
         };
         let mark = self.env.len();
-        if let PNode::Meta(var) = p {
-            if var.multi {
-                // Greedy, with backtracking: try the longest run first.
-                let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
-                for len in (0..=ts.len() - ti).rev() {
-                    if self.bind(var, ts[ti..ti + len].to_vec(), at) {
-                        if let Some(end) = self.seq(ps, pi + 1, ts, ti + len, anchored) {
-                            return Some(end);
-                        }
-                        // An empty run takes the separator after it along: `f($$$A, $B)` matches `f(1)`.
-                        if len == 0 && ps.get(pi + 1).is_some_and(PNode::is_separator) {
-                            if let Some(end) = self.seq(ps, pi + 2, ts, ti, anchored) {
-                                return Some(end);
-                            }
-                        }
-                    }
-                    self.env.truncate(mark);
-                }
-                return None;
+        if let PNode::Meta(var) = p
+            && var.multi
+        {
+            let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
+            // A `$$$` that ends a run of statements takes the rest of the list.
+            if !anchored && pi + 1 == ps.len() {
+                return self.bind(var, ts[ti..].to_vec(), at).then_some(ts.len());
             }
+            // The earliest end that lets the rest of the pattern match wins.
+            for len in 0..=ts.len() - ti {
+                if self.bind(var, ts[ti..ti + len].to_vec(), at) {
+                    if let Some(end) = self.seq(ps, pi + 1, ts, ti + len, anchored) {
+                        return Some(end);
+                    }
+                    // An empty run takes the separator after it along: `f($$$A, $B)` matches `f(1)`.
+                    if len == 0
+                        && ps.get(pi + 1).is_some_and(PNode::is_separator)
+                        && let Some(end) = self.seq(ps, pi + 2, ts, ti, anchored)
+                    {
+                        return Some(end);
+                    }
+                }
+                self.env.truncate(mark);
+            }
+            return None;
         }
         if ti < ts.len() && self.node(p, ts[ti]) {
             if let Some(end) = self.seq(ps, pi + 1, ts, ti + 1, anchored) {
@@ -230,17 +347,27 @@ impl<'a> Matcher<'a> {
             }
             self.env.truncate(mark);
         }
-        // A separator before a `$$$` that matches nothing may be absent: `f($A, $$$B)` matches `f(1)`.
-        if p.is_separator() {
-            if let Some(PNode::Meta(var @ MetaVar { multi: true, .. })) = ps.get(pi + 1) {
-                let at = ts.get(ti).map_or(0, |n| n.start_byte());
-                if self.bind(var, Vec::new(), at) {
-                    if let Some(end) = self.seq(ps, pi + 2, ts, ti, anchored) {
-                        return Some(end);
-                    }
-                }
-                self.env.truncate(mark);
+        // A list node holding only a `$$$` may be absent in the code: an empty run.
+        if let PNode::Run { var, .. } = p {
+            let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
+            if self.bind(var, Vec::new(), at)
+                && let Some(end) = self.seq(ps, pi + 1, ts, ti, anchored)
+            {
+                return Some(end);
             }
+            self.env.truncate(mark);
+        }
+        // A separator before a `$$$` that matches nothing may be absent: `f($A, $$$B)` matches `f(1)`.
+        if p.is_separator()
+            && let Some(PNode::Meta(var @ MetaVar { multi: true, .. })) = ps.get(pi + 1)
+        {
+            let at = ts.get(ti).map_or(0, |n| n.start_byte());
+            if self.bind(var, Vec::new(), at)
+                && let Some(end) = self.seq(ps, pi + 2, ts, ti, anchored)
+            {
+                return Some(end);
+            }
+            self.env.truncate(mark);
         }
         // A trailing comma in the code before a closing bracket need not be in the pattern:
         // `Some($X)` matches `Some(\n    x,\n)`.
@@ -269,6 +396,27 @@ impl<'a> Matcher<'a> {
         self.env.push(Binding { name, multi: var.multi, nodes, at });
         true
     }
+}
+
+/// Line starts strictly inside `range` that fall inside a literal node.
+fn verbatim_lines_in(root: Node<'_>, source: &[u8], range: &Range<usize>) -> Vec<usize> {
+    let text = &source[range.clone()];
+    let mut out = Vec::new();
+    for nl in memchr::memchr_iter(b'\n', text) {
+        let offset = range.start + nl + 1;
+        if offset >= range.end {
+            break;
+        }
+        let mut node = root.descendant_for_byte_range(offset, offset);
+        while let Some(n) = node {
+            if n.start_byte() < offset && offset < n.end_byte() && is_literal_kind(n.kind()) {
+                out.push(offset);
+                break;
+            }
+            node = n.parent();
+        }
+    }
+    out
 }
 
 /// Equal token sequences: the leaves of both node lists, comments left out, have equal text.

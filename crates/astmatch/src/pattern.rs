@@ -48,18 +48,32 @@ impl fmt::Display for Context {
 
 /// A metavariable: `$NAME` (single) or `$$$NAME` (multi); `name` is `None` for
 /// `$_`, `$$$` and names starting with `_`, which bind nothing.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MetaVar {
     pub(crate) name: Option<String>,
     pub(crate) multi: bool,
 }
 
 /// One node of a compiled pattern.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum PNode {
     Meta(MetaVar),
-    Leaf { kinds: Vec<u16>, kind: String, text: String, ident: bool },
-    Inner { kinds: Vec<u16>, children: Vec<PNode> },
+    Leaf {
+        kinds: Vec<u16>,
+        kind: String,
+        text: String,
+        ident: bool,
+    },
+    Inner {
+        kinds: Vec<u16>,
+        children: Vec<PNode>,
+    },
+    /// A list node whose elements are one `$$$` run: it binds the node's children, or
+    /// an empty run where the code has no such node (a Go block without statements).
+    Run {
+        kinds: Vec<u16>,
+        var: MetaVar,
+    },
 }
 
 impl PNode {
@@ -78,13 +92,24 @@ impl PNode {
     }
 }
 
+/// One shape of a pattern: the tree the fragment compiled to in one scaffold rung.
+#[derive(Debug)]
+pub(crate) struct Alternative {
+    pub(crate) context: Context,
+    /// The nodes the shape consists of; more than one means a run of siblings.
+    pub(crate) nodes: Vec<PNode>,
+}
+
 /// A compiled pattern, ready to match files of one language.
+///
+/// The fragment is compiled in every rung of the language's scaffold ladder that
+/// parses it without error; each distinct tree is one [`Alternative`], tried in
+/// ladder order, and a node matches when any alternative does.
 #[derive(Debug)]
 pub struct Pattern {
     pub(crate) lang: Lang,
-    pub(crate) context: Context,
-    /// The nodes the pattern consists of; more than one means a run of siblings.
-    pub(crate) nodes: Vec<PNode>,
+    /// The distinct shapes, in ladder order; never empty.
+    pub(crate) alternatives: Vec<Alternative>,
     /// Indexed by node kind id: is that kind identifier-like?
     pub(crate) ident_kinds: Vec<bool>,
     /// Literal words every match must contain, for the pre-filter.
@@ -94,14 +119,20 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// Compiles `pattern` for `lang`, trying the language's scaffold ladder in order.
+    /// Compiles `pattern` for `lang` in every rung of the language's scaffold ladder
+    /// that parses it without error.
     ///
-    /// Errors: [`Error::EmptyPattern`], [`Error::Unparseable`] when no scaffold
-    /// parses the fragment without error.
+    /// Errors: [`Error::EmptyPattern`]; [`Error::OnlyMetavariables`] when the pattern has
+    /// no code besides metavariables (it would match everything); [`Error::Unparseable`]
+    /// when no scaffold parses the fragment without error.
     pub fn compile(pattern: &str, lang: Lang) -> Result<Pattern> {
         let fragment = dedent(pattern);
         if fragment.is_empty() {
             return Err(Error::EmptyPattern);
+        }
+        let tokens = scan_metavars(&fragment);
+        if only_metavariables(&fragment, &tokens) {
+            return Err(Error::OnlyMetavariables { pattern: fragment });
         }
         let grammar = lang.grammar();
         let mut parser = Parser::new();
@@ -109,54 +140,72 @@ impl Pattern {
             .set_language(&grammar)
             .map_err(|_| Error::Unparseable { lang, tried: "grammar failed to load".into() })?;
         let ident_kinds = identifier_kinds(&grammar);
+        let mut kinds = KindTable::new(&grammar);
 
-        let tokens = scan_metavars(&fragment);
         let mut tried = Vec::new();
+        let mut alternatives: Vec<Alternative> = Vec::new();
+        let mut words: Option<Vec<String>> = None;
+        let mut vars_seen: Option<MetaVars> = None;
         for scaffold in lang.scaffolds() {
             if !tried.contains(&scaffold.context.as_str()) {
                 tried.push(scaffold.context.as_str());
             }
-            let Some((source, body, vars, tree)) = parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold)
-            else {
-                continue;
-            };
-            let lead = body.len() - body.trim_start().len();
-            let start = scaffold.prefix.len() + lead;
-            let end = scaffold.prefix.len() + body.trim_end().len();
-            let Some(top) = top_nodes(&tree, start, end) else { continue };
-            // `Foo<T>` alone parses as an instantiation expression in TypeScript, but is
-            // almost always meant as a type: leave it to the type rung.
-            if matches!(lang, Lang::TypeScript | Lang::Tsx)
-                && matches!(scaffold.context, Context::Statement | Context::Expression)
-                && top.len() == 1
-                && innermost(top[0], &source, &vars).kind() == "instantiation_expression"
-            {
-                continue;
-            }
-            let mut kinds = KindTable::new(&grammar);
-            let mut nodes: Vec<PNode> =
-                top.iter().map(|n| compile_node(*n, &source, &vars, lang, &mut kinds, &ident_kinds)).collect();
-            // A lone node that merely wraps another of the same extent is the inner node
-            // (an expression statement around a call, a parenthesised expression's content).
-            if nodes.len() == 1 {
-                let node = innermost(top[0], &source, &vars);
-                nodes = vec![compile_node(node, &source, &vars, lang, &mut kinds, &ident_kinds)];
-            }
-            let mut words = Vec::new();
-            collect_words(&nodes, &mut words);
-            words.sort_by_key(|w| std::cmp::Reverse(w.len()));
-            words.dedup();
-            let mut bound = Vec::new();
-            for v in &vars.vars {
-                if let Some(name) = &v.name {
-                    if !bound.contains(name) {
-                        bound.push(name.clone());
-                    }
+            for spelling in [Spelling::Plain, Spelling::Types] {
+                if spelling == Spelling::Types && lang.type_placeholder(0).is_none() {
+                    continue;
                 }
+                let Some((source, body, vars, tree)) =
+                    parse_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold, spelling)
+                else {
+                    continue;
+                };
+                if spelling == Spelling::Types && !types_in_type_positions(&tree, &source, &vars) {
+                    continue;
+                }
+                let lead = body.len() - body.trim_start().len();
+                let start = scaffold.prefix.len() + lead;
+                let end = scaffold.prefix.len() + body.trim_end().len();
+                let Some(top) = top_nodes(&tree, start, end) else { continue };
+                let mut nodes: Vec<PNode> =
+                    top.iter().map(|n| compile_node(*n, &source, &vars, &mut kinds, &ident_kinds)).collect();
+                // A lone node that merely wraps another of the same extent is the inner node
+                // (an expression statement around a call, a parenthesised expression's content).
+                if nodes.len() == 1 {
+                    let node = innermost(top[0], &source, &vars);
+                    nodes = vec![compile_node(node, &source, &vars, &mut kinds, &ident_kinds)];
+                }
+                if nodes.iter().all(|n| matches!(n, PNode::Meta(_) | PNode::Run { .. }))
+                    || alternatives.iter().any(|a| a.nodes == nodes)
+                {
+                    continue;
+                }
+                let mut found = Vec::new();
+                collect_words(&nodes, &mut found);
+                // A file must hold the words of at least one alternative; only the words
+                // every alternative has can rule a file out.
+                words = Some(match words {
+                    None => found,
+                    Some(before) => before.into_iter().filter(|w| found.contains(w)).collect(),
+                });
+                alternatives.push(Alternative { context: scaffold.context, nodes });
+                vars_seen.get_or_insert(vars);
             }
-            return Ok(Pattern { lang, context: scaffold.context, nodes, ident_kinds, words, bound });
         }
-        Err(Error::Unparseable { lang, tried: tried.join(", ") })
+        let Some(vars) = vars_seen else {
+            return Err(Error::Unparseable { lang, tried: tried.join(", ") });
+        };
+        let mut words = words.unwrap_or_default();
+        words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        words.dedup();
+        let mut bound = Vec::new();
+        for v in &vars.vars {
+            if let Some(name) = &v.name
+                && !bound.contains(name)
+            {
+                bound.push(name.clone());
+            }
+        }
+        Ok(Pattern { lang, alternatives, ident_kinds, words, bound })
     }
 
     /// The language the pattern was compiled for.
@@ -164,9 +213,20 @@ impl Pattern {
         self.lang
     }
 
-    /// The scaffold context in which the pattern parsed.
+    /// The first scaffold context in which the pattern parsed.
     pub fn context(&self) -> Context {
-        self.context
+        self.alternatives[0].context
+    }
+
+    /// Every scaffold context in which the pattern parsed to a distinct shape, in ladder order.
+    pub fn contexts(&self) -> Vec<Context> {
+        let mut out: Vec<Context> = Vec::new();
+        for a in &self.alternatives {
+            if !out.contains(&a.context) {
+                out.push(a.context);
+            }
+        }
+        out
     }
 
     /// The metavariable names the pattern binds, in order of first appearance.
@@ -179,6 +239,44 @@ impl Pattern {
     pub fn required_words(&self) -> &[String] {
         &self.words
     }
+}
+
+/// How single metavariables are spelled in one compilation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    /// Identifiers first (then the alternatives a parse error asks for).
+    Plain,
+    /// Single metavariables as types, where the language has a type spelling: C's
+    /// `sizeof($T)` parses as an expression, and only so finds no `sizeof(int)`.
+    Types,
+}
+
+/// Whether every single metavariable spelled as a type parsed as one (a `type_descriptor`).
+fn types_in_type_positions(tree: &Tree, source: &str, vars: &MetaVars) -> bool {
+    let mut typed = vec![false; vars.vars.len()];
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "type_descriptor"
+            && let Some(&i) = vars.placeholders.get(&source[node.byte_range()])
+        {
+            typed[i] = true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    vars.vars.iter().zip(&typed).all(|(v, t)| v.multi || *t)
+}
+
+/// Whether the fragment holds nothing but metavariables (and whitespace or separators).
+fn only_metavariables(fragment: &str, tokens: &[Token]) -> bool {
+    let mut rest = String::new();
+    let mut pos = 0;
+    for t in tokens {
+        rest.push_str(&fragment[pos..t.range.start]);
+        pos = t.range.end;
+    }
+    rest.push_str(&fragment[pos..]);
+    !tokens.is_empty() && rest.chars().all(|c| c.is_whitespace() || matches!(c, ',' | ';'))
 }
 
 /// The innermost node of the same extent as `node`, stopping at a metavariable.
@@ -250,8 +348,12 @@ pub(crate) fn scan_metavars(fragment: &str) -> Vec<Token> {
 }
 
 /// The spellings a metavariable may take, the bare identifier first.
-fn spellings(lang: Lang, index: usize, var: &MetaVar) -> Vec<String> {
-    let mut all = vec![lang.placeholder(index)];
+fn spellings(lang: Lang, index: usize, var: &MetaVar, spelling: Spelling) -> Vec<String> {
+    let first = match (spelling, var.multi) {
+        (Spelling::Types, false) => lang.type_placeholder(index).unwrap_or_else(|| lang.placeholder(index)),
+        _ => lang.placeholder(index),
+    };
+    let mut all = vec![first];
     if var.multi {
         all.extend(lang.multi_placeholder_alts(index));
     } else {
@@ -267,6 +369,7 @@ fn spell(
     tokens: &[Token],
     lang: Lang,
     choices: &[usize],
+    spelling: Spelling,
 ) -> (String, MetaVars, Vec<std::ops::Range<usize>>) {
     let mut out = String::with_capacity(fragment.len() + 16 * tokens.len());
     let mut vars = MetaVars { placeholders: HashMap::new(), vars: Vec::new() };
@@ -274,7 +377,7 @@ fn spell(
     let mut pos = 0;
     for (index, token) in tokens.iter().enumerate() {
         out.push_str(&fragment[pos..token.range.start]);
-        let all = spellings(lang, index, &token.var);
+        let all = spellings(lang, index, &token.var, spelling);
         let placeholder = all.get(choices[index]).cloned().unwrap_or_else(|| lang.placeholder(index));
         vars.placeholders.insert(placeholder.clone(), index);
         vars.vars.push(token.var.clone());
@@ -296,6 +399,7 @@ fn parse_in_scaffold(
     tokens: &[Token],
     lang: Lang,
     scaffold: &crate::lang::Scaffold,
+    spelling: Spelling,
 ) -> Option<(String, String, MetaVars, Tree)> {
     const BUDGET: usize = 24;
     let mut queue = std::collections::VecDeque::from([vec![0usize; tokens.len()]]);
@@ -309,7 +413,7 @@ fn parse_in_scaffold(
         if parses > BUDGET {
             return None;
         }
-        let (text, vars, spans) = spell(fragment, tokens, lang, &choices);
+        let (text, vars, spans) = spell(fragment, tokens, lang, &choices, spelling);
         let (body, shift): (String, Box<dyn Fn(usize) -> usize>) =
             if lang == Lang::Python && scaffold.context == Context::Member {
                 // Indenting adds four bytes per line; map fragment offsets through it.
@@ -326,7 +430,7 @@ fn parse_in_scaffold(
         }
         let errors = error_ranges(&tree);
         let base = scaffold.prefix.len();
-        let can_bump = |i: usize| choices[i] + 1 < spellings(lang, i, &tokens[i].var).len();
+        let can_bump = |i: usize| choices[i] + 1 < spellings(lang, i, &tokens[i].var, spelling).len();
         let near: Vec<usize> = (0..spans.len())
             .filter(|&i| {
                 let (s, e) = (base + shift(spans[i].start), base + shift(spans[i].end));
@@ -451,6 +555,11 @@ impl KindTable {
     }
 }
 
+/// Node kinds that hold a list of elements without delimiters of their own.
+fn is_list_kind(kind: &str) -> bool {
+    kind == "block" || kind.ends_with("_list") || kind.ends_with("_block") || kind.ends_with("body")
+}
+
 fn is_identifier_kind(kind: &str) -> bool {
     kind.ends_with("identifier") || matches!(kind, "word" | "variable_name" | "name" | "constant")
 }
@@ -461,16 +570,21 @@ fn identifier_kinds(grammar: &tree_sitter::Language) -> Vec<bool> {
         .collect()
 }
 
-fn compile_node(
-    node: Node<'_>,
-    source: &str,
-    vars: &MetaVars,
-    lang: Lang,
-    kinds: &mut KindTable,
-    ident_kinds: &[bool],
-) -> PNode {
+fn compile_node(node: Node<'_>, source: &str, vars: &MetaVars, kinds: &mut KindTable, ident_kinds: &[bool]) -> PNode {
     let text = &source[node.byte_range()];
     if let Some(var) = vars.lookup(text) {
+        // A `$$$` stands for a run of a list's elements. When its placeholder is the
+        // only element of a list node of the same extent (a Python block, a Go
+        // statement list), the run is inside that node: the list is kept, so the run
+        // never takes a sibling of the list (an `except` clause next to a `try` body).
+        let children = significant_children(node);
+        if var.multi
+            && is_list_kind(node.kind())
+            && children.len() == 1
+            && children[0].byte_range() == node.byte_range()
+        {
+            return PNode::Run { kinds: kinds.ids(node), var: var.clone() };
+        }
         return PNode::Meta(var.clone());
     }
     let children = significant_children(node);
@@ -480,7 +594,7 @@ fn compile_node(
     }
     PNode::Inner {
         kinds: kinds.ids(node),
-        children: children.into_iter().map(|c| compile_node(c, source, vars, lang, kinds, ident_kinds)).collect(),
+        children: children.into_iter().map(|c| compile_node(c, source, vars, kinds, ident_kinds)).collect(),
     }
 }
 
@@ -494,7 +608,7 @@ fn collect_words(nodes: &[PNode], out: &mut Vec<String>) {
                 }
             }
             PNode::Inner { children, .. } => collect_words(children, out),
-            PNode::Meta(_) => {}
+            PNode::Meta(_) | PNode::Run { .. } => {}
         }
     }
 }

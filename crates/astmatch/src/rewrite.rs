@@ -103,9 +103,39 @@ fn line_indent(source: &str, offset: usize) -> &str {
     &line[..n]
 }
 
+/// A text being assembled, with the line starts that re-indentation must leave as they are.
+#[derive(Debug, Default)]
+struct Text {
+    s: String,
+    /// Byte offsets in `s` of line starts inside a literal (string, heredoc, block comment).
+    verbatim: Vec<usize>,
+}
+
+impl Text {
+    fn push_str(&mut self, text: &str) {
+        self.s.push_str(text);
+    }
+
+    /// Appends `other`, keeping its verbatim marks.
+    fn append(&mut self, other: Text) {
+        let base = self.s.len();
+        self.verbatim.extend(other.verbatim.into_iter().map(|o| o + base));
+        self.s.push_str(&other.s);
+    }
+}
+
+/// One replacement in the rewritten text: its byte range there, and the match's range in the old text.
+#[derive(Debug, Clone)]
+pub(crate) struct Placed {
+    pub(crate) new: Range<usize>,
+    pub(crate) old: Range<usize>,
+}
+
 /// Rewrites every match in `source` with `template` (matches nested inside a
 /// capture are rewritten too). Returns the new text and how many matches were
 /// rewritten; the count is exactly the number of substitutions in the result.
+///
+/// The text is not checked here: [`crate::rewrite_file`] also re-parses it.
 ///
 /// Errors: [`Error::UnboundInRewrite`] when the template names a metavariable
 /// the pattern does not bind.
@@ -116,16 +146,21 @@ pub fn rewrite_source(
     bound: &[String],
 ) -> Result<(String, usize)> {
     let template = Template::parse(template, bound)?;
-    Ok(rewrite_with(source, matches, &template))
+    let (text, count, _) = rewrite_with(source, matches, &template);
+    Ok((text, count))
 }
 
-pub(crate) fn rewrite_with(source: &str, matches: &[NodeMatch], template: &Template) -> (String, usize) {
+pub(crate) fn rewrite_with(source: &str, matches: &[NodeMatch], template: &Template) -> (String, usize, Vec<Placed>) {
     let mut sorted: Vec<&NodeMatch> = matches.iter().collect();
     sorted.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
-    let rewriter = Rewriter { source, matches: sorted, template, layout: layout_of(source) };
+    let mut verbatim: Vec<usize> = matches.iter().flat_map(|m| m.verbatim_lines.iter().copied()).collect();
+    verbatim.sort_unstable();
+    verbatim.dedup();
+    let rewriter = Rewriter { source, matches: sorted, template, layout: layout_of(source), verbatim };
     let mut count = 0;
-    let text = rewriter.render(0..source.len(), None, &mut count);
-    (text, count)
+    let mut placed = Vec::new();
+    let text = rewriter.render(0..source.len(), None, &mut count, Some(&mut placed));
+    (text.s, count, placed)
 }
 
 struct Rewriter<'a> {
@@ -133,44 +168,75 @@ struct Rewriter<'a> {
     matches: Vec<&'a NodeMatch>,
     template: &'a Template,
     layout: Layout,
+    /// Line starts of the source that lie inside literals, sorted.
+    verbatim: Vec<usize>,
+}
+
+/// A capture ready to insert: its rendered text and where it came from.
+struct Filled {
+    text: Text,
+    /// Leading whitespace of the source line where the capture starts.
+    origin: String,
+    ends_in_line_comment: bool,
 }
 
 impl Rewriter<'_> {
     /// The text of `range` with the outermost matches inside it replaced.
-    fn render(&self, range: Range<usize>, exclude: Option<usize>, count: &mut usize) -> String {
-        let mut out = String::new();
+    fn render(
+        &self,
+        range: Range<usize>,
+        exclude: Option<usize>,
+        count: &mut usize,
+        mut placed: Option<&mut Vec<Placed>>,
+    ) -> Text {
+        let mut out = Text::default();
         let mut pos = range.start;
         for (i, m) in self.matches.iter().enumerate() {
             if Some(i) == exclude || m.range.start < pos || m.range.end > range.end || m.range.is_empty() {
                 continue;
             }
-            out.push_str(&self.source[pos..m.range.start]);
-            out.push_str(&self.expand(i, count));
+            self.copy(&mut out, pos..m.range.start);
+            let start = out.s.len();
+            out.append(self.expand(i, count));
+            if let Some(placed) = placed.as_deref_mut() {
+                placed.push(Placed { new: start..out.s.len(), old: m.range.clone() });
+            }
             pos = m.range.end;
         }
-        out.push_str(&self.source[pos..range.end]);
+        self.copy(&mut out, pos..range.end);
         out
     }
 
+    /// Copies source text, carrying the verbatim marks that fall inside it.
+    fn copy(&self, out: &mut Text, range: Range<usize>) {
+        let base = out.s.len();
+        let first = self.verbatim.partition_point(|&o| o < range.start);
+        for &o in self.verbatim[first..].iter().take_while(|&&o| o < range.end) {
+            out.verbatim.push(base + o - range.start);
+        }
+        out.push_str(&self.source[range]);
+    }
+
     /// The template filled in for match `i`.
-    fn expand(&self, i: usize, count: &mut usize) -> String {
+    fn expand(&self, i: usize, count: &mut usize) -> Text {
         let m = self.matches[i];
         *count += 1;
         let base = line_indent(self.source, m.range.start);
-        let mut captures: HashMap<&str, (String, &str)> = HashMap::new();
+        let mut captures: HashMap<&str, Filled> = HashMap::new();
         for c in &m.captures {
             if captures.contains_key(c.name.as_str()) {
                 continue;
             }
-            let text = self.render(c.range.clone(), Some(i), count);
-            captures.insert(c.name.as_str(), (text, line_indent(self.source, c.range.start)));
+            let text = self.render(c.range.clone(), Some(i), count, None);
+            let origin = line_indent(self.source, c.range.start).to_string();
+            captures.insert(c.name.as_str(), Filled { text, origin, ends_in_line_comment: c.ends_in_line_comment });
         }
 
         // Resolve empty captures first: they drop an adjacent separator or their whole line.
         let mut pieces: Vec<Piece> = self.template.pieces.clone();
         for k in 0..pieces.len() {
             let Piece::Var { name } = &pieces[k] else { continue };
-            let empty = captures.get(name.as_str()).is_some_and(|(t, _)| t.is_empty());
+            let empty = captures.get(name.as_str()).is_some_and(|f| f.text.s.is_empty());
             if !empty {
                 continue;
             }
@@ -197,7 +263,7 @@ impl Rewriter<'_> {
         }
 
         // Assemble, indenting continuation lines.
-        let mut out = String::new();
+        let mut out = Text::default();
         for (k, piece) in pieces.iter().enumerate() {
             match piece {
                 Piece::Text(t) => {
@@ -222,19 +288,20 @@ impl Rewriter<'_> {
                     }
                 }
                 Piece::Var { name } => {
-                    let Some((text, origin)) = captures.get(name.as_str()) else { continue };
-                    let here = current_indent(&out);
-                    for (n, line) in text.split('\n').enumerate() {
-                        if n > 0 {
-                            out.push('\n');
-                            let rel = line.strip_prefix(origin).unwrap_or_else(|| line.trim_start_matches([' ', '\t']));
-                            if !rel.trim().is_empty() {
-                                out.push_str(&here);
-                            }
-                            out.push_str(rel);
-                        } else {
-                            out.push_str(line);
-                        }
+                    let Some(filled) = captures.get(name.as_str()) else { continue };
+                    // The indentation of the output line the capture starts on: the
+                    // match's own line while the template is still on its first line.
+                    let here = if out.s.contains('\n') { current_indent(&out.s) } else { base.to_string() };
+                    insert_capture(&mut out, filled, &here);
+                    // A capture ending in a line comment must not have code after it on its line.
+                    let code_follows = match pieces.get(k + 1) {
+                        Some(Piece::Text(t)) => !t.split('\n').next().unwrap_or("").trim().is_empty(),
+                        Some(Piece::Var { .. }) => true,
+                        None => false,
+                    };
+                    if filled.ends_in_line_comment && code_follows {
+                        out.push_str(self.layout.newline);
+                        out.push_str(&here);
                     }
                 }
             }
@@ -310,6 +377,50 @@ fn drop_blank_line(pieces: &mut [Piece], k: usize) -> bool {
     }
     pieces[k] = Piece::Text(String::new());
     true
+}
+
+/// Appends a capture's text, its continuation lines re-based from the capture's
+/// origin indentation onto `here`; lines inside literals are copied as they are.
+fn insert_capture(out: &mut Text, filled: &Filled, here: &str) {
+    let text = &filled.text;
+    let mut offset = 0;
+    for (n, line) in text.s.split('\n').enumerate() {
+        if n == 0 {
+            out.push_str(line);
+        } else {
+            out.push_str("\n");
+            if text.verbatim.binary_search(&offset).is_ok() {
+                out.verbatim.push(out.s.len());
+                out.push_str(line);
+            } else {
+                out.push_str(&reindent(line, &filled.origin, here));
+            }
+        }
+        offset += line.len() + 1;
+    }
+}
+
+/// One code line moved from indentation `origin` to `here`, keeping its indentation
+/// relative to `origin`. A blank line stays blank.
+fn reindent(line: &str, origin: &str, here: &str) -> String {
+    let body = line.trim_start_matches([' ', '\t']);
+    if body.trim().is_empty() {
+        // Only a `\r` of a CRLF line survives.
+        return if line.ends_with('\r') { "\r".to_string() } else { String::new() };
+    }
+    if origin == here {
+        return line.to_string();
+    }
+    if let Some(rest) = line.strip_prefix(origin) {
+        return format!("{here}{rest}");
+    }
+    let lead = &line[..line.len() - body.len()];
+    if origin.starts_with(lead) {
+        // Less indented than the capture's first line: keep the same distance below `here`.
+        let deficit = origin.len() - lead.len();
+        return format!("{}{body}", &here[..here.len().saturating_sub(deficit)]);
+    }
+    format!("{here}{body}")
 }
 
 /// Indentation of the last line of `out` up to its first non-blank character.

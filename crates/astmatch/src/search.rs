@@ -71,8 +71,35 @@ pub struct Match {
     pub byte_range: Range<usize>,
     /// The matched code, cut to [`SearchOptions::max_text_chars`] characters (then ending in `…`).
     pub text: String,
-    /// `(name, captured code)` per bound metavariable, in order of first binding; captured code is cut like `text`.
-    pub captures: Vec<(String, String)>,
+    /// Per bound metavariable, in order of first binding; captured code is cut like `text`.
+    pub captures: Vec<MatchCapture>,
+    /// The scaffold context of the pattern shape that matched.
+    pub context: Context,
+}
+
+/// A capture of one match, positioned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchCapture {
+    /// The metavariable's name, without `$`.
+    pub name: String,
+    /// The captured code (for `$$$`, the whole run with what lies between its nodes), cut like [`Match::text`].
+    pub text: String,
+    /// Whether it is a `$$$` capture.
+    pub multi: bool,
+    /// The captured nodes: one for a single capture, each node of the run for a `$$$`
+    /// (list separators left out; an empty run has none).
+    pub nodes: Vec<CapturedNode>,
+}
+
+/// One captured node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapturedNode {
+    /// The node's code, cut like [`Match::text`].
+    pub text: String,
+    /// 1-indexed line of the node's start.
+    pub line: usize,
+    /// 1-indexed column of the node's start, in characters.
+    pub column: usize,
 }
 
 /// What a search found.
@@ -80,8 +107,11 @@ pub struct Match {
 pub struct SearchReport {
     /// The language searched.
     pub lang: Lang,
-    /// The scaffold context the pattern parsed in.
+    /// The first scaffold context the pattern parsed in.
     pub context: Context,
+    /// Every scaffold context the pattern parsed in to a distinct shape, in ladder order;
+    /// a node matches when any of those shapes matches, and each match names its own.
+    pub contexts: Vec<Context>,
     /// Every match found, including those not returned.
     pub total: usize,
     /// The first `max_results` matches, ordered by file path, then position.
@@ -105,6 +135,8 @@ pub struct FileMatches {
     pub source: String,
     /// Matches, in document order.
     pub matches: Vec<NodeMatch>,
+    /// Whether the file's text had parse errors (ERROR or MISSING nodes) when it was read.
+    pub had_errors: bool,
 }
 
 pub(crate) struct Walked {
@@ -141,7 +173,7 @@ pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Res
 /// Errors: [`Error::PathNotFound`], [`Error::LanguageRequired`],
 /// [`Error::EmptyPattern`], [`Error::Unparseable`].
 pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
-    let walked = walk(root, scope, pattern, options)?;
+    let walked = walk(root, scope, pattern, options, false)?;
     let total = walked.files.iter().map(|f| f.matches.len()).sum();
     let mut matches = Vec::new();
     'files: for file in &walked.files {
@@ -155,6 +187,7 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
     Ok(SearchReport {
         lang: walked.lang,
         context: walked.pattern.context(),
+        contexts: walked.pattern.contexts(),
         total,
         matches,
         files_searched: walked.files_searched,
@@ -165,13 +198,19 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
 
 /// Matches of a compiled pattern in one text.
 pub fn search_source(pattern: &Pattern, source: &str) -> Vec<NodeMatch> {
+    matches_in(pattern, source, false).0
+}
+
+/// Matches in one text, with each match's verbatim lines when `layout`, and whether
+/// the text has parse errors.
+pub(crate) fn matches_in(pattern: &Pattern, source: &str, layout: bool) -> (Vec<NodeMatch>, bool) {
     with_parser(pattern.lang(), |parser| match parser.parse(source, None) {
-        Some(tree) => find_matches(pattern, &tree, source.as_bytes()),
-        None => Vec::new(),
+        Some(tree) => (find_matches(pattern, &tree, source.as_bytes(), layout), tree.root_node().has_error()),
+        None => (Vec::new(), false),
     })
 }
 
-fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
+pub(crate) fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
     thread_local! {
         static PARSER: RefCell<Option<(Lang, Parser)>> = const { RefCell::new(None) };
     }
@@ -191,22 +230,32 @@ fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
     })
 }
 
-pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<Walked> {
+pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions, layout: bool) -> Result<Walked> {
     if !scope.exists() {
         return Err(Error::PathNotFound(scope.strip_prefix(root).unwrap_or(scope).to_path_buf()));
     }
     let lang = resolve_lang(root, scope, options.lang)?;
+    if scope.is_file()
+        && let Some(file_lang) = Lang::from_path(scope)
+        && !same_family(file_lang, lang)
+    {
+        return Err(Error::LanguageMismatch {
+            path: scope.strip_prefix(root).unwrap_or(scope).to_path_buf(),
+            file_lang,
+            given: lang,
+        });
+    }
     let pattern = Pattern::compile(pattern, lang)?;
 
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
     let visit = |path: &Path| {
-        let outcome = search_file(path, &pattern, options);
+        let outcome = search_file(path, &pattern, options, layout);
         let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
         guard.1 += 1;
         match outcome {
-            FileOutcome::Matches(source, matches) => {
+            FileOutcome::Matches(source, matches, had_errors) => {
                 let relative = path.strip_prefix(root).unwrap_or(path).to_path_buf();
-                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches });
+                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches, had_errors });
             }
             FileOutcome::NoMatch => {}
             FileOutcome::Skipped(reason) => {
@@ -255,12 +304,12 @@ enum SkipReason {
 }
 
 enum FileOutcome {
-    Matches(String, Vec<NodeMatch>),
+    Matches(String, Vec<NodeMatch>, bool),
     NoMatch,
     Skipped(SkipReason),
 }
 
-fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions) -> FileOutcome {
+fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: bool) -> FileOutcome {
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
         Ok(_) => {}
@@ -278,8 +327,15 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions) -> FileO
         return FileOutcome::NoMatch;
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
-    let matches = search_source(pattern, &source);
-    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches) }
+    let (matches, had_errors) = matches_in(pattern, &source, layout);
+    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors) }
+}
+
+/// Languages whose files one grammar reads: a `.js` file may be searched as TypeScript
+/// (a superset), a `.h` header as C or C++, and a `.ts` or `.js` file as TSX.
+fn same_family(file: Lang, given: Lang) -> bool {
+    use Lang::*;
+    file == given || matches!((file, given), (JavaScript, TypeScript | Tsx) | (TypeScript, Tsx) | (C, Cpp) | (Cpp, C))
 }
 
 /// 1-indexed line and character column of a byte offset.
@@ -309,6 +365,23 @@ fn position(relative: &Path, source: &str, m: &NodeMatch, max_chars: usize) -> M
         end_column,
         byte_range: m.range.clone(),
         text: cut(&source[m.range.clone()], max_chars),
-        captures: m.captures.iter().map(|c| (c.name.clone(), cut(&source[c.range.clone()], max_chars))).collect(),
+        captures: m
+            .captures
+            .iter()
+            .map(|c| MatchCapture {
+                name: c.name.clone(),
+                text: cut(&source[c.range.clone()], max_chars),
+                multi: c.multi,
+                nodes: c
+                    .nodes
+                    .iter()
+                    .map(|r| {
+                        let (line, column) = line_column(source, r.start);
+                        CapturedNode { text: cut(&source[r.clone()], max_chars), line, column }
+                    })
+                    .collect(),
+            })
+            .collect(),
+        context: m.context,
     }
 }

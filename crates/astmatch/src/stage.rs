@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
 use crate::pattern::Context;
-use crate::rewrite::{Template, rewrite_with};
-use crate::search::{SearchOptions, Skipped, walk};
+use crate::pattern::Pattern;
+use crate::rewrite::{Placed, Template, rewrite_with};
+use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk, with_parser};
 
 /// One file of a staged edit, as previewed.
 #[derive(Debug, Clone)]
@@ -42,6 +43,143 @@ pub struct StagedEdit {
     pub files: Vec<FileChange>,
     /// Files skipped while searching.
     pub skipped: Skipped,
+    /// Staged files re-parsed after the rewrite and found free of parse errors.
+    pub checked: usize,
+    /// Staged files that had parse errors before the rewrite, so the re-parse could not
+    /// tell whether the rewrite added one.
+    pub unchecked: Vec<PathBuf>,
+    /// Files whose rewrite would have broken their parse: not staged.
+    pub refused: Vec<RefusedFile>,
+}
+
+/// A file whose rewritten text has a parse error that the old text did not: its change is
+/// refused, and the other files stay staged.
+#[derive(Debug, Clone)]
+pub struct RefusedFile {
+    /// Relative to the root.
+    pub path: PathBuf,
+    /// Replacements the file would have had.
+    pub replacements: usize,
+    /// Where the rewritten text stops parsing, and which replacement did it.
+    pub error: ParseError,
+}
+
+/// The first parse error in a rewritten text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-indexed line of the error in the rewritten text.
+    pub line: usize,
+    /// 1-indexed column of the error in the rewritten text, in characters.
+    pub column: usize,
+    /// The error node: `ERROR` (code the grammar could not place) or `MISSING x` (a token it had to assume).
+    pub node: String,
+    /// The rewritten code around the error (its line, trimmed).
+    pub code: String,
+    /// 1-indexed line, in the old text, of the match whose replacement holds the error or
+    /// comes right before it.
+    pub match_line: usize,
+    /// The first line of that replacement's new code.
+    pub replacement: String,
+}
+
+/// One file rewritten in memory and re-parsed: what [`EditStore::stage`] does per file.
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    /// The new text.
+    pub text: String,
+    /// Matches found in the old text.
+    pub matches: usize,
+    /// Substitutions made (nested matches count): exactly what accept would apply.
+    pub replacements: usize,
+    /// The re-parse of the new text.
+    pub check: Reparse,
+}
+
+/// The result of re-parsing a rewritten text with the same grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reparse {
+    /// The new text parses without error.
+    Clean,
+    /// The old text already had parse errors, so the check cannot tell.
+    Unchecked,
+    /// The old text parsed without error and the new one does not.
+    Broken(ParseError),
+}
+
+/// Rewrites every match of `pattern` in `source` with `template` and re-parses the result.
+///
+/// Errors: [`Error::UnboundInRewrite`].
+pub fn rewrite_text(pattern: &Pattern, source: &str, template: &str) -> Result<Rewrite> {
+    let template = Template::parse(template, pattern.bound_names())?;
+    let (matches, had_errors) = matches_in(pattern, source, true);
+    Ok(rewrite_checked(pattern.lang(), source, &matches, had_errors, &template))
+}
+
+fn rewrite_checked(
+    lang: Lang,
+    source: &str,
+    matches: &[crate::matcher::NodeMatch],
+    had_errors: bool,
+    template: &Template,
+) -> Rewrite {
+    let (text, replacements, placed) = rewrite_with(source, matches, template);
+    let check = if text == source || replacements == 0 {
+        Reparse::Clean
+    } else if had_errors {
+        Reparse::Unchecked
+    } else {
+        match first_error(lang, &text) {
+            None => Reparse::Clean,
+            Some(at) => Reparse::Broken(describe(source, &text, at, &placed)),
+        }
+    };
+    Rewrite { text, matches: matches.len(), replacements, check }
+}
+
+/// The first ERROR or MISSING node of `text` parsed as `lang`: (byte offset, node description).
+fn first_error(lang: Lang, text: &str) -> Option<(usize, String)> {
+    with_parser(lang, |parser| {
+        let tree = parser.parse(text, None)?;
+        if !tree.root_node().has_error() {
+            return None;
+        }
+        let mut stack = vec![tree.root_node()];
+        let mut best: Option<(usize, String)> = None;
+        while let Some(node) = stack.pop() {
+            if node.is_missing() || node.is_error() {
+                let name = if node.is_missing() { format!("MISSING {}", node.kind()) } else { "ERROR".to_string() };
+                if best.as_ref().is_none_or(|(at, _)| node.start_byte() < *at) {
+                    best = Some((node.start_byte(), name));
+                }
+                continue;
+            }
+            if node.has_error() {
+                let mut cursor = node.walk();
+                stack.extend(node.children(&mut cursor));
+            }
+        }
+        // A tree with errors has at least one such node; were it not found, say where the tree starts.
+        Some(best.unwrap_or((0, "ERROR".to_string())))
+    })
+}
+
+fn describe(old: &str, new: &str, (at, node): (usize, String), placed: &[Placed]) -> ParseError {
+    let (line, column) = line_column(new, at);
+    let code = new.lines().nth(line - 1).unwrap_or("").trim().to_string();
+    // The replacement holding the error, else the last one before it (an error is often
+    // reported where the parser gives up, after the code that caused it).
+    let culprit = placed
+        .iter()
+        .find(|p| p.new.start <= at && at <= p.new.end)
+        .or_else(|| placed.iter().rev().find(|p| p.new.start <= at))
+        .or(placed.first());
+    let (match_line, replacement) = match culprit {
+        Some(p) => {
+            (line_column(old, p.old.start).0, new[p.new.clone()].lines().next().unwrap_or("").trim().to_string())
+        }
+        None => (line, String::new()),
+    };
+    ParseError { line, column, node, code, match_line, replacement }
 }
 
 /// What accept wrote.
@@ -83,6 +221,11 @@ impl EditStore {
     /// Finds every match of `pattern` under `scope` and stages the rewrite with
     /// `rewrite`; writes nothing.
     ///
+    /// Every rewritten file is parsed again with the same grammar. A file that parsed
+    /// without error before and has an error after is not staged: it is listed in
+    /// [`StagedEdit::refused`] with where and why, and the other files stay staged (when
+    /// none does, `edit_id` is `None`). So accept can only write files that still parse.
+    ///
     /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`].
     pub fn stage(
         &self,
@@ -92,26 +235,37 @@ impl EditStore {
         rewrite: &str,
         options: &SearchOptions,
     ) -> Result<StagedEdit> {
-        let walked = walk(root, scope, pattern, options)?;
+        let walked = walk(root, scope, pattern, options, true)?;
         let template = Template::parse(rewrite, walked.pattern.bound_names())?;
         let mut files = Vec::new();
         let mut pending = Vec::new();
+        let mut refused = Vec::new();
+        let mut unchecked = Vec::new();
         let mut replacements = 0;
         let matches = walked.files.iter().map(|f| f.matches.len()).sum();
         let files_searched = walked.files_searched;
         for file in walked.files {
-            let (new, count) = rewrite_with(&file.source, &file.matches, &template);
-            if count == 0 || new == file.source {
+            let rewrite = rewrite_checked(walked.lang, &file.source, &file.matches, file.had_errors, &template);
+            if rewrite.replacements == 0 || rewrite.text == file.source {
                 continue;
             }
-            replacements += count;
+            match rewrite.check {
+                Reparse::Broken(error) => {
+                    refused.push(RefusedFile { path: file.relative, replacements: rewrite.replacements, error });
+                    continue;
+                }
+                Reparse::Unchecked => unchecked.push(file.relative.clone()),
+                Reparse::Clean => {}
+            }
+            replacements += rewrite.replacements;
             files.push(FileChange {
                 path: file.relative.clone(),
-                replacements: count,
-                diff: diff(&file.relative, &file.source, &new),
+                replacements: rewrite.replacements,
+                diff: diff(&file.relative, &file.source, &rewrite.text),
             });
-            pending.push((file.path, file.relative, file.source, new));
+            pending.push((file.path, file.relative, file.source, rewrite.text));
         }
+        let checked = files.len() - unchecked.len();
         let edit_id = if pending.is_empty() {
             None
         } else {
@@ -130,6 +284,9 @@ impl EditStore {
             files_searched,
             files,
             skipped: walked.skipped,
+            checked,
+            unchecked,
+            refused,
         })
     }
 

@@ -19,7 +19,9 @@ fn positions_are_one_indexed_with_character_columns() {
     let m = &report.matches[0];
     assert_eq!((m.file.to_str().unwrap(), m.line, m.column, m.end_line, m.end_column), ("a.py", 2, 10, 2, 16));
     assert_eq!(m.text, "foo(ü)");
-    assert_eq!(m.captures, vec![("X".to_string(), "ü".to_string())]);
+    let captures: Vec<(&str, &str)> = m.captures.iter().map(|c| (c.name.as_str(), c.text.as_str())).collect();
+    assert_eq!(captures, vec![("X", "ü")]);
+    assert_eq!((m.captures[0].nodes[0].line, m.captures[0].nodes[0].column), (2, 14));
     assert_eq!(report.context, Context::Statement);
 }
 
@@ -105,20 +107,28 @@ fn errors_say_what_is_wrong() {
 }
 
 #[test]
-fn the_context_used_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("a.dart"), "class A { void dispose() {} }\nvoid m() { dispose(x); }\n").unwrap();
-    let cases = [
-        (Lang::Dart, "dispose($X)", Context::Expression),
-        (Lang::Dart, "dispose($X);", Context::Statement),
-        (Lang::Rust, "impl $T for $U { $$$B }", Context::Statement),
-        (Lang::TypeScript, "Promise<$T>", Context::Type),
-        (Lang::Json, "\"a\": $V", Context::Member),
+fn every_context_that_parses_is_reported() {
+    use Context::*;
+    let cases: &[(Lang, &str, &[Context])] = &[
+        (Lang::Dart, "dispose($X)", &[Expression]),
+        // Also an abstract method and a top-level function signature.
+        (Lang::Dart, "dispose($X);", &[Statement, Member, Declaration]),
+        (Lang::Dart, "Widget build($C) { $$$B }", &[Statement, Member, Declaration]),
+        (Lang::Rust, "impl $T for $U { $$$B }", &[Statement]),
+        (Lang::TypeScript, "Promise<$T>", &[Statement, Type]),
+        (Lang::Java, "private int $F;", &[Statement, Member]),
+        // As an expression, and as a type (the same rung, spelled as a type).
+        (Lang::C, "sizeof($T)", &[Expression]),
+        (Lang::Json, "\"a\": $V", &[Member]),
     ];
-    for (lang, pattern, context) in cases {
-        let compiled = astmatch::Pattern::compile(pattern, lang).unwrap();
-        assert_eq!(compiled.context(), context, "{lang} `{pattern}`");
+    let mut failures = Vec::new();
+    for (lang, pattern, contexts) in cases {
+        let compiled = astmatch::Pattern::compile(pattern, *lang).unwrap();
+        if compiled.contexts() != *contexts || compiled.context() != contexts[0] {
+            failures.push(format!("{lang} `{pattern}`: {:?}, expected {contexts:?}", compiled.contexts()));
+        }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// The pre-filter only saves time: results are identical with and without it.

@@ -119,7 +119,7 @@ impl<'de> Deserialize<'de> for Language {
     }
 }
 
-/// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one node, `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in the first scaffold that accepts it (statement, expression, class member, declaration) and the result names it; a pattern no scaffold accepts is reported as unparseable. Returns `file:line:column: code` per match, with captures.
+/// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one node, `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in every scaffold that accepts it (statement, expression, class member, declaration, type) and matches where any of those shapes does; the result names the contexts. When a `$$$` run could end at several places, the earliest end that lets the rest match wins. A pattern no scaffold accepts is reported as unparseable, and one that is only metavariables is refused. Returns `file:line:column: code` per match, with captures.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstGrepInput {
@@ -139,7 +139,7 @@ fn default_max_results() -> u32 {
     50
 }
 
-/// Structural rewrite, staged: the same matching as `ast_grep`, plus a rewrite template with the metavariables substituted back in. The rewrite keeps the matched code's indentation and the file's line endings. Nothing is written: the result is a preview (the replacement count and a unified diff per file) and an `edit_id`; call `resolve` with it to accept or discard the change.
+/// Structural rewrite, staged: the same matching as `ast_grep`, plus a rewrite template with the metavariables substituted back in. The rewrite keeps the matched code's indentation and the file's line endings; a multi-line capture keeps its lines' indentation relative to its first line, and text inside string literals and comments is never re-indented. Every rewritten file is parsed again: a file the rewrite would leave unparseable is not staged, and the result says where and why. Nothing is written: the result is a preview (the replacement count and a unified diff per file) and an `edit_id`; call `resolve` with it to accept or discard the change.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditInput {
@@ -195,6 +195,9 @@ impl Tool for AstGrep {
                 Ok(scope) => scope,
                 Err(result) => return result,
             };
+            if input.max_results == 0 {
+                return ToolResult::error("max_results must be at least 1 (all matches are counted either way)");
+            }
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
                 max_results: usize::try_from(input.max_results).unwrap_or(usize::MAX),
@@ -363,7 +366,7 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
             "no matches for `{}` in {} (pattern parsed as {}, {})",
             first_line(pattern),
             plural(report.files_searched, &format!("{} file", report.lang)),
-            report.context,
+            contexts_text(&report.contexts),
             report.lang
         )
     } else {
@@ -371,16 +374,23 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
             "{} (showing {shown}) in {}, pattern parsed as {} ({})",
             plural(report.total, "match"),
             plural(files_with_matches, "file"),
-            report.context,
+            contexts_text(&report.contexts),
             report.lang
         )
     };
+    let several_contexts = report.contexts.len() > 1;
     for m in &report.matches {
         text.push_str(&format!("\n{}:{}:{}: {}", slash(&m.file), m.line, m.column, first_line(&m.text)));
         if !m.captures.is_empty() {
-            let captures: Vec<String> =
-                m.captures.iter().map(|(name, code)| format!("${name} = {}", first_line(code))).collect();
+            let captures: Vec<String> = m
+                .captures
+                .iter()
+                .map(|c| format!("{}{} = {}", if c.multi { "$$$" } else { "$" }, c.name, first_line(&c.text)))
+                .collect();
             text.push_str(&format!("  [{}]", captures.join(", ")));
+        }
+        if several_contexts {
+            text.push_str(&format!("  ({})", m.context));
         }
     }
     if truncated {
@@ -397,8 +407,23 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
         .matches
         .iter()
         .map(|m| {
-            let captures: serde_json::Map<String, Value> =
-                m.captures.iter().map(|(name, code)| (name.clone(), Value::String(code.clone()))).collect();
+            let captures: serde_json::Map<String, Value> = m
+                .captures
+                .iter()
+                .map(|c| {
+                    let nodes: Vec<Value> = c
+                        .nodes
+                        .iter()
+                        .map(|n| json!({ "text": n.text, "line": n.line, "column": n.column }))
+                        .collect();
+                    let value = if c.multi {
+                        json!({ "multi": true, "text": c.text, "nodes": nodes })
+                    } else {
+                        json!({ "multi": false, "text": c.text, "line": nodes.first().map(|n| n["line"].clone()), "column": nodes.first().map(|n| n["column"].clone()) })
+                    };
+                    (c.name.clone(), value)
+                })
+                .collect();
             json!({
                 "file": slash(&m.file),
                 "line": m.line,
@@ -407,6 +432,7 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
                 "end_column": m.end_column,
                 "text": m.text,
                 "captures": captures,
+                "context": m.context.as_str(),
             })
         })
         .collect();
@@ -414,6 +440,7 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
         "total": report.total,
         "matches": matches,
         "context": report.context.as_str(),
+        "contexts": report.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         "language": report.lang.id(),
         "files_searched": report.files_searched,
         "files_matched": report.files_matched,
@@ -428,17 +455,40 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
         .iter()
         .map(|f| json!({ "path": slash(&f.path), "replacements": f.replacements, "diff": f.diff }))
         .collect();
+    let refused: Vec<Value> = staged
+        .refused
+        .iter()
+        .map(|r| {
+            json!({
+                "path": slash(&r.path),
+                "replacements": r.replacements,
+                "line": r.error.line,
+                "column": r.error.column,
+                "node": r.error.node,
+                "code": r.error.code,
+                "match_line": r.error.match_line,
+                "replacement": r.error.replacement,
+            })
+        })
+        .collect();
     let structured = json!({
         "edit_id": staged.edit_id,
         "replacements": staged.replacements,
         "matches": staged.matches,
         "files_searched": staged.files_searched,
         "files": files,
+        "checked": staged.checked,
+        "unchecked": staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>(),
+        "refused": refused,
         "context": staged.context.as_str(),
         "language": staged.lang.id(),
         "skipped": skipped_value(&staged.skipped),
     });
     let mut text = match &staged.edit_id {
+        None if !staged.refused.is_empty() => format!(
+            "refused: the rewrite would leave every file it changes unparseable ({}); nothing was staged",
+            plural(staged.refused.len(), "file")
+        ),
         None if staged.matches == 0 => format!(
             "nothing to change: the pattern (parsed as {}, {}) matched nothing in {}",
             staged.context,
@@ -452,8 +502,19 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
             plural(staged.matches, "time")
         ),
         Some(id) => {
+            let check = if staged.unchecked.is_empty() {
+                format!("re-parsed {}: all still parse", plural(staged.checked, "file"))
+            } else {
+                format!(
+                    "re-parsed {}: {} still parse; {} had parse errors before, so could not be checked: {}",
+                    plural(staged.files.len(), "file"),
+                    staged.checked,
+                    staged.unchecked.len(),
+                    staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>().join(", ")
+                )
+            };
             let mut text = format!(
-                "(proposed) {} in {} (pattern parsed as {}, {}); nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
+                "(proposed) {} in {} (pattern parsed as {}, {}); {check}; nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
                 plural(staged.replacements, "replacement"),
                 plural(staged.files.len(), "file"),
                 staged.context,
@@ -466,11 +527,44 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
             text
         }
     };
+    if !staged.refused.is_empty() {
+        text.push_str(&format!(
+            "\n\nnot staged: {} whose rewritten text would not parse (the other files are staged as shown):",
+            plural(staged.refused.len(), "file")
+        ));
+        for r in &staged.refused {
+            let e = &r.error;
+            text.push_str(&format!(
+                "\n  {}:{}:{}: {} in `{}`, from the replacement of the match at line {} (`{}`)",
+                slash(&r.path),
+                e.line,
+                e.column,
+                e.node,
+                e.code,
+                e.match_line,
+                e.replacement
+            ));
+        }
+        text.push_str(
+            "\nadjust the pattern or rewrite so the new code parses, or narrow `path` to leave those files out",
+        );
+    }
     if let Some(line) = skipped_line(&staged.skipped) {
         text.push('\n');
         text.push_str(&line);
     }
-    ToolResult::text(text).with_structured(structured)
+    let mut result = ToolResult::text(text).with_structured(structured);
+    result.is_error = staged.edit_id.is_none() && !staged.refused.is_empty();
+    result
+}
+
+/// `statement`, or `statement and type` when the pattern parsed in several contexts.
+fn contexts_text(contexts: &[astmatch::Context]) -> String {
+    let names: Vec<&str> = contexts.iter().map(|c| c.as_str()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
 }
 
 fn skipped_value(skipped: &astmatch::Skipped) -> Value {
