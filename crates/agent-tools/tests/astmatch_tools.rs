@@ -107,6 +107,12 @@ async fn astmatch_errors_are_error_results() {
         ),
         (json!({"pattern": "def (", "language": "python"}), "unparseable pattern for python"),
         (json!({"pattern": "  ", "language": "python"}), "empty pattern"),
+        (json!({"pattern": "$$$ARGS", "language": "python"}), "pattern `$$$ARGS` is only metavariables"),
+        (json!({"pattern": "foo($X)", "language": "python", "max_results": 0}), "max_results must be at least 1"),
+        (
+            json!({"pattern": "foo($X)", "path": "app.py", "language": "rust"}),
+            "'app.py' is a python file (by its extension), but language is rust",
+        ),
     ];
     for (args, start) in cases {
         let result = call(&surface, "ast_grep", args).await;
@@ -218,4 +224,38 @@ async fn language_aliases_are_accepted() {
         assert!(!result.is_error, "{alias}: {}", result.text);
         assert_eq!(result.structured.unwrap()["language"], "python");
     }
+}
+
+#[tokio::test]
+async fn ast_edit_refuses_files_the_rewrite_would_break() {
+    let (dir, surface) = setup(&[("a.py", "def f():\n    foo(1)\n"), ("b.py", "x = [\n    foo(2),\n]\n")]);
+    let args = json!({"pattern": "foo($X)", "rewrite": "if $X:\n    bar()", "language": "python"});
+    let result = call(&surface, "ast_edit", args).await;
+    assert!(!result.is_error, "{}", result.text);
+    assert!(
+        result.text.starts_with("(proposed) 1 replacement in 1 file (pattern parsed as statement, python); re-parsed 1 file: all still parse;"),
+        "{}",
+        result.text
+    );
+    assert!(
+        result.text.contains("\n\nnot staged: 1 file whose rewritten text would not parse (the other files are staged as shown):\n  b.py:2:"),
+        "{}",
+        result.text
+    );
+    assert!(result.text.contains("from the replacement of the match at line 2 (`if 2:`)"), "{}", result.text);
+    let s = result.structured.unwrap();
+    assert_eq!((s["checked"].clone(), s["refused"][0]["path"].clone()), (json!(1), json!("b.py")));
+
+    // Only the file that would break: an error, and nothing staged.
+    let args = json!({"pattern": "foo($X)", "rewrite": "if $X:\n    bar()", "path": "b.py"});
+    let result = call(&surface, "ast_edit", args).await;
+    assert!(result.is_error, "{}", result.text);
+    assert!(
+        result.text.starts_with(
+            "refused: the rewrite would leave every file it changes unparseable (1 file); nothing was staged"
+        ),
+        "{}",
+        result.text
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("b.py")).unwrap(), "x = [\n    foo(2),\n]\n");
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -128,58 +129,67 @@ fn rewrite_checked(
     } else if had_errors {
         Reparse::Unchecked
     } else {
-        match first_error(lang, &text) {
+        let errors = parse_errors(lang, &text);
+        match describe(source, &text, &errors, &placed) {
             None => Reparse::Clean,
-            Some(at) => Reparse::Broken(describe(source, &text, at, &placed)),
+            Some(error) => Reparse::Broken(error),
         }
     };
     Rewrite { text, matches: matches.len(), replacements, check }
 }
 
-/// The first ERROR or MISSING node of `text` parsed as `lang`: (byte offset, node description).
-fn first_error(lang: Lang, text: &str) -> Option<(usize, String)> {
+/// The ERROR and MISSING nodes of `text` parsed as `lang`: (byte range, node description).
+fn parse_errors(lang: Lang, text: &str) -> Vec<(Range<usize>, String)> {
     with_parser(lang, |parser| {
-        let tree = parser.parse(text, None)?;
-        if !tree.root_node().has_error() {
-            return None;
-        }
+        let Some(tree) = parser.parse(text, None) else { return vec![(0..text.len(), "ERROR".to_string())] };
+        let mut found = Vec::new();
         let mut stack = vec![tree.root_node()];
-        let mut best: Option<(usize, String)> = None;
         while let Some(node) = stack.pop() {
-            if node.is_missing() || node.is_error() {
-                let name = if node.is_missing() { format!("MISSING {}", node.kind()) } else { "ERROR".to_string() };
-                if best.as_ref().is_none_or(|(at, _)| node.start_byte() < *at) {
-                    best = Some((node.start_byte(), name));
-                }
-                continue;
+            if node.is_missing() {
+                found.push((node.byte_range(), format!("MISSING {}", node.kind())));
+            } else if node.is_error() {
+                found.push((node.byte_range(), "ERROR".to_string()));
             }
             if node.has_error() {
                 let mut cursor = node.walk();
                 stack.extend(node.children(&mut cursor));
             }
         }
-        // A tree with errors has at least one such node; were it not found, say where the tree starts.
-        Some(best.unwrap_or((0, "ERROR".to_string())))
+        found
     })
 }
 
-fn describe(old: &str, new: &str, (at, node): (usize, String), placed: &[Placed]) -> ParseError {
-    let (line, column) = line_column(new, at);
-    let code = new.lines().nth(line - 1).unwrap_or("").trim().to_string();
-    // The replacement holding the error, else the last one before it (an error is often
-    // reported where the parser gives up, after the code that caused it).
+/// The error to report: the smallest error node that touches a replacement (where the
+/// parser gave up on the new code), else the first one; and the replacement it touches,
+/// else the last one before it.
+fn describe(old: &str, new: &str, errors: &[(Range<usize>, String)], placed: &[Placed]) -> Option<ParseError> {
+    let touches = |r: &Range<usize>, p: &Placed| r.start <= p.new.end && p.new.start <= r.end;
+    let chosen = errors
+        .iter()
+        .filter(|(r, _)| placed.iter().any(|p| touches(r, p)))
+        .min_by_key(|(r, _)| (r.len(), r.start))
+        .or_else(|| errors.iter().min_by_key(|(r, _)| r.start))?;
+    let (range, node) = chosen;
+    // An ERROR node wider than the replacement starts where the parser lost its way;
+    // point at the replacement inside it instead.
     let culprit = placed
         .iter()
-        .find(|p| p.new.start <= at && at <= p.new.end)
-        .or_else(|| placed.iter().rev().find(|p| p.new.start <= at))
+        .find(|p| touches(range, p))
+        .or_else(|| placed.iter().rev().find(|p| p.new.start <= range.start))
         .or(placed.first());
+    let at = match culprit {
+        Some(p) if range.start < p.new.start => p.new.start,
+        _ => range.start,
+    };
+    let (line, column) = line_column(new, at);
+    let code = new.lines().nth(line - 1).unwrap_or("").trim().to_string();
     let (match_line, replacement) = match culprit {
         Some(p) => {
             (line_column(old, p.old.start).0, new[p.new.clone()].lines().next().unwrap_or("").trim().to_string())
         }
         None => (line, String::new()),
     };
-    ParseError { line, column, node, code, match_line, replacement }
+    Some(ParseError { line, column, node: node.clone(), code, match_line, replacement })
 }
 
 /// What accept wrote.
