@@ -208,8 +208,10 @@ async fn ast_edit_with_nothing_to_change_has_no_edit_id() {
 async fn unwired_language_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.go"), "package a\n").unwrap();
-    let wiring =
-        AstmatchWiring { workspace: Workspace::new(dir.path()).unwrap(), languages: vec![astmatch::Lang::Python] };
+    let wiring = AstmatchWiring {
+        languages: vec![astmatch::Lang::Python],
+        ..AstmatchWiring::new(Workspace::new(dir.path()).unwrap())
+    };
     let surface = Arc::new(Registry::builder().with_astmatch(wiring).build().unwrap()).surface(Tier::Read);
     let result = call(&surface, "ast_grep", json!({"pattern": "f()", "path": "a.go"})).await;
     assert!(result.is_error);

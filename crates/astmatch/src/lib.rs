@@ -21,6 +21,7 @@
 //! This crate knows nothing of tool calling, JSON schemas or approval tiers; it
 //! never spawns a process and never writes a file outside [`EditStore::accept`].
 
+mod cache;
 mod error;
 mod lang;
 mod matcher;
@@ -29,6 +30,7 @@ mod rewrite;
 mod search;
 mod stage;
 
+pub use crate::cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use crate::error::{Error, Result};
 pub use crate::lang::Lang;
 pub use crate::matcher::{Capture, NodeMatch};

@@ -10,6 +10,11 @@ use tree_sitter::{Node, Tree};
 
 use crate::pattern::{Alternative, Context, MetaVar, PNode, Pattern, significant_children};
 
+/// The words of an alternative are all in `text`.
+fn has_words(alt: &Alternative, text: &[u8]) -> bool {
+    alt.words.iter().all(|f| f.find(text).is_some())
+}
+
 /// A metavariable's capture in one match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capture {
@@ -47,7 +52,7 @@ pub struct NodeMatch {
 struct Binding<'a> {
     name: &'a str,
     multi: bool,
-    nodes: Vec<Node<'a>>,
+    nodes: crate::pattern::Children<'a>,
     /// Where an empty run sits.
     at: usize,
 }
@@ -81,7 +86,10 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
             for alt in &singles {
                 matcher.env.clear();
                 let root = &alt.nodes[0];
-                if matcher.root_candidate(root, node) && matcher.node(root, node) {
+                if matcher.root_candidate(root, node)
+                    && has_words(alt, &source[node.byte_range()])
+                    && matcher.node(root, node)
+                {
                     let range = matched_range(pattern, root, node);
                     if seen.insert((range.start, range.end)) {
                         out.push(matcher.finish(range, alt.context));
@@ -271,7 +279,7 @@ impl<'a> Matcher<'a> {
     /// Does pattern node `p` match `t`? Bindings are pushed on success and undone on failure.
     fn node(&mut self, p: &'a PNode, t: Node<'a>) -> bool {
         match p {
-            PNode::Meta(var) => t.is_named() && self.bind(var, vec![t], t.start_byte()),
+            PNode::Meta(var) => t.is_named() && self.bind(var, &[t], t.start_byte()),
             PNode::Leaf { kinds, text, ident, .. } => {
                 let kind_ok = kinds.contains(&t.kind_id()) || (*ident && self.is_ident(t));
                 if !kind_ok {
@@ -297,7 +305,7 @@ impl<'a> Matcher<'a> {
                 }
             }
             PNode::Run { kinds, var } => {
-                kinds.contains(&t.kind_id()) && self.bind(var, significant_children(t), t.start_byte())
+                kinds.contains(&t.kind_id()) && self.bind(var, &significant_children(t), t.start_byte())
             }
         }
     }
@@ -321,11 +329,11 @@ impl<'a> Matcher<'a> {
             let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
             // A `$$$` that ends a run of statements takes the rest of the list.
             if !anchored && pi + 1 == ps.len() {
-                return self.bind(var, ts[ti..].to_vec(), at).then_some(ts.len());
+                return self.bind(var, &ts[ti..], at).then_some(ts.len());
             }
             // The earliest end that lets the rest of the pattern match wins.
             for len in 0..=ts.len() - ti {
-                if self.bind(var, ts[ti..ti + len].to_vec(), at) {
+                if self.bind(var, &ts[ti..ti + len], at) {
                     if let Some(end) = self.seq(ps, pi + 1, ts, ti + len, anchored) {
                         return Some(end);
                     }
@@ -350,7 +358,7 @@ impl<'a> Matcher<'a> {
         // A list node holding only a `$$$` may be absent in the code: an empty run.
         if let PNode::Run { var, .. } = p {
             let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
-            if self.bind(var, Vec::new(), at)
+            if self.bind(var, &[], at)
                 && let Some(end) = self.seq(ps, pi + 1, ts, ti, anchored)
             {
                 return Some(end);
@@ -362,7 +370,7 @@ impl<'a> Matcher<'a> {
             && let Some(PNode::Meta(var @ MetaVar { multi: true, .. })) = ps.get(pi + 1)
         {
             let at = ts.get(ti).map_or(0, |n| n.start_byte());
-            if self.bind(var, Vec::new(), at)
+            if self.bind(var, &[], at)
                 && let Some(end) = self.seq(ps, pi + 2, ts, ti, anchored)
             {
                 return Some(end);
@@ -388,12 +396,12 @@ impl<'a> Matcher<'a> {
     }
 
     /// Binds a metavariable, or checks a repeated one captures the same code.
-    fn bind(&mut self, var: &'a MetaVar, nodes: Vec<Node<'a>>, at: usize) -> bool {
+    fn bind(&mut self, var: &'a MetaVar, nodes: &[Node<'a>], at: usize) -> bool {
         let Some(name) = var.name.as_deref() else { return true };
         if let Some(previous) = self.env.iter().find(|b| b.name == name) {
-            return same_tokens(self.source, &previous.nodes, &nodes);
+            return same_tokens(self.source, &previous.nodes, nodes);
         }
-        self.env.push(Binding { name, multi: var.multi, nodes, at });
+        self.env.push(Binding { name, multi: var.multi, nodes: nodes.iter().copied().collect(), at });
         true
     }
 }

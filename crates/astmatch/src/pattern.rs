@@ -93,11 +93,18 @@ impl PNode {
 }
 
 /// One shape of a pattern: the tree the fragment compiled to in one scaffold rung.
-#[derive(Debug)]
 pub(crate) struct Alternative {
     pub(crate) context: Context,
     /// The nodes the shape consists of; more than one means a run of siblings.
     pub(crate) nodes: Vec<PNode>,
+    /// The shape's literal words: a node whose text lacks one cannot match it.
+    pub(crate) words: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl std::fmt::Debug for Alternative {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Alternative").field("context", &self.context).field("nodes", &self.nodes).finish()
+    }
 }
 
 /// A compiled pattern, ready to match files of one language.
@@ -181,13 +188,16 @@ impl Pattern {
                 }
                 let mut found = Vec::new();
                 collect_words(&nodes, &mut found);
+                found.sort_by_key(|w| std::cmp::Reverse(w.len()));
+                found.dedup();
+                let finders = found.iter().map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned()).collect();
                 // A file must hold the words of at least one alternative; only the words
                 // every alternative has can rule a file out.
                 words = Some(match words {
                     None => found,
                     Some(before) => before.into_iter().filter(|w| found.contains(w)).collect(),
                 });
-                alternatives.push(Alternative { context: scaffold.context, nodes });
+                alternatives.push(Alternative { context: scaffold.context, nodes, words: finders });
                 vars_seen.get_or_insert(vars);
             }
         }
@@ -494,8 +504,11 @@ fn metavar_name_len(text: &str) -> usize {
     bytes.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_').count()
 }
 
+/// A node's children, kept on the stack when there are few (most nodes).
+pub(crate) type Children<'t> = smallvec::SmallVec<[Node<'t>; 8]>;
+
 /// Children that count for matching: comments and other extras are left out.
-pub(crate) fn significant_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+pub(crate) fn significant_children<'t>(node: Node<'t>) -> Children<'t> {
     let mut cursor = node.walk();
     node.children(&mut cursor).filter(|c| !c.is_extra()).collect()
 }

@@ -3,10 +3,11 @@
 use std::cell::RefCell;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use tree_sitter::Parser;
+use tree_sitter::{Parser, Tree};
 
+use crate::cache::ParseCache;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
 use crate::matcher::{NodeMatch, find_matches};
@@ -26,11 +27,21 @@ pub struct SearchOptions {
     pub max_file_bytes: u64,
     /// Matched text is cut to this many characters. Default 400.
     pub max_text_chars: usize,
+    /// Parse trees to reuse and keep: a file whose size and modification time are
+    /// unchanged since it was cached is not read or parsed again. Default none.
+    pub cache: Option<Arc<ParseCache>>,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { lang: None, max_results: 50, prefilter: true, max_file_bytes: 4 << 20, max_text_chars: 400 }
+        SearchOptions {
+            lang: None,
+            max_results: 50,
+            prefilter: true,
+            max_file_bytes: 4 << 20,
+            max_text_chars: 400,
+            cache: None,
+        }
     }
 }
 
@@ -204,10 +215,15 @@ pub fn search_source(pattern: &Pattern, source: &str) -> Vec<NodeMatch> {
 /// Matches in one text, with each match's verbatim lines when `layout`, and whether
 /// the text has parse errors.
 pub(crate) fn matches_in(pattern: &Pattern, source: &str, layout: bool) -> (Vec<NodeMatch>, bool) {
-    with_parser(pattern.lang(), |parser| match parser.parse(source, None) {
+    match parse(pattern.lang(), source) {
         Some(tree) => (find_matches(pattern, &tree, source.as_bytes(), layout), tree.root_node().has_error()),
         None => (Vec::new(), false),
-    })
+    }
+}
+
+/// Parses `source` with this thread's parser for `lang`.
+pub(crate) fn parse(lang: Lang, source: &str) -> Option<Tree> {
+    with_parser(lang, |parser| parser.parse(source, None))
 }
 
 pub(crate) fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T {
@@ -310,16 +326,31 @@ enum FileOutcome {
 }
 
 fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: bool) -> FileOutcome {
-    match std::fs::metadata(path) {
+    let meta = match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
-        Ok(_) => {}
+        Ok(meta) => meta,
         Err(_) => return FileOutcome::Skipped(SkipReason::Unreadable),
+    };
+    let cache = options.cache.as_deref().zip(meta.modified().ok());
+    let has_words = |bytes: &[u8]| pattern.words.iter().all(|w| memchr::memmem::find(bytes, w.as_bytes()).is_some());
+    if let Some((cache, modified)) = cache
+        && let Some((source, tree)) = cache.get(path, pattern.lang(), meta.len(), modified)
+    {
+        if options.prefilter && !has_words(source.as_bytes()) {
+            return FileOutcome::NoMatch;
+        }
+        let matches = find_matches(pattern, &tree, source.as_bytes(), layout);
+        return if matches.is_empty() {
+            FileOutcome::NoMatch
+        } else {
+            FileOutcome::Matches(source.to_string(), matches, tree.root_node().has_error())
+        };
     }
     let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
     if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
         return FileOutcome::Skipped(SkipReason::Binary);
     }
-    if options.prefilter && !pattern.words.iter().all(|w| memchr::memmem::find(&bytes, w.as_bytes()).is_some()) {
+    if options.prefilter && !has_words(&bytes) {
         // Still must be UTF-8 to count as searched rather than skipped.
         if std::str::from_utf8(&bytes).is_err() {
             return FileOutcome::Skipped(SkipReason::NotUtf8);
@@ -327,7 +358,12 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: 
         return FileOutcome::NoMatch;
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
-    let (matches, had_errors) = matches_in(pattern, &source, layout);
+    let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch };
+    let matches = find_matches(pattern, &tree, source.as_bytes(), layout);
+    let had_errors = tree.root_node().has_error();
+    if let Some((cache, modified)) = cache {
+        cache.put(path, pattern.lang(), meta.len(), modified, Arc::from(source.as_str()), tree);
+    }
     if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors) }
 }
 

@@ -203,3 +203,32 @@ fn fixture_project() {
         assert_eq!(got, expected, "{pattern}");
     }
 }
+
+/// A second search reuses the trees of unchanged files, and a changed file is parsed again.
+#[test]
+fn a_parse_cache_reuses_unchanged_files_only() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.py"), "foo(1)\n").unwrap();
+    fs::write(dir.path().join("b.py"), "bar(2)\n").unwrap();
+    let cache = Arc::new(astmatch::ParseCache::new(astmatch::DEFAULT_CACHE_BYTES));
+    let options = SearchOptions {
+        lang: Some(Lang::Python),
+        prefilter: false,
+        cache: Some(Arc::clone(&cache)),
+        ..Default::default()
+    };
+    let first = search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
+    assert_eq!((first.total, cache.stats().files, cache.stats().hits), (1, 2, 0));
+    let second = search(dir.path(), dir.path(), "bar($X)", &options).unwrap();
+    assert_eq!((second.total, cache.stats().hits), (1, 2));
+    // A different size: parsed again, and the new text is what is searched.
+    fs::write(dir.path().join("a.py"), "foo(1)\nfoo(22)\n").unwrap();
+    let third = search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
+    assert_eq!((third.total, cache.stats().hits, cache.stats().misses), (2, 3, 3));
+    // A cap of zero keeps nothing.
+    let none = Arc::new(astmatch::ParseCache::new(0));
+    let options = SearchOptions { cache: Some(Arc::clone(&none)), ..options };
+    search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
+    assert_eq!(none.stats().files, 0);
+}

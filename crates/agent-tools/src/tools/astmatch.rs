@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use astmatch::{EditStore, Lang, SearchOptions, SearchReport, StagedEdit};
+use astmatch::{EditStore, Lang, ParseCache, SearchOptions, SearchReport, StagedEdit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -29,23 +29,30 @@ pub struct AstmatchWiring {
     pub workspace: Workspace,
     /// The grammars wired; a language outside this set is refused at call time.
     pub languages: Vec<Lang>,
+    /// The cap, in bytes, of the parse trees kept between the run's searches (a file
+    /// whose size and modification time are unchanged is not parsed again); `0` keeps
+    /// none. Default [`astmatch::DEFAULT_CACHE_BYTES`] (256 MiB).
+    pub parse_cache_bytes: usize,
 }
 
 impl AstmatchWiring {
-    /// Every shipped grammar, in `workspace`.
+    /// Every shipped grammar, in `workspace`, with the default parse cache.
     pub fn new(workspace: Workspace) -> AstmatchWiring {
-        AstmatchWiring { workspace, languages: Lang::ALL.to_vec() }
+        AstmatchWiring { workspace, languages: Lang::ALL.to_vec(), parse_cache_bytes: astmatch::DEFAULT_CACHE_BYTES }
     }
 }
 
 pub(crate) fn register(builder: RegistryBuilder, wiring: AstmatchWiring) -> RegistryBuilder {
-    let shared = Arc::new(Shared { wiring, store: EditStore::new() });
+    let cache = Arc::new(ParseCache::new(wiring.parse_cache_bytes));
+    let shared = Arc::new(Shared { wiring, store: EditStore::new(), cache });
     builder.register(AstGrep(Arc::clone(&shared))).register(AstEdit(Arc::clone(&shared))).register(Resolve(shared))
 }
 
 struct Shared {
     wiring: AstmatchWiring,
     store: EditStore,
+    /// Parse trees shared by the run's searches and stagings.
+    cache: Arc<ParseCache>,
 }
 
 /// A shipped grammar id. Decoding also takes astmatch's aliases (`js`, `ts`,
@@ -201,10 +208,11 @@ impl Tool for AstGrep {
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
                 max_results: usize::try_from(input.max_results).unwrap_or(usize::MAX),
+                cache: Some(Arc::clone(&shared.cache)),
                 ..SearchOptions::default()
             };
             match astmatch::search(shared.root(), &scope, &input.pattern, &options) {
-                Ok(report) => search_result(&report, &input.pattern),
+                Ok(report) => search_result(&report, &input.pattern, &shared.cache),
                 Err(e) => ToolResult::error(e.to_string()),
             }
         })
@@ -238,7 +246,11 @@ impl Tool for AstEdit {
                 Ok(scope) => scope,
                 Err(result) => return result,
             };
-            let options = SearchOptions { lang: input.language.map(Language::lang), ..SearchOptions::default() };
+            let options = SearchOptions {
+                lang: input.language.map(Language::lang),
+                cache: Some(Arc::clone(&shared.cache)),
+                ..SearchOptions::default()
+            };
             match shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options) {
                 Ok(staged) => staged_result(&staged),
                 Err(e) => ToolResult::error(e.to_string()),
@@ -350,7 +362,7 @@ async fn blocking(tool: &'static str, work: impl FnOnce() -> ToolResult + Send +
     tokio::task::spawn_blocking(work).await.map_err(|e| Error::TaskFailed { tool, message: e.to_string() })
 }
 
-fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
+fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> ToolResult {
     let files_with_matches = report.files_matched;
     let shown = report.matches.len();
     let truncated = report.total > shown;
@@ -446,6 +458,7 @@ fn search_result(report: &SearchReport, pattern: &str) -> ToolResult {
         "files_matched": report.files_matched,
         "skipped": skipped_value(&report.skipped),
         "truncated": truncated,
+        "parse_cache": cache_value(cache),
     }))
 }
 
@@ -556,6 +569,12 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
     let mut result = ToolResult::text(text).with_structured(structured);
     result.is_error = staged.edit_id.is_none() && !staged.refused.is_empty();
     result
+}
+
+/// The run's parse cache: files and bytes held, the cap, and lookups that hit or parsed.
+fn cache_value(cache: &ParseCache) -> Value {
+    let stats = cache.stats();
+    json!({ "files": stats.files, "bytes": stats.bytes, "cap_bytes": stats.cap, "hits": stats.hits, "misses": stats.misses })
 }
 
 /// `statement`, or `statement and type` when the pattern parsed in several contexts.
