@@ -8,7 +8,10 @@
 //! their ratio, and our time against the parse floor of that corpus (every file
 //! parsed in parallel by tree-sitter, no matching; see `floor.rs`).
 //!
-//! The last line is `ratio ours/ast-grep: R`, the median of the per-pattern ratios.
+//! Then a session of eight different searches in one `serve` run (the parse cache at
+//! work) against eight `ast-grep run` calls, and the staging of a rewrite against
+//! `ast-grep run -r … -U`. The last line is `ratio ours/ast-grep: median M, worst W`
+//! over the per-pattern ratios.
 //! Timing is printed, never asserted.
 
 use std::path::{Path, PathBuf};
@@ -24,16 +27,40 @@ use crate::{run_quiet, workspace_root};
 
 /// Patterns chosen as questions an agent asks, where ast-grep and we mean the same
 /// thing (the differential test in `crates/astmatch/tests/differential.rs` checks
-/// these and more location by location).
+/// these and more location by location). The first of each language are where the
+/// pre-filter rules out most files; the rest are everyday patterns whose words are in
+/// most files, so every file is parsed and matched.
 const PATTERNS: &[(Lang, &str)] = &[
     (Lang::Rust, "$X.unwrap()"),
     (Lang::Rust, "Box::new($X)"),
     (Lang::Rust, "unsafe impl $T for $U { $$$B }"),
+    (Lang::Rust, "Some($X)"),
+    (Lang::Rust, "$A.len()"),
+    (Lang::Rust, "let $P = $E;"),
     (Lang::Python, "isinstance($A, $B)"),
     (Lang::Python, "raise $E from $C"),
     (Lang::Python, "self.$A = $B"),
+    (Lang::Python, "return $X"),
+    (Lang::Python, "$A.append($B)"),
+    (Lang::Python, "len($X)"),
+    (Lang::Python, "raise $E"),
     (Lang::TypeScript, "interface $I extends $$$B { $$$M }"),
     (Lang::TypeScript, "type $N = $T;"),
+    (Lang::TypeScript, "readonly $A: $T;"),
+];
+
+/// A session of everyday searches over the Python corpus, as an agent makes them: eight
+/// different patterns, one after another, in one `serve` run (whose parse cache keeps the
+/// trees between them) against eight `ast-grep run` calls.
+const SESSION: &[&str] = &[
+    "self.$A = $B",
+    "return $X",
+    "if $A: $$$B",
+    "for $X in $Y: $$$B",
+    "$A.append($B)",
+    "def $F(self): $$$B",
+    "len($X)",
+    "raise $E",
 ];
 
 pub(crate) struct Options {
@@ -271,10 +298,154 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     if mismatches > 0 {
         println!("!!! MISMATCH in {mismatches} of {} patterns: the match counts differ", PATTERNS.len());
     }
+    let python = corpora.iter().find(|c| c.lang == Lang::Python).context("no Python corpus")?;
+    if let Ours::Cli(cli) = &ours {
+        session(cli, &ast_grep, &python.dir, options.runs.min(3))?;
+    }
+    let rust = corpora.iter().find(|c| c.lang == Lang::Rust).context("no Rust corpus")?;
+    if let Ours::Cli(cli) = &ours {
+        rewrite(cli, &ast_grep, &rust.dir, options.runs.min(3))?;
+    }
     ratios.sort_by(f64::total_cmp);
     let n = ratios.len();
     let median_ratio = if n % 2 == 1 { ratios[n / 2] } else { (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0 };
-    println!("ratio ours/ast-grep: {median_ratio:.2}");
+    let worst = ratios.last().copied().unwrap_or(f64::NAN);
+    println!("ratio ours/ast-grep: median {median_ratio:.2}, worst {worst:.2}");
+    Ok(())
+}
+
+/// One `serve` run making the [`SESSION`]'s searches in turn, against as many `ast-grep run` calls.
+fn session(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
+    println!();
+    println!(
+        "session: {} searches over {} in one `agent-tools serve` run, against {} `ast-grep run` calls",
+        SESSION.len(),
+        dir.display(),
+        SESSION.len()
+    );
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for run in 0..=runs {
+        let (t, our_counts) = serve_session(cli, dir)?;
+        let start = Instant::now();
+        let mut their_counts = Vec::new();
+        for pattern in SESSION {
+            let (_, out) = timed(ast_grep_command(ast_grep, Lang::Python, pattern, dir), &[0, 1])?;
+            their_counts.push(ast_grep_count(&out)?);
+        }
+        let u = start.elapsed();
+        if run == 0 {
+            for ((pattern, n), m) in SESSION.iter().zip(&our_counts).zip(&their_counts) {
+                let note = if n == m { "" } else { "  (counts differ: see docs/patterns.md)" };
+                println!("  {pattern:<24} ours {n:>6}  ast-grep {m:>6}{note}");
+            }
+        } else {
+            ours.push(t);
+            theirs.push(u);
+        }
+    }
+    let (o, a) = (median(&ours), median(&theirs));
+    println!("  session ours {o:.1} ms, ast-grep {a:.1} ms");
+    println!("repeat search ratio ours/ast-grep: {:.2}", o / a);
+    Ok(())
+}
+
+/// Starts `serve`, initializes, makes the session's calls; returns the time from start to the
+/// last answer and each call's total.
+fn serve_session(cli: &Path, dir: &Path) -> Result<(Duration, Vec<usize>)> {
+    use std::io::{BufRead, BufReader, Write};
+    let start = Instant::now();
+    let mut child = Command::new(cli)
+        .arg("serve")
+        .arg("--root")
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("could not start agent-tools serve")?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+    let mut send = |value: serde_json::Value| -> Result<()> {
+        writeln!(stdin, "{value}")?;
+        stdin.flush()?;
+        Ok(())
+    };
+    let mut answer = |id: u64| -> Result<serde_json::Value> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if stdout.read_line(&mut line)? == 0 {
+                bail!("serve ended before answering request {id}");
+            }
+            let value: serde_json::Value = serde_json::from_str(line.trim())?;
+            if value["id"] == id {
+                return Ok(value);
+            }
+        }
+    };
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "xtask-bench", "version": "0"}}}))?;
+    answer(0)?;
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    let mut counts = Vec::new();
+    for (i, pattern) in SESSION.iter().enumerate() {
+        let id = i as u64 + 1;
+        send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "ast_grep", "arguments": {"pattern": pattern, "language": "python", "max_results": 50}}}))?;
+        let reply = answer(id)?;
+        let total = reply["result"]["structuredContent"]["total"]
+            .as_u64()
+            .with_context(|| format!("no total in serve's answer to `{pattern}`: {reply}"))?;
+        counts.push(total as usize);
+    }
+    let elapsed = start.elapsed();
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok((elapsed, counts))
+}
+
+/// Staging a rewrite of every `$X.unwrap()` over the Rust corpus (rewrite, diff, re-parse;
+/// nothing written), against `ast-grep run -r … -U` writing into a fresh copy.
+fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
+    let (pattern, template) = ("$X.unwrap()", "$X.expect(\"checked\")");
+    println!();
+    println!("rewrite: `{pattern}` -> `{template}` over {}", dir.display());
+    let copy = std::env::temp_dir().join(format!("xtask-bench-rewrite-{}", std::process::id()));
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut replacements = (0, 0);
+    for run in 0..=runs {
+        let args = serde_json::json!({ "pattern": pattern, "rewrite": template, "path": ".", "language": "rust" });
+        let mut cmd = Command::new(cli);
+        cmd.arg("call").arg("ast_edit").arg(args.to_string()).arg("--root").arg(dir).arg("--json");
+        let (t, out) = timed(cmd, &[0])?;
+        let value: serde_json::Value = serde_json::from_slice(&out).context("our output is not JSON")?;
+        replacements.0 = value["replacements"].as_u64().unwrap_or(0);
+        let _ = std::fs::remove_dir_all(&copy);
+        run_quiet(Command::new("cp").arg("-r").arg(dir).arg(&copy))?;
+        // `-U` prints `Applied N changes`; the count is read from it.
+        let mut plain = Command::new(ast_grep);
+        plain.args(["run", "--pattern", pattern, "--rewrite", template, "--lang", "rust", "-U"]).arg(&copy);
+        let (u, out) = timed(plain, &[0, 1])?;
+        let text = String::from_utf8_lossy(&out);
+        replacements.1 = text
+            .split_whitespace()
+            .zip(text.split_whitespace().skip(1))
+            .find(|(_, w)| w.starts_with("change"))
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or(0);
+        if run > 0 {
+            ours.push(t);
+            theirs.push(u);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&copy);
+    let (o, a) = (median(&ours), median(&theirs));
+    println!(
+        "  ours (stage, re-parse, diff) {o:.1} ms for {} replacements; ast-grep -U {a:.1} ms for {} changes",
+        replacements.0, replacements.1
+    );
+    println!("rewrite ratio ours/ast-grep: {:.2}", o / a);
     Ok(())
 }
 

@@ -64,6 +64,8 @@ struct Matcher<'a> {
     /// Whether to find each match's verbatim lines (needed to rewrite, not to search).
     layout: bool,
     env: Vec<Binding<'a>>,
+    /// One cursor reused to list children (making one allocates).
+    cursor: tree_sitter::TreeCursor<'a>,
 }
 
 /// Every match of `pattern` in `tree` (parsed from `source`), in document order,
@@ -71,7 +73,27 @@ struct Matcher<'a> {
 /// of sibling statements do not overlap. With `layout`, each match also carries
 /// the lines a rewrite must leave as they are.
 pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8], layout: bool) -> Vec<NodeMatch> {
-    let mut matcher = Matcher { pattern, source, tree, layout, env: Vec::new() };
+    let mut matcher = Matcher { pattern, source, tree, layout, env: Vec::new(), cursor: tree.walk() };
+    // Kind ids where some shape's root can match: every other node is passed over at once.
+    let mut root_kinds = vec![false; pattern.ident_kinds.len()];
+    let mut any_ident = false;
+    for alt in &pattern.alternatives {
+        match &alt.nodes[0] {
+            PNode::Leaf { kinds, ident, .. } => {
+                any_ident |= *ident;
+                kinds.iter().for_each(|&k| root_kinds[k as usize] = true);
+            }
+            PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
+                kinds.iter().for_each(|&k| root_kinds[k as usize] = true)
+            }
+            PNode::Meta(_) => root_kinds.iter_mut().for_each(|k| *k = true),
+        }
+    }
+    if any_ident {
+        for (k, ident) in pattern.ident_kinds.iter().enumerate() {
+            root_kinds[k] |= *ident;
+        }
+    }
     let mut out = Vec::new();
     let mut seen: HashSet<(usize, usize)> = HashSet::new();
     let sequences: Vec<&Alternative> = pattern.alternatives.iter().filter(|a| a.nodes.len() > 1).collect();
@@ -82,7 +104,7 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
         for alt in &sequences {
             matcher.match_runs(alt, node, &mut out, &mut seen);
         }
-        if !node.is_extra() {
+        if !node.is_extra() && root_kinds.get(node.kind_id() as usize).copied().unwrap_or(false) {
             for alt in &singles {
                 matcher.env.clear();
                 let root = &alt.nodes[0];
@@ -231,6 +253,24 @@ impl<'a> Matcher<'a> {
         Capture { name: b.name.to_string(), range: start..end, multi: b.multi, nodes: listed, ends_in_line_comment }
     }
 
+    /// The children of `node` that count for matching (extras left out), listed with the reused cursor.
+    fn children(&mut self, node: Node<'a>) -> crate::pattern::Children<'a> {
+        let mut out = crate::pattern::Children::new();
+        self.cursor.reset(node);
+        if self.cursor.goto_first_child() {
+            loop {
+                let child = self.cursor.node();
+                if !child.is_extra() {
+                    out.push(child);
+                }
+                if !self.cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
     /// A cheap test before the full match: can this node be where the pattern's root matches?
     fn root_candidate(&self, p: &PNode, node: Node<'_>) -> bool {
         match p {
@@ -258,7 +298,7 @@ impl<'a> Matcher<'a> {
         out: &mut Vec<NodeMatch>,
         seen: &mut HashSet<(usize, usize)>,
     ) {
-        let children = significant_children(parent);
+        let children = self.children(parent);
         let mut start = 0;
         while start < children.len() {
             self.env.clear();
@@ -289,13 +329,13 @@ impl<'a> Matcher<'a> {
                     return self.text(t) == text.as_bytes();
                 }
                 // A leaf in the pattern may be a node with only extras inside in the target.
-                significant_children(t).is_empty() && self.text(t) == text.as_bytes()
+                self.children(t).is_empty() && self.text(t) == text.as_bytes()
             }
             PNode::Inner { kinds, children, .. } => {
                 if !kinds.contains(&t.kind_id()) {
                     return false;
                 }
-                let targets = significant_children(t);
+                let targets = self.children(t);
                 let mark = self.env.len();
                 if self.seq(children, 0, &targets, 0, true).is_some() {
                     true
@@ -305,7 +345,11 @@ impl<'a> Matcher<'a> {
                 }
             }
             PNode::Run { kinds, var } => {
-                kinds.contains(&t.kind_id()) && self.bind(var, &significant_children(t), t.start_byte())
+                if !kinds.contains(&t.kind_id()) {
+                    return false;
+                }
+                let children = self.children(t);
+                self.bind(var, &children, t.start_byte())
             }
         }
     }
