@@ -205,6 +205,15 @@ fn ours(lang: Lang, dirs: &[PathBuf], pattern: &str) -> Vec<(Loc, Range<usize>)>
         let report = search(dir, dir, pattern, &options)
             .unwrap_or_else(|e| panic!("ours: {pattern:?} in {}: {e}", dir.display()));
         assert_eq!(report.skipped.total(), 0, "ours skipped files in {}: {:?}", dir.display(), report.skipped);
+        // No node range is ever reported twice, whichever shapes matched it.
+        let mut ranges = std::collections::HashSet::new();
+        for m in &report.matches {
+            assert!(
+                ranges.insert((m.file.clone(), m.byte_range.clone())),
+                "{pattern:?}: {} reported twice",
+                m.file.display()
+            );
+        }
         found.extend(report.matches.into_iter().map(|m| ((dir.join(m.file), m.line, m.column), m.byte_range)));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
