@@ -94,13 +94,39 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
             root_kinds[k] |= *ident;
         }
     }
-    let mut out = Vec::new();
+    let mut out: Vec<NodeMatch> = Vec::new();
     let mut seen: HashSet<(usize, usize)> = HashSet::new();
     let sequences: Vec<&Alternative> = pattern.alternatives.iter().filter(|a| a.nodes.len() > 1).collect();
     let singles: Vec<&Alternative> = pattern.alternatives.iter().filter(|a| a.nodes.len() == 1).collect();
+    // Where the pattern's longest word occurs: a subtree holding none of them holds no
+    // match, and is not walked.
+    let anchor = pattern.words.first().map(|w| {
+        let at: Vec<usize> = memchr::memmem::find_iter(source, w.as_bytes()).collect();
+        (at, w.len())
+    });
+    let may_hold = |node: Node<'_>| match &anchor {
+        None => true,
+        Some((at, len)) => {
+            let i = at.partition_point(|&o| o < node.start_byte());
+            at.get(i).is_some_and(|&o| o + len <= node.end_byte())
+        }
+    };
     let mut cursor = tree.walk();
     loop {
         let node = cursor.node();
+        if !may_hold(node) {
+            // Nothing to find below: on to the next sibling, or up.
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    out.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
+                    return out;
+                }
+            }
+            continue;
+        }
         for alt in &sequences {
             matcher.match_runs(alt, node, &mut out, &mut seen);
         }
