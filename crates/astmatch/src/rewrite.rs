@@ -401,15 +401,16 @@ fn insert_capture(out: &mut Text, filled: &Filled, here: &str) {
 }
 
 /// One code line moved from indentation `origin` to `here`, keeping its indentation
-/// relative to `origin`. A blank line stays blank.
+/// relative to `origin`; a capture that stays at its indentation keeps its bytes. A blank
+/// line stays blank.
 fn reindent(line: &str, origin: &str, here: &str) -> String {
-    let body = line.trim_start_matches([' ', '\t']);
-    if body.trim().is_empty() {
-        // Only a `\r` of a CRLF line survives.
-        return if line.ends_with('\r') { "\r".to_string() } else { String::new() };
-    }
     if origin == here {
         return line.to_string();
+    }
+    let body = line.trim_start_matches([' ', '\t']);
+    if body.trim().is_empty() {
+        // Moved: no indentation is written onto a blank line; only a `\r` of a CRLF line survives.
+        return if line.ends_with('\r') { "\r".to_string() } else { String::new() };
     }
     if let Some(rest) = line.strip_prefix(origin) {
         return format!("{here}{rest}");
