@@ -170,6 +170,8 @@ impl Lang {
             Lang::C | Lang::Cpp => vec![format!("zz_mv{n};"), format!("int zz_mv{n};")],
             Lang::Dart => vec![format!("zz_mv{n};"), format!("var zz_mv{n};")],
             Lang::Json => vec![format!("\"zz_mv{n}\": 0")],
+            // The clauses of a `switch` body.
+            Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx => vec![format!("case zz_mv{n}:")],
             _ => Vec::new(),
         }
     }

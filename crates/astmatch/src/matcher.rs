@@ -31,6 +31,11 @@ pub struct Capture {
     pub nodes: Vec<Range<usize>>,
     /// The capture ends with a line comment (`// …`, `# …`), so code may not follow it on its line.
     pub(crate) ends_in_line_comment: bool,
+    /// The capture ends with its list's trailing `,` (taken in to keep a comment after it).
+    pub(crate) trailing_separator: bool,
+    /// Where the captured code's first node starts: its line's indentation is the one the
+    /// capture's lines are re-based from (a comment taken in before it may sit elsewhere).
+    pub(crate) origin: usize,
 }
 
 /// One match of a pattern in a file, as byte ranges.
@@ -42,10 +47,52 @@ pub struct NodeMatch {
     pub captures: Vec<Capture>,
     /// The scaffold context of the pattern shape that matched.
     pub context: Context,
-    /// Byte offsets of the line starts inside the match that lie inside a string
-    /// literal, a raw or template string, a heredoc or a block comment: re-indenting
-    /// a capture never changes those lines.
-    pub(crate) verbatim_lines: Vec<usize>,
+}
+
+/// What a rewrite must know of a file's text beyond the matches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileLayout {
+    /// Byte offsets of the line starts that lie inside a string literal, a raw or
+    /// template string, a heredoc or a comment: re-indenting never changes those lines,
+    /// and they do not count when the file's indentation step is measured.
+    pub(crate) verbatim: Vec<usize>,
+    /// Byte ranges of the comments.
+    pub(crate) comments: Vec<Range<usize>>,
+}
+
+/// The literal lines and comments of a parsed file.
+pub(crate) fn file_layout(tree: &Tree, source: &[u8]) -> FileLayout {
+    let mut layout = FileLayout::default();
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        let literal = is_literal_kind(node.kind());
+        if literal {
+            if node.kind().contains("comment") {
+                layout.comments.push(node.byte_range());
+            }
+            let range = node.byte_range();
+            for nl in memchr::memchr_iter(b'\n', &source[range.clone()]) {
+                let offset = range.start + nl + 1;
+                if offset < range.end {
+                    layout.verbatim.push(offset);
+                }
+            }
+        }
+        if !literal && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                layout.verbatim.sort_unstable();
+                layout.verbatim.dedup();
+                return layout;
+            }
+        }
+    }
 }
 
 /// A binding made during matching: the captured nodes.
@@ -55,14 +102,14 @@ struct Binding<'a> {
     nodes: crate::pattern::Children<'a>,
     /// Where an empty run sits.
     at: usize,
+    /// For an empty run, the significant sibling after it, if any: comments between it
+    /// and the one before are the run's.
+    next: Option<Node<'a>>,
 }
 
 struct Matcher<'a> {
     pattern: &'a Pattern,
     source: &'a [u8],
-    tree: &'a Tree,
-    /// Whether to find each match's verbatim lines (needed to rewrite, not to search).
-    layout: bool,
     env: Vec<Binding<'a>>,
     /// One cursor reused to list children (making one allocates).
     cursor: tree_sitter::TreeCursor<'a>,
@@ -70,10 +117,9 @@ struct Matcher<'a> {
 
 /// Every match of `pattern` in `tree` (parsed from `source`), in document order,
 /// each node range once. Matches may nest (a call inside a call's argument); runs
-/// of sibling statements do not overlap. With `layout`, each match also carries
-/// the lines a rewrite must leave as they are.
-pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8], layout: bool) -> Vec<NodeMatch> {
-    let mut matcher = Matcher { pattern, source, tree, layout, env: Vec::new(), cursor: tree.walk() };
+/// of sibling statements do not overlap.
+pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8]) -> Vec<NodeMatch> {
+    let mut matcher = Matcher { pattern, source, env: Vec::new(), cursor: tree.walk() };
     // Kind ids where some shape's root can match: every other node is passed over at once.
     let mut root_kinds = vec![false; pattern.ident_kinds.len()];
     let mut any_ident = false;
@@ -186,15 +232,15 @@ fn is_separator_token(node: Node<'_>, source: &[u8]) -> bool {
     !node.is_named() && (node.kind() == "," || source[node.byte_range()].iter().all(u8::is_ascii_whitespace))
 }
 
+/// An anonymous token of only whitespace (a newline that ends a statement).
+fn is_whitespace_token(node: Node<'_>, source: &[u8]) -> bool {
+    !node.is_named() && source[node.byte_range()].iter().all(u8::is_ascii_whitespace)
+}
+
 /// A line comment: it runs to the end of its line, so nothing may follow it there.
 fn is_line_comment(node: Node<'_>, source: &[u8]) -> bool {
     let text = &source[node.byte_range()];
     node.kind().contains("comment") && (text.starts_with(b"//") || text.starts_with(b"#")) && !text.ends_with(b"*/")
-}
-
-/// Whether the node starts its line (only spaces or tabs before it).
-fn starts_line(node: Node<'_>, source: &[u8]) -> bool {
-    source[..node.start_byte()].iter().rev().take_while(|&&b| b != b'\n').all(|&b| b == b' ' || b == b'\t')
 }
 
 /// Node kinds whose text is taken literally: strings of every sort, heredocs, comments.
@@ -205,15 +251,7 @@ fn is_literal_kind(kind: &str) -> bool {
 impl<'a> Matcher<'a> {
     fn finish(&self, range: Range<usize>, context: Context) -> NodeMatch {
         let captures: Vec<Capture> = self.env.iter().map(|b| self.capture(b, &range)).collect();
-        let mut verbatim_lines = Vec::new();
-        if self.layout {
-            for c in &captures {
-                verbatim_lines.extend(verbatim_lines_in(self.tree.root_node(), self.source, &c.range));
-            }
-            verbatim_lines.sort_unstable();
-            verbatim_lines.dedup();
-        }
-        NodeMatch { range, captures, context, verbatim_lines }
+        NodeMatch { range, captures, context }
     }
 
     /// A binding as a capture. A `$$$` run leaves out separators at its ends and takes
@@ -228,55 +266,115 @@ impl<'a> Matcher<'a> {
                 if is_separator_token(*last, self.source) { nodes = rest } else { break }
             }
         }
+        let name = b.name.to_string();
         let (Some(first), Some(last)) = (nodes.first(), nodes.last()) else {
+            // An empty run keeps the comments where it sits (a body that is only a comment).
+            let mut range = b.at..b.at;
+            let mut ends_in_line_comment = false;
+            if b.multi
+                && let Some(next) = b.next
+            {
+                let mut p = next.prev_sibling();
+                while let Some(extra) = p.filter(|p| p.is_extra()) {
+                    if range.is_empty() {
+                        range.end = extra.end_byte();
+                        ends_in_line_comment = is_line_comment(extra, self.source);
+                    }
+                    range.start = extra.start_byte();
+                    p = extra.prev_sibling();
+                }
+            }
+            if range.start < within.start || range.end > within.end {
+                range = b.at..b.at;
+                ends_in_line_comment = false;
+            }
+            let origin = range.start;
             return Capture {
-                name: b.name.to_string(),
-                range: b.at..b.at,
+                name,
+                range,
                 multi: b.multi,
                 nodes: Vec::new(),
-                ends_in_line_comment: false,
+                ends_in_line_comment,
+                trailing_separator: false,
+                origin,
             };
         };
         let (mut start, mut end) = (first.start_byte(), last.end_byte());
         let mut ends_in_line_comment = false;
+        let mut trailing_separator = false;
         if b.multi {
-            // Comments right before the first node, in its list…
-            let mut n = *first;
-            while let Some(p) = n.prev_sibling().filter(|p| p.is_extra()) {
-                start = p.start_byte();
-                n = p;
-            }
-            // …and own-line comments before the list itself, when the run begins it
-            // (a Python comment above a block's first statement sits beside the block).
-            if n.prev_sibling().is_none() {
-                let mut list = first.parent();
-                while let Some(node) = list.filter(|l| l.start_byte() == first.start_byte()) {
-                    let mut p = node.prev_sibling();
-                    while let Some(extra) = p.filter(|p| p.is_extra() && starts_line(*p, self.source)) {
-                        start = extra.start_byte();
-                        p = extra.prev_sibling();
-                    }
-                    list = node.parent();
+            // Comments right before the first node, in its list, and before the list
+            // itself while the run begins it (a Python comment above a block's first
+            // statement, or after its `:`, sits beside the block).
+            let mut list = Some(*first);
+            while let Some(node) = list.filter(|l| l.start_byte() >= start) {
+                let mut p = node.prev_sibling();
+                while let Some(extra) = p.filter(|p| p.is_extra()) {
+                    start = extra.start_byte();
+                    p = extra.prev_sibling();
                 }
+                if p.is_some() {
+                    break;
+                }
+                list = node.parent();
             }
-            let mut n = *last;
-            while let Some(x) = n.next_sibling().filter(|x| x.is_extra()) {
-                end = x.end_byte();
-                ends_in_line_comment = is_line_comment(x, self.source);
-                n = x;
+            // Comments after the last node, in its list and after the list while the run
+            // ends it (a Go comment after a block's last statement sits beside the list).
+            let mut list = Some(*last);
+            while let Some(node) = list {
+                let mut x = node.next_sibling();
+                while let Some(next) = x {
+                    if next.is_extra() {
+                        end = next.end_byte();
+                        ends_in_line_comment = is_line_comment(next, self.source);
+                    } else if !is_whitespace_token(next, self.source) {
+                        break;
+                    }
+                    x = next.next_sibling();
+                }
+                if let Some(next) = x {
+                    // A trailing `,` with comments after it, before the closing bracket: the
+                    // comments are the last element's, so the run takes the comma along.
+                    if !next.is_named() && next.kind() == "," {
+                        let mut y = next.next_sibling();
+                        let mut comment_end = None;
+                        while let Some(extra) = y.filter(|y| y.is_extra()) {
+                            comment_end = Some((extra.end_byte(), is_line_comment(extra, self.source)));
+                            y = extra.next_sibling();
+                        }
+                        if let Some((e, line)) = comment_end
+                            && y.is_none_or(|y| !y.is_named())
+                        {
+                            end = e;
+                            ends_in_line_comment = line;
+                            trailing_separator = true;
+                        }
+                    }
+                    break;
+                }
+                list = node.parent();
             }
         }
         let start = start.max(within.start).min(first.start_byte());
         let end = end.min(within.end).max(last.end_byte());
         if end == last.end_byte() {
             ends_in_line_comment = false;
+            trailing_separator = false;
         }
         let listed = nodes
             .iter()
             .filter(|n| !b.multi || !is_separator_token(**n, self.source))
             .map(|n| n.byte_range())
             .collect();
-        Capture { name: b.name.to_string(), range: start..end, multi: b.multi, nodes: listed, ends_in_line_comment }
+        Capture {
+            name,
+            range: start..end,
+            multi: b.multi,
+            nodes: listed,
+            ends_in_line_comment,
+            trailing_separator,
+            origin: first.start_byte(),
+        }
     }
 
     /// The children of `node` that count for matching (extras left out), listed with the reused cursor.
@@ -403,7 +501,8 @@ impl<'a> Matcher<'a> {
             }
             // The earliest end that lets the rest of the pattern match wins.
             for len in 0..=ts.len() - ti {
-                if self.bind(var, &ts[ti..ti + len], at) {
+                let next = if len == 0 { ts.get(ti).copied() } else { None };
+                if self.bind_next(var, &ts[ti..ti + len], at, next) {
                     if let Some(end) = self.seq(ps, pi + 1, ts, ti + len, anchored) {
                         return Some(end);
                     }
@@ -428,7 +527,7 @@ impl<'a> Matcher<'a> {
         // A list node holding only a `$$$` may be absent in the code: an empty run.
         if let PNode::Run { var, .. } = p {
             let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());
-            if self.bind(var, &[], at)
+            if self.bind_next(var, &[], at, ts.get(ti).copied())
                 && let Some(end) = self.seq(ps, pi + 1, ts, ti, anchored)
             {
                 return Some(end);
@@ -467,34 +566,18 @@ impl<'a> Matcher<'a> {
 
     /// Binds a metavariable, or checks a repeated one captures the same code.
     fn bind(&mut self, var: &'a MetaVar, nodes: &[Node<'a>], at: usize) -> bool {
+        self.bind_next(var, nodes, at, None)
+    }
+
+    /// [`Matcher::bind`], with the sibling that follows an empty run.
+    fn bind_next(&mut self, var: &'a MetaVar, nodes: &[Node<'a>], at: usize, next: Option<Node<'a>>) -> bool {
         let Some(name) = var.name.as_deref() else { return true };
         if let Some(previous) = self.env.iter().find(|b| b.name == name) {
             return same_tokens(self.source, &previous.nodes, nodes);
         }
-        self.env.push(Binding { name, multi: var.multi, nodes: nodes.iter().copied().collect(), at });
+        self.env.push(Binding { name, multi: var.multi, nodes: nodes.iter().copied().collect(), at, next });
         true
     }
-}
-
-/// Line starts strictly inside `range` that fall inside a literal node.
-fn verbatim_lines_in(root: Node<'_>, source: &[u8], range: &Range<usize>) -> Vec<usize> {
-    let text = &source[range.clone()];
-    let mut out = Vec::new();
-    for nl in memchr::memchr_iter(b'\n', text) {
-        let offset = range.start + nl + 1;
-        if offset >= range.end {
-            break;
-        }
-        let mut node = root.descendant_for_byte_range(offset, offset);
-        while let Some(n) = node {
-            if n.start_byte() < offset && offset < n.end_byte() && is_literal_kind(n.kind()) {
-                out.push(offset);
-                break;
-            }
-            node = n.parent();
-        }
-    }
-    out
 }
 
 /// Equal token sequences: the leaves of both node lists, comments left out, have equal text.

@@ -585,20 +585,27 @@ fn identifier_kinds(grammar: &tree_sitter::Language) -> Vec<bool> {
 
 fn compile_node(node: Node<'_>, source: &str, vars: &MetaVars, kinds: &mut KindTable, ident_kinds: &[bool]) -> PNode {
     let text = &source[node.byte_range()];
-    if let Some(var) = vars.lookup(text) {
+    // A list node may end with the newline token that ends its last statement (Go).
+    if let Some(var) = vars.lookup(text.trim_end()) {
         // A `$$$` stands for a run of a list's elements. When its placeholder is the
         // only element of a list node of the same extent (a Python block, a Go
         // statement list), the run is inside that node: the list is kept, so the run
         // never takes a sibling of the list (an `except` clause next to a `try` body).
-        let children = significant_children(node);
+        let children: Vec<Node<'_>> = significant_children(node)
+            .into_iter()
+            .filter(|c| c.is_named() || !source[c.byte_range()].trim().is_empty())
+            .collect();
         if var.multi
             && is_list_kind(node.kind())
             && children.len() == 1
-            && children[0].byte_range() == node.byte_range()
+            && vars.lookup(&source[children[0].byte_range()]).is_some()
         {
             return PNode::Run { kinds: kinds.ids(node), var: var.clone() };
         }
-        return PNode::Meta(var.clone());
+        if text.len() == text.trim_end().len() || children.len() != 1 {
+            return PNode::Meta(var.clone());
+        }
+        return compile_node(children[0], source, vars, kinds, ident_kinds);
     }
     let children = significant_children(node);
     if children.is_empty() {

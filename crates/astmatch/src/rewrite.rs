@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::matcher::NodeMatch;
+use crate::matcher::{FileLayout, NodeMatch};
 use crate::pattern::parse_metavar;
 
 /// One piece of a parsed template.
@@ -72,25 +72,40 @@ struct Layout {
     unit: String,
 }
 
-fn layout_of(source: &str) -> Layout {
+/// The file's newline and indentation step, measured on its code lines only (a line
+/// that begins inside a string or comment — a docstring, a ` * ` line of a doc
+/// comment, a raw string's script — says nothing of how the code is indented). The
+/// step is the most common increase of indentation from one code line to the next.
+fn layout_of(source: &str, verbatim: &[usize]) -> Layout {
     let newline = if source.contains("\r\n") { "\r\n" } else { "\n" };
-    let mut tabs = 0;
-    let mut space_widths = Vec::new();
-    for line in source.lines() {
+    let (mut tabs, mut spaces) = (0usize, 0usize);
+    let mut steps: HashMap<usize, usize> = HashMap::new();
+    let mut previous = 0usize;
+    let mut start = 0usize;
+    for line in source.split_inclusive('\n') {
+        let at = start;
+        start += line.len();
+        if line.trim().is_empty() || verbatim.binary_search(&at).is_ok() {
+            continue;
+        }
         if line.starts_with('\t') {
             tabs += 1;
         } else if line.starts_with(' ') {
-            let n = line.len() - line.trim_start_matches(' ').len();
-            if !line.trim().is_empty() {
-                space_widths.push(n);
+            spaces += 1;
+        }
+        let width = line.len() - line.trim_start_matches(' ').len();
+        if !line.starts_with('\t') {
+            if width > previous {
+                *steps.entry(width - previous).or_default() += 1;
             }
+            previous = width;
         }
     }
-    let unit = if tabs > space_widths.len() {
+    let unit = if tabs > spaces {
         "\t".to_string()
     } else {
-        let w = space_widths.iter().copied().filter(|&w| w > 0).min().unwrap_or(4);
-        " ".repeat(w.clamp(1, 8))
+        let step = steps.into_iter().max_by_key(|&(w, n)| (n, std::cmp::Reverse(w))).map_or(4, |(w, _)| w);
+        " ".repeat(step.clamp(1, 8))
     };
     Layout { newline, unit }
 }
@@ -146,17 +161,21 @@ pub fn rewrite_source(
     bound: &[String],
 ) -> Result<(String, usize)> {
     let template = Template::parse(template, bound)?;
-    let (text, count, _) = rewrite_with(source, matches, &template);
+    let (text, count, _) = rewrite_with(source, matches, &template, &FileLayout::default());
     Ok((text, count))
 }
 
-pub(crate) fn rewrite_with(source: &str, matches: &[NodeMatch], template: &Template) -> (String, usize, Vec<Placed>) {
+pub(crate) fn rewrite_with(
+    source: &str,
+    matches: &[NodeMatch],
+    template: &Template,
+    file: &FileLayout,
+) -> (String, usize, Vec<Placed>) {
     let mut sorted: Vec<&NodeMatch> = matches.iter().collect();
     sorted.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
-    let mut verbatim: Vec<usize> = matches.iter().flat_map(|m| m.verbatim_lines.iter().copied()).collect();
-    verbatim.sort_unstable();
-    verbatim.dedup();
-    let rewriter = Rewriter { source, matches: sorted, template, layout: layout_of(source), verbatim };
+    let verbatim = file.verbatim.clone();
+    let layout = layout_of(source, &verbatim);
+    let rewriter = Rewriter { source, matches: sorted, template, layout, verbatim };
     let mut count = 0;
     let mut placed = Vec::new();
     let text = rewriter.render(0..source.len(), None, &mut count, Some(&mut placed));
@@ -178,6 +197,8 @@ struct Filled {
     /// Leading whitespace of the source line where the capture starts.
     origin: String,
     ends_in_line_comment: bool,
+    /// The capture brings its list's trailing `,` (and the comment after it).
+    trailing_separator: bool,
 }
 
 impl Rewriter<'_> {
@@ -228,8 +249,16 @@ impl Rewriter<'_> {
                 continue;
             }
             let text = self.render(c.range.clone(), Some(i), count, None);
-            let origin = line_indent(self.source, c.range.start).to_string();
-            captures.insert(c.name.as_str(), Filled { text, origin, ends_in_line_comment: c.ends_in_line_comment });
+            let origin = line_indent(self.source, c.origin).to_string();
+            captures.insert(
+                c.name.as_str(),
+                Filled {
+                    text,
+                    origin,
+                    ends_in_line_comment: c.ends_in_line_comment,
+                    trailing_separator: c.trailing_separator,
+                },
+            );
         }
 
         // Resolve empty captures first: they drop an adjacent separator or their whole line.
@@ -259,6 +288,19 @@ impl Rewriter<'_> {
                 if let Some(rest) = after.strip_prefix(',') {
                     pieces[k + 1] = Piece::Text(rest.trim_start_matches([' ', '\t']).to_string());
                 }
+            }
+        }
+
+        // A capture that brings its own trailing `,` takes the place of the template's.
+        for k in 0..pieces.len() {
+            let Piece::Var { name } = &pieces[k] else { continue };
+            if !captures.get(name.as_str()).is_some_and(|f| f.trailing_separator) {
+                continue;
+            }
+            if let Some(Piece::Text(t)) = pieces.get(k + 1)
+                && let Some(rest) = t.trim_start_matches([' ', '\t']).strip_prefix(',')
+            {
+                pieces[k + 1] = Piece::Text(rest.to_string());
             }
         }
 

@@ -10,7 +10,7 @@ use tree_sitter::{Parser, Tree};
 use crate::cache::ParseCache;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
-use crate::matcher::{NodeMatch, find_matches};
+use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches};
 use crate::pattern::{Context, Pattern};
 
 /// How a search runs.
@@ -148,6 +148,8 @@ pub struct FileMatches {
     pub matches: Vec<NodeMatch>,
     /// Whether the file's text had parse errors (ERROR or MISSING nodes) when it was read.
     pub had_errors: bool,
+    /// Literal lines and comments, found when the walk was for a rewrite.
+    pub(crate) layout: FileLayout,
 }
 
 pub(crate) struct Walked {
@@ -212,12 +214,20 @@ pub fn search_source(pattern: &Pattern, source: &str) -> Vec<NodeMatch> {
     matches_in(pattern, source, false).0
 }
 
-/// Matches in one text, with each match's verbatim lines when `layout`, and whether
-/// the text has parse errors.
-pub(crate) fn matches_in(pattern: &Pattern, source: &str, layout: bool) -> (Vec<NodeMatch>, bool) {
+/// Matches in one text, whether the text has parse errors, and (with `layout`, when
+/// something matched) its literal lines and comments.
+pub(crate) fn matches_in(pattern: &Pattern, source: &str, layout: bool) -> (Vec<NodeMatch>, bool, FileLayout) {
     match parse(pattern.lang(), source) {
-        Some(tree) => (find_matches(pattern, &tree, source.as_bytes(), layout), tree.root_node().has_error()),
-        None => (Vec::new(), false),
+        Some(tree) => {
+            let matches = find_matches(pattern, &tree, source.as_bytes());
+            let lines = if layout && !matches.is_empty() {
+                file_layout(&tree, source.as_bytes())
+            } else {
+                FileLayout::default()
+            };
+            (matches, tree.root_node().has_error(), lines)
+        }
+        None => (Vec::new(), false, FileLayout::default()),
     }
 }
 
@@ -269,9 +279,9 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
         let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
         guard.1 += 1;
         match outcome {
-            FileOutcome::Matches(source, matches, had_errors) => {
+            FileOutcome::Matches(source, matches, had_errors, layout) => {
                 let relative = path.strip_prefix(root).unwrap_or(path).to_path_buf();
-                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches, had_errors });
+                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches, had_errors, layout });
             }
             FileOutcome::NoMatch => {}
             FileOutcome::Skipped(reason) => {
@@ -320,7 +330,7 @@ enum SkipReason {
 }
 
 enum FileOutcome {
-    Matches(String, Vec<NodeMatch>, bool),
+    Matches(String, Vec<NodeMatch>, bool, FileLayout),
     NoMatch,
     Skipped(SkipReason),
 }
@@ -339,12 +349,12 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: 
         if options.prefilter && !has_words(source.as_bytes()) {
             return FileOutcome::NoMatch;
         }
-        let matches = find_matches(pattern, &tree, source.as_bytes(), layout);
-        return if matches.is_empty() {
-            FileOutcome::NoMatch
-        } else {
-            FileOutcome::Matches(source.to_string(), matches, tree.root_node().has_error())
-        };
+        let matches = find_matches(pattern, &tree, source.as_bytes());
+        if matches.is_empty() {
+            return FileOutcome::NoMatch;
+        }
+        let lines = if layout { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
+        return FileOutcome::Matches(source.to_string(), matches, tree.root_node().has_error(), lines);
     }
     let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
     if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
@@ -359,12 +369,14 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: 
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
     let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch };
-    let matches = find_matches(pattern, &tree, source.as_bytes(), layout);
+    let matches = find_matches(pattern, &tree, source.as_bytes());
     let had_errors = tree.root_node().has_error();
+    let lines =
+        if layout && !matches.is_empty() { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
     if let Some((cache, modified)) = cache {
         cache.put(path, pattern.lang(), meta.len(), modified, Arc::from(source.as_str()), tree);
     }
-    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors) }
+    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors, lines) }
 }
 
 /// Languages whose files one grammar reads: a `.js` file may be searched as TypeScript

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::lang::Lang;
+use crate::matcher::FileLayout;
 use crate::pattern::Context;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
@@ -112,8 +113,8 @@ pub enum Reparse {
 /// Errors: [`Error::UnboundInRewrite`].
 pub fn rewrite_text(pattern: &Pattern, source: &str, template: &str) -> Result<Rewrite> {
     let template = Template::parse(template, pattern.bound_names())?;
-    let (matches, had_errors) = matches_in(pattern, source, true);
-    Ok(rewrite_checked(pattern.lang(), source, &matches, had_errors, &template))
+    let (matches, had_errors, layout) = matches_in(pattern, source, true);
+    Ok(rewrite_checked(pattern.lang(), source, &matches, had_errors, &layout, &template))
 }
 
 fn rewrite_checked(
@@ -121,9 +122,10 @@ fn rewrite_checked(
     source: &str,
     matches: &[crate::matcher::NodeMatch],
     had_errors: bool,
+    layout: &FileLayout,
     template: &Template,
 ) -> Rewrite {
-    let (text, replacements, placed) = rewrite_with(source, matches, template);
+    let (text, replacements, placed) = rewrite_with(source, matches, template, layout);
     let check = if text == source || replacements == 0 {
         Reparse::Clean
     } else if had_errors {
@@ -255,7 +257,8 @@ impl EditStore {
         let matches = walked.files.iter().map(|f| f.matches.len()).sum();
         let files_searched = walked.files_searched;
         for file in walked.files {
-            let rewrite = rewrite_checked(walked.lang, &file.source, &file.matches, file.had_errors, &template);
+            let rewrite =
+                rewrite_checked(walked.lang, &file.source, &file.matches, file.had_errors, &file.layout, &template);
             if rewrite.replacements == 0 || rewrite.text == file.source {
                 continue;
             }

@@ -93,6 +93,44 @@ fn text_inside_literals_is_never_reindented() {
 }
 
 #[test]
+fn the_indentation_step_is_measured_on_code_lines_only() {
+    check_rewrites(&[
+        // A docstring line at two spaces is not the file's step.
+        (
+            Python,
+            "with $C:\n    $$$B",
+            "with $C:  # rewritten\n    $$$B",
+            "def f(x):\n    \"\"\"Doc.\n\n  two spaces inside the docstring\n    \"\"\"\n    with open(x) as fh:\n        return fh.read()\n",
+            "def f(x):\n    \"\"\"Doc.\n\n  two spaces inside the docstring\n    \"\"\"\n    with open(x) as fh:  # rewritten\n        return fh.read()\n",
+        ),
+        // Nor is a doc comment's ` * ` line.
+        (
+            TypeScript,
+            "interface $I extends $$$B { $$$M }",
+            "interface $I extends $$$B {\n    // rewritten\n    $$$M\n}",
+            "/**\n * Doc.\n */\ninterface A extends B {\n    x: number;\n}\n",
+            "/**\n * Doc.\n */\ninterface A extends B {\n    // rewritten\n    x: number;\n}\n",
+        ),
+        // Nor are a Go raw string's space-indented script lines.
+        (
+            Go,
+            "if $C { $$$B }",
+            "for $C {\n\t$$$B\n}",
+            "package p\n\nvar s = `\n    a\n    b\n    c\n`\n\nfunc f() {\n\tif x {\n\t\tprintln(1)\n\t}\n}\n",
+            "package p\n\nvar s = `\n    a\n    b\n    c\n`\n\nfunc f() {\n\tfor x {\n\t\tprintln(1)\n\t}\n}\n",
+        ),
+        // Nor a table row of one space: the step is the commonest increase.
+        (
+            Rust,
+            "fn $F() { $$$B }",
+            "fn $F() {\n    let _t = ();\n    $$$B\n}",
+            "const T: [u8; 4] = [\n 1, 2,\n 3, 4,\n];\nfn f() {\n    if a {\n        b();\n    }\n}\n",
+            "const T: [u8; 4] = [\n 1, 2,\n 3, 4,\n];\nfn f() {\n    let _t = ();\n    if a {\n        b();\n    }\n}\n",
+        ),
+    ]);
+}
+
+#[test]
 fn a_run_never_takes_a_sibling_of_its_list() {
     check_rewrites(&[(
         Python,
@@ -123,14 +161,53 @@ fn comments_at_the_edges_of_a_run_are_kept() {
         ),
         // The run starts at its first comment and lands where the template puts it; its
         // lines keep their indentation relative to that first line (as ast-grep does).
-        // A comment after the run's trailing comma is outside it, and goes with the
-        // pattern's `)` (ast-grep takes it in and comments out the `)`).
+        // A comment after the run's trailing comma is taken in with the comma, and code
+        // the template puts after it goes to the next line (ast-grep comments out the `)`).
         (
             Rust,
             "foo($$$A)",
             "bar($$$A)",
             "fn m() {\n    foo(\n        // first\n        1,\n        2, // last\n    );\n}\n",
-            "fn m() {\n    bar(// first\n    1,\n    2);\n}\n",
+            "fn m() {\n    bar(// first\n    1,\n    2, // last\n    );\n}\n",
+        ),
+        // The capture's comma stands in for the template's.
+        (
+            Rust,
+            "P { $$$F }",
+            "P {\n    $$$F,\n}",
+            "fn m() {\n    let p = P {\n        a: 1, // first\n        b: 2, // second\n    };\n}\n",
+            "fn m() {\n    let p = P {\n        a: 1, // first\n        b: 2, // second\n    };\n}\n",
+        ),
+        // A comment after a block's `:` or `{` is the body's first line.
+        (
+            Python,
+            "if $A: $$$B",
+            "if ($A):\n    $$$B",
+            "def f(data):\n    if not data:  # why\n        return None\n",
+            "def f(data):\n    if (not data):\n        # why\n        return None\n",
+        ),
+        (
+            Go,
+            "if $C { $$$B }",
+            "for $C {\n\t$$$B\n}",
+            "package p\n\nfunc f() {\n\tif n <= 0 { // why\n\t\treturn\n\t}\n}\n",
+            "package p\n\nfunc f() {\n\tfor n <= 0 {\n\t\t// why\n\t\treturn\n\t}\n}\n",
+        ),
+        // Comments after a Go block's last statement sit beside its statement list.
+        (
+            Go,
+            "if $C {\n\t$$$B\n}",
+            "for $C {\n\t$$$B\n}",
+            "package p\n\nfunc f() {\n\tif err != nil {\n\t\tprintln(err)\n\t\t// trailing one\n\t\t// trailing two\n\t}\n}\n",
+            "package p\n\nfunc f() {\n\tfor err != nil {\n\t\tprintln(err)\n\t\t// trailing one\n\t\t// trailing two\n\t}\n}\n",
+        ),
+        // A body that is only a comment keeps it.
+        (
+            TypeScript,
+            "declare namespace $N { $$$B }",
+            "declare namespace $N {\n    $$$B\n}\n// end of $N",
+            "declare namespace Intl {\n    // Empty\n}\n",
+            "declare namespace Intl {\n    // Empty\n}\n// end of Intl\n",
         ),
         (
             Rust,
@@ -196,6 +273,26 @@ fn every_context_that_parses_matches() {
             "sizeof($T)",
             "int n = sizeof(int) + sizeof(struct s) + sizeof(x);",
             &["sizeof(int)", "sizeof(struct s)", "sizeof(x)"],
+        ),
+        // The layout of a pattern's braces does not change what a `$$$` body matches.
+        (
+            Go,
+            "if $C {\n\t$$$B\n}",
+            "package p\n\nfunc f() {\n\tif a {\n\t}\n\tif b {\n\t\t// only a comment\n\t}\n\tif c { x() }\n}\n",
+            &["if a {\n\t}", "if b {\n\t\t// only a comment\n\t}", "if c { x() }"],
+        ),
+        // A `$$$` in a switch body stands for its clauses.
+        (
+            Go,
+            "switch $X {\n$$$C\n}",
+            "package p\n\nfunc f() {\n\tswitch v {\n\tcase 1:\n\t\ta()\n\tdefault:\n\t}\n}\n",
+            &["switch v {\n\tcase 1:\n\t\ta()\n\tdefault:\n\t}"],
+        ),
+        (
+            TypeScript,
+            "switch ($X) { $$$C }",
+            "function f(v: number) {\n    switch (v) {\n        case 1: a(); break;\n        default: b();\n    }\n}\n",
+            &["switch (v) {\n        case 1: a(); break;\n        default: b();\n    }"],
         ),
         (
             TypeScript,
