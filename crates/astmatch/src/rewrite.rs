@@ -161,7 +161,7 @@ pub fn rewrite_source(
     bound: &[String],
 ) -> Result<(String, usize)> {
     let template = Template::parse(template, bound)?;
-    let (text, count, _) = rewrite_with(source, matches, &template, &FileLayout::default());
+    let (text, count, _, _) = rewrite_with(source, matches, &template, &FileLayout::default());
     Ok((text, count))
 }
 
@@ -170,16 +170,27 @@ pub(crate) fn rewrite_with(
     matches: &[NodeMatch],
     template: &Template,
     file: &FileLayout,
-) -> (String, usize, Vec<Placed>) {
+) -> (String, usize, Vec<Placed>, Vec<usize>) {
     let mut sorted: Vec<&NodeMatch> = matches.iter().collect();
     sorted.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
     let verbatim = file.verbatim.clone();
     let layout = layout_of(source, &verbatim);
-    let rewriter = Rewriter { source, matches: sorted, template, layout, verbatim };
+    let rewriter = Rewriter {
+        source,
+        matches: sorted,
+        template,
+        layout,
+        verbatim,
+        comments: &file.comments,
+        dropped: std::cell::RefCell::new(Vec::new()),
+    };
     let mut count = 0;
     let mut placed = Vec::new();
     let text = rewriter.render(0..source.len(), None, &mut count, Some(&mut placed));
-    (text.s, count, placed)
+    let mut dropped = rewriter.dropped.into_inner();
+    dropped.sort_unstable();
+    dropped.dedup();
+    (text.s, count, placed, dropped)
 }
 
 struct Rewriter<'a> {
@@ -189,6 +200,11 @@ struct Rewriter<'a> {
     layout: Layout,
     /// Line starts of the source that lie inside literals, sorted.
     verbatim: Vec<usize>,
+    /// The file's comments.
+    comments: &'a [Range<usize>],
+    /// Start offsets of comments inside a rewritten match but outside its captures: the
+    /// template replaces them.
+    dropped: std::cell::RefCell<Vec<usize>>,
 }
 
 /// A capture ready to insert: its rendered text and where it came from.
@@ -243,6 +259,12 @@ impl Rewriter<'_> {
         let m = self.matches[i];
         *count += 1;
         let base = line_indent(self.source, m.range.start);
+        let first = self.comments.partition_point(|c| c.start < m.range.start);
+        for c in self.comments[first..].iter().take_while(|c| c.end <= m.range.end) {
+            if !m.captures.iter().any(|k| k.range.start <= c.start && c.end <= k.range.end) {
+                self.dropped.borrow_mut().push(c.start);
+            }
+        }
         let mut captures: HashMap<&str, Filled> = HashMap::new();
         for c in &m.captures {
             if captures.contains_key(c.name.as_str()) {

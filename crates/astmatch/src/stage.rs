@@ -24,6 +24,8 @@ pub struct FileChange {
     pub replacements: usize,
     /// Unified diff (3 lines of context), cut to `max_diff_lines` lines with a note.
     pub diff: String,
+    /// 1-indexed lines of comments the rewrite does not keep (see [`Rewrite::dropped_comments`]).
+    pub dropped_comments: Vec<usize>,
 }
 
 /// The preview of a staged edit.
@@ -33,8 +35,10 @@ pub struct StagedEdit {
     pub edit_id: Option<String>,
     /// The language.
     pub lang: Lang,
-    /// The scaffold context the pattern parsed in.
+    /// The first scaffold context the pattern parsed in.
     pub context: Context,
+    /// Every scaffold context the pattern parsed in to a distinct shape, in ladder order.
+    pub contexts: Vec<Context>,
     /// Replacements across all files: exactly what accept applies.
     pub replacements: usize,
     /// Matches found (a match whose rewrite leaves the code as it was is not a replacement).
@@ -95,6 +99,10 @@ pub struct Rewrite {
     pub replacements: usize,
     /// The re-parse of the new text.
     pub check: Reparse,
+    /// 1-indexed lines (in the old text) of comments inside a rewritten match but outside
+    /// every capture: the template takes their place, so they are not kept. Capture them
+    /// with a metavariable (or a `$$$` run) to keep them.
+    pub dropped_comments: Vec<usize>,
 }
 
 /// The result of re-parsing a rewritten text with the same grammar.
@@ -125,19 +133,27 @@ fn rewrite_checked(
     layout: &FileLayout,
     template: &Template,
 ) -> Rewrite {
-    let (text, replacements, placed) = rewrite_with(source, matches, template, layout);
+    let (text, replacements, placed, dropped) = rewrite_with(source, matches, template, layout);
+    let dropped_comments = dropped.iter().map(|&o| line_column(source, o).0).collect();
     let check = if text == source || replacements == 0 {
         Reparse::Clean
     } else if had_errors {
         Reparse::Unchecked
     } else {
-        let errors = parse_errors(lang, &text);
+        let mut errors = parse_errors(lang, &text);
+        if errors.is_empty() {
+            // Shapes the grammar accepts and the language does not: new ones count as errors.
+            let found = invalid_shapes(lang, &text);
+            if !found.is_empty() && invalid_shapes(lang, source).len() < found.len() {
+                errors = found;
+            }
+        }
         match describe(source, &text, &errors, &placed) {
             None => Reparse::Clean,
             Some(error) => Reparse::Broken(error),
         }
     };
-    Rewrite { text, matches: matches.len(), replacements, check }
+    Rewrite { text, matches: matches.len(), replacements, check, dropped_comments }
 }
 
 /// The ERROR and MISSING nodes of `text` parsed as `lang`: (byte range, node description).
@@ -156,6 +172,32 @@ fn parse_errors(lang: Lang, text: &str) -> Vec<(Range<usize>, String)> {
                 let mut cursor = node.walk();
                 stack.extend(node.children(&mut cursor));
             }
+        }
+        found
+    })
+}
+
+/// Code the grammar parses without error but the language's compiler rejects, which a
+/// rewrite can make: in Python an annotated assignment inside a chain
+/// (`self.a: T = self.b: T = None`, when `self.$A = $B` → `self.$A: T = $B` also
+/// rewrites the nested match). Each as (byte range, description).
+fn invalid_shapes(lang: Lang, text: &str) -> Vec<(Range<usize>, String)> {
+    if lang != Lang::Python {
+        return Vec::new();
+    }
+    with_parser(lang, |parser| {
+        let Some(tree) = parser.parse(text, None) else { return Vec::new() };
+        let mut found = Vec::new();
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "assignment"
+                && let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "assignment")
+                && (node.child_by_field_name("type").is_some() || right.child_by_field_name("type").is_some())
+            {
+                found.push((node.byte_range(), "an annotated assignment in a chain (Python rejects it)".to_string()));
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
         }
         found
     })
@@ -275,6 +317,7 @@ impl EditStore {
                 path: file.relative.clone(),
                 replacements: rewrite.replacements,
                 diff: diff(&file.relative, &file.source, &rewrite.text),
+                dropped_comments: rewrite.dropped_comments,
             });
             pending.push((file.path, file.relative, file.source, rewrite.text));
         }
@@ -292,6 +335,7 @@ impl EditStore {
             edit_id,
             lang: walked.lang,
             context: walked.pattern.context(),
+            contexts: walked.pattern.contexts(),
             replacements,
             matches,
             files_searched,

@@ -367,3 +367,34 @@ fn a_rewrite_that_breaks_a_file_is_refused_and_the_rest_stays_staged() {
     let staged = store.stage(dir.path(), &dir.path().join("b.py"), "foo($X)", "if $X:\n    bar()", &options).unwrap();
     assert_eq!((staged.edit_id, staged.refused.len()), (None, 1));
 }
+
+#[test]
+fn a_nested_rewrite_that_makes_an_annotated_chain_is_refused() {
+    // `a = b = None` nests one assignment in another; rewriting both makes
+    // `self.a: object = self.b: object = None`, which tree-sitter accepts and Python does not.
+    let pattern = Pattern::compile("self.$A = $B", Python).unwrap();
+    let source = "class C:\n    def f(self):\n        self.a = self.b = None\n";
+    let rewrite = rewrite_text(&pattern, source, "self.$A: object = $B").unwrap();
+    assert_eq!(rewrite.text, "class C:\n    def f(self):\n        self.a: object = self.b: object = None\n");
+    let Reparse::Broken(error) = rewrite.check else { panic!("not refused: {:?}", rewrite.check) };
+    assert_eq!((error.line, error.match_line), (3, 3));
+    assert_eq!(error.node, "an annotated assignment in a chain (Python rejects it)");
+    // One annotated target alone is fine.
+    let rewrite = rewrite_text(&pattern, "self.a = None\n", "self.$A: object = $B").unwrap();
+    assert_eq!(rewrite.check, Reparse::Clean);
+}
+
+#[test]
+fn comments_the_template_replaces_are_reported() {
+    let pattern = Pattern::compile("if ($C) return;", C).unwrap();
+    let source = "void f(int *item) {\n    if (item == NULL) /* memory fail */\n        return;\n}\n";
+    let rewrite = rewrite_text(&pattern, source, "while ($C) return;").unwrap();
+    assert_eq!(rewrite.text, "void f(int *item) {\n    while (item == NULL) return;\n}\n");
+    assert_eq!(rewrite.dropped_comments, vec![2]);
+    // A comment inside a capture is kept, and not reported.
+    let pattern = Pattern::compile("f($X)", C).unwrap();
+    let rewrite = rewrite_text(&pattern, "void g(void) { f(/* kept */ 1 + 2); }\n", "h($X)").unwrap();
+    assert_eq!(rewrite.dropped_comments, vec![1]);
+    let rewrite = rewrite_text(&pattern, "void g(void) { f(g(/* kept */ 1)); }\n", "h($X)").unwrap();
+    assert_eq!((rewrite.text.as_str(), rewrite.dropped_comments.len()), ("void g(void) { h(g(/* kept */ 1)); }\n", 0));
+}

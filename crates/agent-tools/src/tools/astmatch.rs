@@ -466,7 +466,14 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
     let files: Vec<Value> = staged
         .files
         .iter()
-        .map(|f| json!({ "path": slash(&f.path), "replacements": f.replacements, "diff": f.diff }))
+        .map(|f| {
+            json!({
+                "path": slash(&f.path),
+                "replacements": f.replacements,
+                "diff": f.diff,
+                "dropped_comments": f.dropped_comments,
+            })
+        })
         .collect();
     let refused: Vec<Value> = staged
         .refused
@@ -494,6 +501,7 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
         "unchecked": staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>(),
         "refused": refused,
         "context": staged.context.as_str(),
+        "contexts": staged.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         "language": staged.lang.id(),
         "skipped": skipped_value(&staged.skipped),
     });
@@ -504,33 +512,43 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
         ),
         None if staged.matches == 0 => format!(
             "nothing to change: the pattern (parsed as {}, {}) matched nothing in {}",
-            staged.context,
+            contexts_text(&staged.contexts),
             staged.lang,
             plural(staged.files_searched, "file")
         ),
         None => format!(
             "nothing to change: the pattern (parsed as {}, {}) matched {}, and the rewrite leaves each as it is",
-            staged.context,
+            contexts_text(&staged.contexts),
             staged.lang,
             plural(staged.matches, "time")
         ),
         Some(id) => {
-            let check = if staged.unchecked.is_empty() {
-                format!("re-parsed {}: all still parse", plural(staged.checked, "file"))
+            let mut check = format!("re-parsed {}: ", plural(staged.files.len(), "file"));
+            if staged.unchecked.is_empty() {
+                check.push_str("all still parse");
+            } else {
+                check.push_str(&format!(
+                    "{} still parse, and {} already had parse errors before the rewrite, so the re-parse cannot tell about {}: {}",
+                    staged.checked,
+                    plural(staged.unchecked.len(), "file"),
+                    if staged.unchecked.len() == 1 { "it" } else { "them" },
+                    staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            let refused = if staged.refused.is_empty() {
+                String::new()
             } else {
                 format!(
-                    "re-parsed {}: {} still parse; {} had parse errors before, so could not be checked: {}",
-                    plural(staged.files.len(), "file"),
-                    staged.checked,
-                    staged.unchecked.len(),
-                    staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>().join(", ")
+                    "; {} not staged, because the rewrite would break {} parse (listed at the end)",
+                    plural(staged.refused.len(), "file"),
+                    if staged.refused.len() == 1 { "its" } else { "their" }
                 )
             };
             let mut text = format!(
-                "(proposed) {} in {} (pattern parsed as {}, {}); {check}; nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
+                "(proposed) {} in {} (pattern parsed as {}, {}); {check}{refused}; nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
                 plural(staged.replacements, "replacement"),
                 plural(staged.files.len(), "file"),
-                staged.context,
+                contexts_text(&staged.contexts),
                 staged.lang
             );
             for file in &staged.files {
@@ -540,11 +558,34 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
             text
         }
     };
-    if !staged.refused.is_empty() {
+    let dropped: Vec<String> = staged
+        .files
+        .iter()
+        .flat_map(|f| f.dropped_comments.iter().map(move |line| format!("{}:{line}", slash(&f.path))))
+        .collect();
+    if !dropped.is_empty() {
+        let shown: Vec<&str> = dropped.iter().take(10).map(String::as_str).collect();
+        let more = if dropped.len() > 10 { format!(" and {} more", dropped.len() - 10) } else { String::new() };
         text.push_str(&format!(
-            "\n\nnot staged: {} whose rewritten text would not parse (the other files are staged as shown):",
-            plural(staged.refused.len(), "file")
+            "\n\nnote: {} inside matched code but outside every capture {} not kept, since the rewrite takes {} place: {}{more}; to keep {}, capture {} with a metavariable",
+            plural(dropped.len(), "comment"),
+            if dropped.len() == 1 { "is" } else { "are" },
+            if dropped.len() == 1 { "its" } else { "their" },
+            shown.join(", "),
+            if dropped.len() == 1 { "it" } else { "them" },
+            if dropped.len() == 1 { "it" } else { "them" },
         ));
+    }
+    if !staged.refused.is_empty() {
+        let header = if staged.edit_id.is_some() {
+            format!(
+                "\n\nnot staged: {} whose rewritten text would not parse (the other files are staged as shown):",
+                plural(staged.refused.len(), "file")
+            )
+        } else {
+            "\n\nwhere each would break:".to_string()
+        };
+        text.push_str(&header);
         for r in &staged.refused {
             let e = &r.error;
             text.push_str(&format!(
