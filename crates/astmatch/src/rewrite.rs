@@ -1,12 +1,16 @@
 //! Substituting captures into a rewrite template, keeping the file's layout.
 //!
-//! Plain text in, text out. The rules: a multi-line template takes the
-//! indentation of the line where the match starts, converted to the file's
-//! indent style (tabs or spaces); multi-line captures keep their relative
-//! indentation wherever they land; the template's line endings become the
-//! file's; an empty `$$$` capture takes one adjacent `,` with it, and a
-//! template line holding only an empty `$$$` capture disappears. Matches nested
-//! inside a capture are rewritten too.
+//! Plain text in, text out (with the file's literal lines and comments, found by
+//! the matcher). The rules, written out in `docs/patterns.md`: a multi-line
+//! template takes the indentation of the line where the match starts, converted
+//! to the file's indent style (tabs or spaces, and the step its code lines use);
+//! a multi-line capture's continuation lines keep their indentation relative to
+//! the line of its first node, re-based on the output line where the capture
+//! lands; lines that begin inside a string or comment are never re-indented; the
+//! template's line endings become the file's; an empty `$$$` capture takes one
+//! adjacent `,` with it, and a template line holding only an empty `$$$` capture
+//! disappears; a capture ending in a line comment never has code after it on its
+//! line. Matches nested inside a capture are rewritten too.
 
 use std::collections::HashMap;
 use std::ops::Range;
