@@ -43,10 +43,8 @@ const PATTERNS: &[(Lang, &str)] = &[
     (Lang::Python, "return $X"),
     (Lang::Python, "$A.append($B)"),
     (Lang::Python, "len($X)"),
-    (Lang::Python, "raise $E"),
     (Lang::TypeScript, "interface $I extends $$$B { $$$M }"),
     (Lang::TypeScript, "type $N = $T;"),
-    (Lang::TypeScript, "readonly $A: $T;"),
 ];
 
 /// A session of everyday searches over the Python corpus, as an agent makes them: eight
@@ -197,6 +195,18 @@ fn timed(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
         bail!("{shown} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
     }
     Ok((elapsed, out.stdout))
+}
+
+/// [`timed`], returning stderr instead of stdout.
+fn timed_with_stderr(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
+    let shown = format!("{cmd:?}");
+    let start = Instant::now();
+    let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("could not start {shown}"))?;
+    let elapsed = start.elapsed();
+    if !out.status.code().is_some_and(|c| ok.contains(&c)) {
+        bail!("{shown} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    Ok((elapsed, out.stderr))
 }
 
 pub(crate) fn median(times: &[Duration]) -> f64 {
@@ -388,6 +398,7 @@ fn serve_session(cli: &Path, dir: &Path) -> Result<(Duration, Vec<usize>)> {
     answer(0)?;
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
     let mut counts = Vec::new();
+    let mut last_cache = serde_json::Value::Null;
     for (i, pattern) in SESSION.iter().enumerate() {
         let id = i as u64 + 1;
         send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -397,12 +408,33 @@ fn serve_session(cli: &Path, dir: &Path) -> Result<(Duration, Vec<usize>)> {
             .as_u64()
             .with_context(|| format!("no total in serve's answer to `{pattern}`: {reply}"))?;
         counts.push(total as usize);
+        last_cache = reply["result"]["structuredContent"]["parse_cache"].clone();
     }
     let elapsed = start.elapsed();
+    // What the parse cache costs: the process's peak memory, and the cache's own count.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let peak =
+        status.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.trim_start_matches("VmHWM:").trim().to_string());
+    if let Some(peak) = peak {
+        println!("  serve peak memory {peak}; parse cache after the session: {}", cache_line(&last_cache));
+    }
     drop(send);
     let _ = child.kill();
     let _ = child.wait();
     Ok((elapsed, counts))
+}
+
+/// `N files, M MB (cap C MB), H hits, P parsed` from a result's `parse_cache` value.
+fn cache_line(cache: &serde_json::Value) -> String {
+    let n = |k: &str| cache[k].as_u64().unwrap_or(0);
+    format!(
+        "{} files, {:.0} MB estimated (cap {:.0} MB), {} hits, {} parsed",
+        n("files"),
+        n("bytes") as f64 / 1e6,
+        n("cap_bytes") as f64 / 1e6,
+        n("hits"),
+        n("misses")
+    )
 }
 
 /// Staging a rewrite of every `$X.unwrap()` over the Rust corpus (rewrite, diff, re-parse;
@@ -426,7 +458,7 @@ fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
         // `-U` prints `Applied N changes`; the count is read from it.
         let mut plain = Command::new(ast_grep);
         plain.args(["run", "--pattern", pattern, "--rewrite", template, "--lang", "rust", "-U"]).arg(&copy);
-        let (u, out) = timed(plain, &[0, 1])?;
+        let (u, out) = timed_with_stderr(plain, &[0, 1])?;
         let text = String::from_utf8_lossy(&out);
         replacements.1 = text
             .split_whitespace()

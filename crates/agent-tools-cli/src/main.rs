@@ -104,9 +104,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let workspace = workspace(root)?;
             let kernels = Some(wiring::kernels(&workspace));
             let approval = ask.then(wiring::terminal_approval);
+            // One call: nothing would reuse a parse tree, so none is kept.
             let registry = registry(
                 workspace,
                 wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval },
+                0,
             )?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
@@ -127,6 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let registry = registry(
                 workspace,
                 wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None },
+                0,
             )?;
             let surface = registry.surface(cap);
             print(&serde_json::to_string_pretty(&surface.list())?);
@@ -140,7 +143,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let approval = ask.then(|| wiring::elicited_approval(&peer));
             let wiring =
                 wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()?, kernels, approval };
-            let registry = registry(workspace, wiring)?;
+            // A run's searches reuse the parse trees of unchanged files.
+            let registry = registry(workspace, wiring, astmatch::DEFAULT_CACHE_BYTES)?;
             runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -171,12 +175,13 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
     Ok(Workspace::new(root)?)
 }
 
-/// The run's registry: every tool whose resource this command can wire.
-fn registry(workspace: Workspace, wiring: wiring::Wiring) -> anyhow::Result<Arc<Registry>> {
+/// The run's registry: every tool whose resource this command can wire; the structural
+/// tools keep up to `parse_cache_bytes` of parse trees between calls.
+fn registry(workspace: Workspace, wiring: wiring::Wiring, parse_cache_bytes: usize) -> anyhow::Result<Arc<Registry>> {
     let (lsp, diagnostics) = wiring::lsp(&workspace);
     let debug = wiring::debug(&workspace);
     let builder = Registry::builder()
-        .with_astmatch(AstmatchWiring::new(workspace.clone()))
+        .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
         .with_lsp(lsp)
         .with_file_tools(workspace, Some(diagnostics))
         .with_debug(debug);
