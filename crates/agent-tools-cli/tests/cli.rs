@@ -62,7 +62,8 @@ fn call_json_prints_the_structured_value() {
     assert_eq!(value["language"], "python");
     assert_eq!(
         value["matches"][1],
-        json!({"file": "app.py", "line": 5, "column": 1, "end_line": 5, "end_column": 9, "text": "foo(bar)", "captures": {"X": "bar"}})
+        json!({"file": "app.py", "line": 5, "column": 1, "end_line": 5, "end_column": 9, "text": "foo(bar)", "context": "statement",
+               "captures": {"X": {"multi": false, "text": "bar", "line": 5, "column": 5}}})
     );
 }
 

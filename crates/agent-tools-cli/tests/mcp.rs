@@ -55,8 +55,10 @@ async fn read_surface_lists_and_gates() {
     assert_eq!(
         s["matches"],
         json!([
-            {"file": "pkg/app.py", "line": 4, "column": 5, "end_line": 4, "end_column": 11, "text": "foo(1)", "captures": {"X": "1"}},
-            {"file": "pkg/app.py", "line": 6, "column": 9, "end_line": 6, "end_column": 19, "text": "foo(x + 1)", "captures": {"X": "x + 1"}},
+            {"file": "pkg/app.py", "line": 4, "column": 5, "end_line": 4, "end_column": 11, "text": "foo(1)", "context": "statement",
+             "captures": {"X": {"multi": false, "text": "1", "line": 4, "column": 9}}},
+            {"file": "pkg/app.py", "line": 6, "column": 9, "end_line": 6, "end_column": 19, "text": "foo(x + 1)", "context": "statement",
+             "captures": {"X": {"multi": false, "text": "x + 1", "line": 6, "column": 13}}},
         ])
     );
     assert!(text(&found).starts_with("2 matches (showing 2) in 1 file"), "{}", text(&found));
