@@ -418,7 +418,7 @@ fn serve_session(cli: &Path, dir: &Path) -> Result<(Duration, Vec<usize>)> {
     if let Some(peak) = peak {
         println!("  serve peak memory {peak}; parse cache after the session: {}", cache_line(&last_cache));
     }
-    drop(send);
+    drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
     Ok((elapsed, counts))
