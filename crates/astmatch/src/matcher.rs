@@ -58,6 +58,8 @@ pub(crate) struct FileLayout {
     pub(crate) verbatim: Vec<usize>,
     /// Byte ranges of the comments.
     pub(crate) comments: Vec<Range<usize>>,
+    /// The file's parse tree, from which the rewritten text is parsed again incrementally.
+    pub(crate) tree: Option<Tree>,
 }
 
 /// The literal lines and comments of a parsed file.
@@ -89,6 +91,7 @@ pub(crate) fn file_layout(tree: &Tree, source: &[u8]) -> FileLayout {
             if !cursor.goto_parent() {
                 layout.verbatim.sort_unstable();
                 layout.verbatim.dedup();
+                layout.tree = Some(tree.clone());
                 return layout;
             }
         }

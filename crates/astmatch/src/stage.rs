@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Range;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::error::{Error, Result};
 use crate::lang::Lang;
@@ -140,11 +142,21 @@ fn rewrite_checked(
     } else if had_errors {
         Reparse::Unchecked
     } else {
-        let mut errors = parse_errors(lang, &text);
-        if errors.is_empty() {
+        let tree = reparse(lang, source, &text, &placed, layout.tree.as_ref());
+        let mut errors = match &tree {
+            Some(tree) => parse_errors(tree),
+            None => vec![(0..text.len(), "ERROR".to_string())],
+        };
+        if errors.is_empty()
+            && let Some(tree) = &tree
+        {
             // Shapes the grammar accepts and the language does not: new ones count as errors.
-            let found = invalid_shapes(lang, &text);
-            if !found.is_empty() && invalid_shapes(lang, source).len() < found.len() {
+            let found = invalid_shapes(lang, tree);
+            let before = match &layout.tree {
+                Some(old) => invalid_shapes(lang, old).len(),
+                None => crate::search::parse(lang, source).map_or(0, |old| invalid_shapes(lang, &old).len()),
+            };
+            if found.len() > before {
                 errors = found;
             }
         }
@@ -156,51 +168,81 @@ fn rewrite_checked(
     Rewrite { text, matches: matches.len(), replacements, check, dropped_comments }
 }
 
-/// The ERROR and MISSING nodes of `text` parsed as `lang`: (byte range, node description).
-fn parse_errors(lang: Lang, text: &str) -> Vec<(Range<usize>, String)> {
-    with_parser(lang, |parser| {
-        let Some(tree) = parser.parse(text, None) else { return vec![(0..text.len(), "ERROR".to_string())] };
-        let mut found = Vec::new();
-        let mut stack = vec![tree.root_node()];
-        while let Some(node) = stack.pop() {
-            if node.is_missing() {
-                found.push((node.byte_range(), format!("MISSING {}", node.kind())));
-            } else if node.is_error() {
-                found.push((node.byte_range(), "ERROR".to_string()));
-            }
-            if node.has_error() {
-                let mut cursor = node.walk();
-                stack.extend(node.children(&mut cursor));
-            }
+/// Parses the rewritten text. With the old text's tree, incrementally: each replacement
+/// is an edit of the tree (applied last first, so earlier offsets stay valid), and only
+/// what the edits touch is parsed again.
+fn reparse(lang: Lang, old: &str, new: &str, placed: &[Placed], tree: Option<&Tree>) -> Option<Tree> {
+    let Some(tree) = tree else { return crate::search::parse(lang, new) };
+    let mut edited = tree.clone();
+    for p in placed.iter().rev() {
+        let start_position = point(old, p.old.start);
+        edited.edit(&InputEdit {
+            start_byte: p.old.start,
+            old_end_byte: p.old.end,
+            new_end_byte: p.old.start + p.new.len(),
+            start_position,
+            old_end_position: point(old, p.old.end),
+            new_end_position: advance(start_position, &new[p.new.clone()]),
+        });
+    }
+    with_parser(lang, |parser| parser.parse(new, Some(&edited)))
+}
+
+/// The row and byte column of an offset.
+fn point(text: &str, offset: usize) -> Point {
+    let before = &text.as_bytes()[..offset];
+    let row = memchr::memchr_iter(b'\n', before).count();
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    Point { row, column: offset - line_start }
+}
+
+/// Where `inserted`, written at `start`, ends.
+fn advance(start: Point, inserted: &str) -> Point {
+    match inserted.rfind('\n') {
+        Some(last) => Point { row: start.row + inserted.matches('\n').count(), column: inserted.len() - last - 1 },
+        None => Point { row: start.row, column: start.column + inserted.len() },
+    }
+}
+
+/// The ERROR and MISSING nodes of a tree: (byte range, node description).
+fn parse_errors(tree: &Tree) -> Vec<(Range<usize>, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_missing() {
+            found.push((node.byte_range(), format!("MISSING {}", node.kind())));
+        } else if node.is_error() {
+            found.push((node.byte_range(), "ERROR".to_string()));
         }
-        found
-    })
+        if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    found
 }
 
 /// Code the grammar parses without error but the language's compiler rejects, which a
 /// rewrite can make: in Python an annotated assignment inside a chain
 /// (`self.a: T = self.b: T = None`, when `self.$A = $B` → `self.$A: T = $B` also
 /// rewrites the nested match). Each as (byte range, description).
-fn invalid_shapes(lang: Lang, text: &str) -> Vec<(Range<usize>, String)> {
+fn invalid_shapes(lang: Lang, tree: &Tree) -> Vec<(Range<usize>, String)> {
     if lang != Lang::Python {
         return Vec::new();
     }
-    with_parser(lang, |parser| {
-        let Some(tree) = parser.parse(text, None) else { return Vec::new() };
-        let mut found = Vec::new();
-        let mut stack = vec![tree.root_node()];
-        while let Some(node) = stack.pop() {
-            if node.kind() == "assignment"
-                && let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "assignment")
-                && (node.child_by_field_name("type").is_some() || right.child_by_field_name("type").is_some())
-            {
-                found.push((node.byte_range(), "an annotated assignment in a chain (Python rejects it)".to_string()));
-            }
-            let mut cursor = node.walk();
-            stack.extend(node.children(&mut cursor));
+    let mut found = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "assignment"
+            && let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "assignment")
+            && (node.child_by_field_name("type").is_some() || right.child_by_field_name("type").is_some())
+        {
+            found.push((node.byte_range(), "an annotated assignment in a chain (Python rejects it)".to_string()));
         }
-        found
-    })
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    found
 }
 
 /// The error to report: the smallest error node that touches a replacement (where the
