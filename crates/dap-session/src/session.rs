@@ -592,6 +592,15 @@ impl Session {
         }
         if end_debuggee {
             end_launched_debuggee(&lock(&self.state));
+            // A killed process lingers until the kernel has torn it down: wait (bounded) so
+            // that "ended" is true when it is said.
+            let pid = lock(&self.state).debuggee_pid;
+            if let Some(pid) = pid {
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+                while process::alive(pid) && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
         }
     }
 }
