@@ -163,23 +163,12 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
     let mut cursor = tree.walk();
     loop {
         let node = cursor.node();
-        if !may_hold(node) {
-            // Nothing to find below: on to the next sibling, or up.
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    out.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
-                    return out;
-                }
-            }
-            continue;
-        }
-        for alt in &sequences {
+        // Nothing to find in or below a node without the word: on to the next sibling, or up.
+        let holds = may_hold(node);
+        for alt in sequences.iter().filter(|_| holds) {
             matcher.match_runs(alt, node, &mut out, &mut seen);
         }
-        if !node.is_extra() && root_kinds.get(node.kind_id() as usize).copied().unwrap_or(false) {
+        if holds && !node.is_extra() && root_kinds.get(node.kind_id() as usize).copied().unwrap_or(false) {
             for alt in &singles {
                 matcher.env.clear();
                 let root = &alt.nodes[0];
@@ -195,7 +184,7 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
                 }
             }
         }
-        if cursor.goto_first_child() {
+        if holds && cursor.goto_first_child() {
             continue;
         }
         loop {
