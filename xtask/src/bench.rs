@@ -186,19 +186,16 @@ fn build() -> Result<(Ours, PathBuf)> {
 }
 
 /// Runs a command once, returning its wall time and stdout; exit codes in `ok` count as success.
-fn timed(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
-    let shown = format!("{cmd:?}");
-    let start = Instant::now();
-    let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("could not start {shown}"))?;
-    let elapsed = start.elapsed();
-    if !out.status.code().is_some_and(|c| ok.contains(&c)) {
-        bail!("{shown} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    }
-    Ok((elapsed, out.stdout))
+fn timed(cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
+    timed_output(cmd, ok).map(|(t, out)| (t, out.stdout))
 }
 
 /// [`timed`], returning stderr instead of stdout.
-fn timed_with_stderr(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
+fn timed_with_stderr(cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)> {
+    timed_output(cmd, ok).map(|(t, out)| (t, out.stderr))
+}
+
+fn timed_output(mut cmd: Command, ok: &[i32]) -> Result<(Duration, std::process::Output)> {
     let shown = format!("{cmd:?}");
     let start = Instant::now();
     let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("could not start {shown}"))?;
@@ -206,7 +203,7 @@ fn timed_with_stderr(mut cmd: Command, ok: &[i32]) -> Result<(Duration, Vec<u8>)
     if !out.status.code().is_some_and(|c| ok.contains(&c)) {
         bail!("{shown} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
     }
-    Ok((elapsed, out.stderr))
+    Ok((elapsed, out))
 }
 
 pub(crate) fn median(times: &[Duration]) -> f64 {
