@@ -22,6 +22,10 @@ use std::process::Command;
 
 use astmatch::{Lang, SearchOptions, search};
 
+#[path = "common/rewrite_cases.rs"]
+mod common;
+use common::{ast_grep, registry_crates, workspace_root};
+
 /// A match start: absolute file, 1-indexed line, 1-indexed column in characters.
 type Loc = (PathBuf, usize, usize);
 
@@ -111,54 +115,9 @@ const PYTHON_PACKAGES: &[&str] = &[
     "multiprocessing",
 ];
 
-fn workspace_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.canonicalize().unwrap_or(root)
-}
-
-fn ast_grep() -> PathBuf {
-    std::env::var_os("AST_GREP").map(PathBuf::from).unwrap_or_else(|| workspace_root().join(".tools/venv/bin/ast-grep"))
-}
-
 /// Fails under CI, otherwise prints what is missing; returns whether to go on.
 fn require(what: &str, present: bool) -> bool {
-    if present {
-        return true;
-    }
-    let message = format!("differential test: {what} is missing; run `cargo xtask setup` to install it");
-    assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{message}");
-    eprintln!("{message} (skipping the differential test)");
-    false
-}
-
-fn cargo_home() -> PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"))
-}
-
-/// `(crate name, version dir)` for every unpacked registry crate, sorted.
-fn registry_crates() -> Vec<(String, PathBuf)> {
-    let mut crates = Vec::new();
-    let Ok(indexes) = std::fs::read_dir(cargo_home().join("registry/src")) else { return crates };
-    for index in indexes.flatten() {
-        let Ok(entries) = std::fs::read_dir(index.path()) else { continue };
-        for entry in entries.flatten() {
-            let dir_name = entry.file_name().to_string_lossy().into_owned();
-            // `name-1.2.3`: the version starts after the last '-' followed by a digit.
-            let name = match dir_name
-                .match_indices('-')
-                .filter(|(i, _)| dir_name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
-                .last()
-            {
-                Some((i, _)) => dir_name[..i].to_string(),
-                None => continue,
-            };
-            crates.push((name, entry.path()));
-        }
-    }
-    crates.sort();
-    crates
+    common::require("differential test", what, present)
 }
 
 fn rust_dirs() -> Vec<PathBuf> {

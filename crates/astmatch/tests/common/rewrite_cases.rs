@@ -215,7 +215,7 @@ fn cargo_home() -> PathBuf {
 }
 
 /// `(crate name, version dir)` for every unpacked registry crate, sorted.
-fn registry_crates() -> Vec<(String, PathBuf)> {
+pub fn registry_crates() -> Vec<(String, PathBuf)> {
     let mut crates = Vec::new();
     let Ok(indexes) = std::fs::read_dir(cargo_home().join("registry/src")) else { return crates };
     for index in indexes.flatten() {
