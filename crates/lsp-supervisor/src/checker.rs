@@ -18,8 +18,9 @@ use serde_json::Value;
 use crate::detect::find_root;
 use crate::encoding::{char_column, lines};
 use crate::error::{Error, Result};
+use crate::results::{Diagnostic, Location, Severity};
 use crate::spec::Language;
-use crate::supervisor::{Diagnostic, Location, Severity, Supervisor};
+use crate::supervisor::Supervisor;
 
 /// What a project checker found.
 #[derive(Debug, Clone, Serialize)]

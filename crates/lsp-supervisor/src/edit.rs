@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::encoding::{PositionEncoding, from_lsp_column, line_starts};
 use crate::error::{Error, Result};
-use crate::supervisor::{Cursor, FileChange, Supervisor};
+use crate::results::Cursor;
+use crate::supervisor::{FileChange, Supervisor};
 use crate::uri::{path_to_uri, uri_to_path};
 
 /// What a rename changed.

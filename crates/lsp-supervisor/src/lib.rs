@@ -23,9 +23,12 @@
 
 mod checker;
 mod detect;
+mod diagnostics;
 mod edit;
 pub mod encoding;
 mod error;
+mod navigation;
+mod results;
 mod server;
 mod spec;
 mod supervisor;
@@ -37,9 +40,10 @@ pub use crate::detect::{Binary, find_root};
 pub use crate::edit::{ChangedFile, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
-pub use crate::spec::{Language, ServerSpec};
-pub use crate::supervisor::{
-    Availability, Capped, CodeAction, Cursor, Diagnostic, FileChange, FileDiagnostics, Location, Navigation,
-    ServerStatus, Severity, Supervisor, SupervisorConfig, Symbol, project_roots,
+pub use crate::results::{
+    Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerStatus,
+    Severity, Symbol,
 };
+pub use crate::spec::{Language, ServerSpec};
+pub use crate::supervisor::{FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};

@@ -1,0 +1,326 @@
+//! Diagnostics: pulled, asked of tsserver, or waited for as publications,
+//! until the list is final or the wait runs out.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::encoding::{PositionEncoding, lines};
+use crate::error::{Error, Result};
+use crate::navigation::range_to_location;
+use crate::results::{Diagnostic, FileDiagnostics, Severity};
+use crate::server::Server;
+use crate::spec::Language;
+use crate::supervisor::Supervisor;
+use crate::uri::path_to_uri;
+
+/// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
+const CHECK_START: Duration = Duration::from_secs(1);
+
+impl Supervisor {
+    /// The file's diagnostics now: its text is synced first; a change waits
+    /// for the server's next publication (pull servers are asked). For a
+    /// server that checks on save (rust-analyzer), a changed file is also
+    /// saved, so the compiler's findings are included.
+    pub async fn diagnostics(&self, path: &Path) -> Result<FileDiagnostics> {
+        self.file_diagnostics(path, false).await
+    }
+
+    /// After a write: the file is synced (change, then save) and only what the
+    /// server published after that counts; when the wait runs out the result
+    /// is marked incomplete, never clean.
+    pub async fn diagnostics_after_write(&self, path: &Path) -> Result<FileDiagnostics> {
+        self.file_diagnostics(path, true).await
+    }
+
+    /// `after_write`: the file is saved whatever the server. Otherwise it is saved
+    /// only for a server whose compiler findings come from a check on save
+    /// (rust-analyzer), which would else report only what it sees itself.
+    async fn file_diagnostics(&self, path: &Path, after_write: bool) -> Result<FileDiagnostics> {
+        let (server, _) = self.server_for(path).await?;
+        let saved = after_write || server.spec.checks_on_save;
+        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
+        let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
+        let pulled_at = std::time::Instant::now();
+        let text = crate::encoding::read_text(path).await.unwrap_or_default();
+        let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+        let mut diagnostics = Vec::new();
+        for item in &raw {
+            if let Some(d) = convert_diagnostic(item, path, &file_lines, server.encoding) {
+                diagnostics.push(d);
+            }
+        }
+        diagnostics.sort_by(|a, b| (a.location.line, a.location.column).cmp(&(b.location.line, b.location.column)));
+        let published_at = if server.pulls_diagnostics() || server.tsserver_request().is_some() {
+            Some(pulled_at)
+        } else {
+            server.published(path).map(|p| p.at)
+        };
+        Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete, published_at })
+    }
+
+    pub(crate) async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Value>> {
+        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout.min(Duration::from_secs(5));
+        Ok(self.collect_diagnostics(server, path, saved, deadline).await?.0)
+    }
+
+    async fn collect_diagnostics(
+        &self,
+        server: &Server,
+        path: &Path,
+        saved: bool,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<Value>, bool)> {
+        let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
+        let before = server.publish_seq();
+        let (_, changed) = server.sync(path, language).await?;
+        let begins = server.progress_begins();
+        if saved {
+            server.saved(path);
+        }
+        let mut checked = false;
+        if saved && changed && server.spec.checks_on_save {
+            // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
+            let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
+            while server.progress_begins() == begins && server.next_change(until).await {}
+            checked = server.progress_begins() != begins;
+        }
+        if let Some(command) = server.tsserver_request() {
+            // tsserver answers once it has loaded the project: no load to wait out first.
+            return tsserver_diagnostics(server, command, path, deadline).await;
+        }
+        // Diagnostics from a server still loading are not final.
+        if server.initial_load(server.spec.load_grace, deadline).await.is_some() {
+            let items = server.published(path).filter(|p| p.seq > before).map(|p| p.items).unwrap_or_default();
+            return Ok((items, false));
+        }
+        if let Some(own) = server.spec.pulled_source
+            && server.supports("diagnosticProvider", "textDocument/diagnostic")
+        {
+            return self.pulled_and_checked(server, path, own, checked, deadline).await;
+        }
+        if server.pulls_diagnostics() {
+            let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
+                Ok(answer) => answer,
+                Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
+                Err(e) => return Err(e),
+            };
+            // A "full" report has items; "unchanged" means the last pushed/pulled list stands.
+            let items = match answer.get("items").and_then(Value::as_array) {
+                Some(items) => items.clone(),
+                None => server.published(path).map(|p| p.items).unwrap_or_default(),
+            };
+            return Ok((items, true));
+        }
+        let settle_empty = if server.spec.publishes_in_rounds { self.config.settle_empty } else { self.config.settle };
+        // Unchanged text and an earlier publication: that publication is current.
+        let after = if !changed { server.published(path).map(|p| p.seq - 1).unwrap_or(before) } else { before };
+        // A server that does not publish a list again when it is unchanged: once
+        // its check after the save has ended (or, without one, after a longer
+        // quiet), silence means the last list stands.
+        let stands = (!server.spec.publishes_unchanged)
+            .then(|| if checked { self.config.settle } else { self.config.settle_empty });
+        let waits = Waits { settle: self.config.settle, settle_empty, stands };
+        wait_published(server, path, after, deadline, waits).await
+    }
+
+    /// For a server that answers a pull with its own findings only and pushes
+    /// a check's ([`ServerSpec::pulled_source`]: rust-analyzer and `cargo
+    /// check`): its own are pulled, exact for the text just sent (a push may be
+    /// a list it is still computing); the check's are the last pushed ones,
+    /// once a check this save started (`checked`) has ended.
+    async fn pulled_and_checked(
+        &self,
+        server: &Server,
+        path: &Path,
+        own: &str,
+        checked: bool,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<Value>, bool)> {
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
+            Ok(answer) => answer,
+            Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
+            Err(e) => return Err(e),
+        };
+        // No `previousResultId` is sent, so the report is a full one with its items.
+        let Some(mut items) = answer.get("items").and_then(Value::as_array).cloned() else {
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "textDocument/diagnostic",
+                code: 0,
+                message: format!("a report without items: {answer}"),
+            });
+        };
+        // A check (this save's, or one still running from before) ends with its
+        // progress, and its publication follows right behind.
+        let waited = checked || server.busy().is_some();
+        while server.busy().is_some() && server.next_change(deadline).await {}
+        let complete = server.busy().is_none();
+        if waited {
+            let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
+            while server.next_change(until).await {}
+        }
+        let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+        items.extend(pushed.into_iter().filter(|d| d.get("source").and_then(Value::as_str) != Some(own)));
+        Ok((items, complete))
+    }
+}
+
+/// A file's diagnostics asked of tsserver through typescript-language-server's
+/// `command` (`typescript.tsserverRequest`): the three kinds it publishes, in
+/// its order, each converted as the server converts what it publishes
+/// (tsserver's 1-based `line`/`offset` in UTF-16 units become a 0-based LSP
+/// range; category `error`/`warning`/`suggestion` becomes severity 1/2/4).
+/// Running out of time is "not final", with what came so far.
+async fn tsserver_diagnostics(
+    server: &Server,
+    command: &str,
+    path: &Path,
+    deadline: tokio::time::Instant,
+) -> Result<(Vec<Value>, bool)> {
+    let uri = path_to_uri(path);
+    let mut items = Vec::new();
+    for request in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"] {
+        let params = json!({ "command": command, "arguments": [request, { "file": uri }] });
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let answer = match server.request_with("workspace/executeCommand", params, remaining).await {
+            Ok(answer) => answer,
+            Err(Error::Timeout { .. }) => return Ok((items, false)),
+            Err(e) => return Err(e),
+        };
+        // The command answers with tsserver's whole response: `{ success, body, message }`.
+        if answer.get("success").and_then(Value::as_bool) == Some(false) {
+            let message = answer.get("message").and_then(Value::as_str).unwrap_or("no reason given");
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "workspace/executeCommand",
+                code: 0,
+                message: format!("tsserver {request} failed: {message}"),
+            });
+        }
+        // An answer without its list is not an empty list.
+        let Some(body) = answer.get("body").and_then(Value::as_array) else {
+            return Err(Error::Response {
+                server: server.spec.id,
+                method: "workspace/executeCommand",
+                code: 0,
+                message: format!("tsserver {request} answered without a list of diagnostics: {answer}"),
+            });
+        };
+        items.extend(body.iter().filter_map(tsserver_to_lsp));
+    }
+    Ok((items, true))
+}
+
+/// One tsserver `protocol.Diagnostic` as the LSP `Diagnostic` typescript-language-server publishes for it.
+fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
+    let position = |location: &Value| -> Option<Value> {
+        let line = location.get("line")?.as_u64()?.checked_sub(1)?;
+        let character = location.get("offset")?.as_u64()?.checked_sub(1)?;
+        Some(json!({ "line": line, "character": character }))
+    };
+    let severity = match diagnostic.get("category").and_then(Value::as_str) {
+        Some("warning") => 2,
+        Some("suggestion") => 4,
+        _ => 1,
+    };
+    Some(json!({
+        "range": { "start": position(diagnostic.get("start")?)?, "end": position(diagnostic.get("end")?)? },
+        "message": diagnostic.get("text").and_then(Value::as_str).unwrap_or_default(),
+        "severity": severity,
+        "code": diagnostic.get("code").cloned().unwrap_or(Value::Null),
+        "source": diagnostic.get("source").and_then(Value::as_str).unwrap_or("typescript"),
+    }))
+}
+
+/// How long [`wait_published`] waits in quiet before it takes a list as final.
+struct Waits {
+    /// After a publication with items.
+    settle: Duration,
+    /// After an empty publication.
+    settle_empty: Duration,
+    /// Without any publication since the change, from a server that does not
+    /// publish an unchanged list again; `None`: such silence is never final.
+    stands: Option<Duration>,
+}
+
+/// Waits for a publication for `path` newer than `after`, then for the server
+/// to settle (no progress, quiet for a moment). Returns the items and whether
+/// they are final.
+async fn wait_published(
+    server: &Server,
+    path: &Path,
+    after: u64,
+    deadline: tokio::time::Instant,
+    waits: Waits,
+) -> Result<(Vec<Value>, bool)> {
+    let Waits { settle, settle_empty, stands } = waits;
+    loop {
+        if let Some(death) = server.death() {
+            return Err(Error::Crashed { server: server.spec.id, what: death.what, stderr_tail: death.stderr_tail });
+        }
+        let latest = server.published(path).filter(|p| p.seq > after);
+        if let Some(published) = &latest
+            && server.busy().is_none()
+        {
+            let quiet = if published.items.is_empty() { settle_empty } else { settle };
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            if !server.next_change(until).await {
+                let still = server.published(path).map(|p| p.seq) == Some(published.seq) && server.busy().is_none();
+                if still {
+                    return Ok((published.items.clone(), true));
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok((published.items.clone(), false));
+                }
+            }
+            continue;
+        }
+        if latest.is_none()
+            && let Some(quiet) = stands
+            && server.busy().is_none()
+        {
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            if !server.next_change(until).await {
+                let fresh = server.published(path).is_some_and(|p| p.seq > after);
+                if !fresh && server.busy().is_none() && tokio::time::Instant::now() < deadline {
+                    return Ok((server.published(path).map(|p| p.items).unwrap_or_default(), true));
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok((Vec::new(), false));
+                }
+            }
+            continue;
+        }
+        if !server.next_change(deadline).await {
+            let items = latest.map(|p| p.items).unwrap_or_default();
+            return Ok((items, false));
+        }
+    }
+}
+
+fn convert_diagnostic(
+    item: &Value,
+    path: &Path,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+) -> Option<Diagnostic> {
+    let range = item.get("range")?;
+    let code = match item.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    Some(Diagnostic {
+        location: range_to_location(path, range, file_lines, encoding),
+        severity: Severity::from_lsp(item.get("severity").and_then(Value::as_i64)),
+        code,
+        source: item.get("source").and_then(Value::as_str).map(str::to_string),
+        message: item.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+    })
+}

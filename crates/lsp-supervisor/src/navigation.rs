@@ -1,0 +1,483 @@
+//! Navigation: a line and a symbol resolved to a position, the requests whose
+//! empty answer may mean "still loading", and the answers converted to locations and symbols.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
+use crate::error::{Error, Result};
+use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol};
+use crate::server::Server;
+use crate::supervisor::Supervisor;
+use crate::uri::{path_to_uri, uri_to_path};
+
+/// What resolving `line` + `symbol` gave.
+pub(crate) struct Target {
+    pub server: Arc<Server>,
+    pub cursor: Cursor,
+    pub position: Value,
+}
+
+impl Supervisor {
+    /// Resolves `line` (1-indexed) and `symbol` in a file to an LSP position, opening the file.
+    pub(crate) async fn target(&self, path: &Path, line: u32, symbol: &str) -> Result<Target> {
+        if symbol.trim().is_empty() {
+            return Err(Error::EmptySymbol);
+        }
+        let (server, language) = self.server_for(path).await?;
+        let (text, _) = server.sync(path, language).await?;
+        let all = lines(&text);
+        // A final line terminator ends the last line; it does not start another (as `wc -l` counts).
+        let count = if all.len() > 1 && all.last() == Some(&"") { all.len() - 1 } else { all.len() };
+        let index = (line as usize).checked_sub(1).filter(|&i| i < count).ok_or(Error::LineOutOfRange {
+            path: path.to_path_buf(),
+            line,
+            lines: count,
+        })?;
+        let line_text = all[index];
+        let (byte, occurrences, whole) = find_symbol(line_text, symbol).ok_or_else(|| Error::SymbolNotOnLine {
+            path: path.to_path_buf(),
+            line,
+            symbol: symbol.to_string(),
+            text: line_text.to_string(),
+        })?;
+        let character = to_lsp_column(line_text, byte, server.encoding);
+        let cursor = Cursor {
+            path: path.to_path_buf(),
+            line,
+            column: u32::try_from(char_column(line_text, byte)).unwrap_or(u32::MAX),
+            symbol: symbol.to_string(),
+            occurrences,
+            whole,
+        };
+        let position = json!({ "line": index, "character": character });
+        Ok(Target { server, cursor, position })
+    }
+
+    /// A request whose empty answer may only mean "still loading": while the
+    /// server is busy, waits for it to finish (within the request timeout) and asks again.
+    pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
+        let deadline = tokio::time::Instant::now() + server.request_timeout;
+        // Answers during the first load are partial (an import instead of the
+        // declaration, nothing at all): wait for it, within the timeout.
+        if let Some(what) = server.initial_load(server.spec.load_grace, deadline).await {
+            return Err(Error::NotReady { server: server.spec.id, what });
+        }
+        let mut asked_after_idle = false;
+        loop {
+            let remaining =
+                deadline.saturating_duration_since(tokio::time::Instant::now()).max(Duration::from_millis(500));
+            let answer = match server.request_with(method, params.clone(), remaining).await {
+                // ContentModified / ServerCancelled: the server changed under the request; ask again.
+                Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
+                other => other?,
+            };
+            if !is_empty(&answer) || asked_after_idle {
+                return Ok(answer);
+            }
+            // A server that has just started may not have announced its loading yet.
+            let grace_end = tokio::time::Instant::from_std(server.started) + server.spec.load_grace;
+            let in_grace = tokio::time::Instant::now() < grace_end;
+            while server.busy().is_none() && tokio::time::Instant::now() < grace_end {
+                if !server.next_change(grace_end.min(deadline)).await {
+                    break;
+                }
+            }
+            match server.busy() {
+                Some(what) => {
+                    if !server.wait_idle(deadline).await {
+                        return Err(Error::NotReady { server: server.spec.id, what });
+                    }
+                }
+                // Idle and long started: the empty answer is the answer.
+                None if !in_grace => return Ok(answer),
+                None => {}
+            }
+            asked_after_idle = true;
+        }
+    }
+
+    async fn navigate(
+        &self,
+        method: &'static str,
+        capability: &str,
+        path: &Path,
+        line: u32,
+        symbol: &str,
+        cap: usize,
+    ) -> Result<Navigation> {
+        let target = self.target(path, line, symbol).await?;
+        let server = &target.server;
+        if !server.supports(capability, method) {
+            return Err(Error::Unsupported { server: server.spec.id, what: method });
+        }
+        let mut params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
+        if method == "textDocument/references" {
+            params["context"] = json!({ "includeDeclaration": true });
+        }
+        let answer = self.query(server, method, params).await?;
+        let mut locations = convert_locations(&answer, server.encoding).await;
+        locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        locations.dedup();
+        let total = locations.len();
+        locations.truncate(cap);
+        let warning = match method {
+            "textDocument/references" | "textDocument/implementation" => server.spec.missing_index(&server.root),
+            _ => None,
+        };
+        Ok(Navigation {
+            server: server.spec.id,
+            cursor: target.cursor,
+            locations: Capped { items: locations, total },
+            warning,
+        })
+    }
+
+    /// Where the symbol is declared (`textDocument/definition`).
+    pub async fn definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/definition", "definitionProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Where its type is declared (`textDocument/typeDefinition`).
+    pub async fn type_definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/typeDefinition", "typeDefinitionProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Concrete implementations (`textDocument/implementation`).
+    pub async fn implementation(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+        self.navigate("textDocument/implementation", "implementationProvider", path, line, symbol, usize::MAX).await
+    }
+
+    /// Every use, declaration included, capped at `cap` (`textDocument/references`).
+    pub async fn references(&self, path: &Path, line: u32, symbol: &str, cap: usize) -> Result<Navigation> {
+        self.navigate("textDocument/references", "referencesProvider", path, line, symbol, cap).await
+    }
+
+    /// The hover text (markdown or plain), `None` when the server has none.
+    pub async fn hover(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Option<String>)> {
+        let target = self.target(path, line, symbol).await?;
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
+        let answer = self.query(&target.server, "textDocument/hover", params).await?;
+        Ok((target.cursor, hover_text(answer.get("contents").unwrap_or(&Value::Null))))
+    }
+
+    /// The file's outline, flattened depth-first, capped at `cap`.
+    pub async fn document_symbols(&self, path: &Path, cap: usize) -> Result<(&'static str, Capped<Symbol>)> {
+        let (server, language) = self.server_for(path).await?;
+        let (text, _) = server.sync(path, language).await?;
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let answer = self.query(&server, "textDocument/documentSymbol", params).await?;
+        let mut out = Vec::new();
+        let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+        for item in answer.as_array().into_iter().flatten() {
+            flatten_symbol(item, path, &file_lines, server.encoding, 0, None, &mut out);
+        }
+        let total = out.len();
+        out.truncate(cap);
+        Ok((server.spec.id, Capped { items: out, total }))
+    }
+
+    /// Workspace symbols matching `query`, from the server of `context` (a file
+    /// of the language to search), capped at `cap`.
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+        context: &Path,
+        cap: usize,
+    ) -> Result<(&'static str, Capped<Symbol>)> {
+        let (server, language) = self.server_for(context).await?;
+        if context.is_file() {
+            server.sync(context, language).await?;
+        }
+        let answer = self.query(&server, "workspace/symbol", json!({ "query": query })).await?;
+        let mut out = Vec::new();
+        for item in answer.as_array().into_iter().flatten() {
+            let Some(location) = item.get("location") else { continue };
+            let Some(path) = location.get("uri").and_then(Value::as_str).and_then(uri_to_path) else { continue };
+            let range = location
+                .get("range")
+                .cloned()
+                .unwrap_or(json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }));
+            let Some(location) = convert_range(&path, &range, server.encoding, None).await else { continue };
+            out.push(Symbol {
+                name: item.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
+                detail: None,
+                container: item
+                    .get("containerName")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+                depth: 0,
+                location,
+            });
+        }
+        let total = out.len();
+        out.truncate(cap);
+        Ok((server.spec.id, Capped { items: out, total }))
+    }
+
+    /// The code actions offered on the symbol's line (not applied).
+    pub async fn code_actions(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Vec<CodeAction>)> {
+        let target = self.target(path, line, symbol).await?;
+        let server = &target.server;
+        let file = self.file_diagnostics_raw(server, path, false).await?;
+        let index = line - 1;
+        let on_line: Vec<Value> = file
+            .into_iter()
+            .filter(|d| {
+                let start = d.pointer("/range/start/line").and_then(Value::as_u64).unwrap_or(0);
+                let end = d.pointer("/range/end/line").and_then(Value::as_u64).unwrap_or(start);
+                (start..=end).contains(&u64::from(index))
+            })
+            .collect();
+        let text = crate::encoding::read_text(path)
+            .await
+            .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let line_text = lines(&text).get(index as usize).copied().unwrap_or("").to_string();
+        let end = to_lsp_column(&line_text, line_text.len(), server.encoding);
+        let params = json!({
+            "textDocument": { "uri": path_to_uri(path) },
+            "range": { "start": { "line": index, "character": 0 }, "end": { "line": index, "character": end } },
+            "context": { "diagnostics": on_line, "triggerKind": 1 },
+        });
+        // Through `query`: an empty list from a server still loading is "not ready", not "none offered".
+        let answer = self.query(server, "textDocument/codeAction", params).await?;
+        let mut out = Vec::new();
+        for item in answer.as_array().into_iter().flatten() {
+            // A bare Command has a string `command`; a CodeAction may carry one as an object.
+            let bare_command = item.get("command").is_some_and(Value::is_string);
+            let edit = item.get("edit").cloned().unwrap_or(Value::Null);
+            out.push(CodeAction {
+                title: item.get("title").and_then(Value::as_str).unwrap_or("").to_string(),
+                kind: item.get("kind").and_then(Value::as_str).map(str::to_string),
+                preferred: item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
+                files: crate::edit::edited_files(&edit),
+                command: bare_command || item.get("command").is_some_and(Value::is_object),
+                disabled: item.pointer("/disabled/reason").and_then(Value::as_str).map(str::to_string),
+            });
+        }
+        Ok((target.cursor, out))
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.get("contents").is_some_and(|c| hover_text(c).is_none()) || o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Finds `symbol` on a line: the first occurrence that stands as a whole
+/// identifier, else the first occurrence. The cursor goes on the symbol's
+/// last identifier (so `self.items` points at `items`). Returns the byte
+/// offset, how many occurrences there are, and whether the one used is a whole identifier.
+pub(crate) fn find_symbol(line: &str, symbol: &str) -> Option<(usize, usize, bool)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let occurrences: Vec<usize> = line.match_indices(symbol).map(|(i, _)| i).collect();
+    let first = *occurrences.first()?;
+    let whole = occurrences.iter().copied().find(|&i| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + symbol.len()..].chars().next();
+        before.is_none_or(|c| !is_ident(c)) && after.is_none_or(|c| !is_ident(c))
+    });
+    let start = whole.unwrap_or(first);
+    // The last identifier run inside the symbol.
+    let mut offset = 0;
+    let mut in_run = false;
+    for (i, c) in symbol.char_indices() {
+        if is_ident(c) && !in_run {
+            offset = i;
+        }
+        in_run = is_ident(c);
+    }
+    if !symbol.chars().any(is_ident) {
+        offset = 0;
+    }
+    Some((start + offset, occurrences.len(), whole.is_some()))
+}
+
+pub(crate) async fn read_lines(path: &Path) -> Vec<String> {
+    crate::encoding::read_text(path)
+        .await
+        .map(|t| lines(&t).into_iter().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Converts an LSP range in `path` to a [`Location`], reading the file's lines (or using `file_lines`).
+pub(crate) async fn convert_range(
+    path: &Path,
+    range: &Value,
+    encoding: PositionEncoding,
+    file_lines: Option<&[String]>,
+) -> Option<Location> {
+    let owned;
+    let file_lines = match file_lines {
+        Some(l) => l,
+        None => {
+            owned = read_lines(path).await;
+            &owned
+        }
+    };
+    Some(range_to_location(path, range, file_lines, encoding))
+}
+
+pub(crate) fn range_to_location(
+    path: &Path,
+    range: &Value,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+) -> Location {
+    let point = |key: &str| {
+        let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as usize;
+        let character = range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+        let text = file_lines.get(line).map(String::as_str).unwrap_or("");
+        let byte = from_lsp_column(text, character, encoding);
+        (u32::try_from(line + 1).unwrap_or(u32::MAX), u32::try_from(char_column(text, byte)).unwrap_or(u32::MAX))
+    };
+    let (line, column) = point("start");
+    let (end_line, end_column) = point("end");
+    let text = file_lines.get(line as usize - 1).map(|l| l.trim().to_string()).unwrap_or_default();
+    Location { path: path.to_path_buf(), line, column, end_line, end_column, text }
+}
+
+/// `Location | Location[] | LocationLink[] | null` as locations.
+async fn convert_locations(answer: &Value, encoding: PositionEncoding) -> Vec<Location> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(_) => vec![answer],
+        _ => Vec::new(),
+    };
+    let mut cache: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut out = Vec::new();
+    for item in items {
+        // LocationLink: targetUri + targetSelectionRange (the name); Location: uri + range.
+        let (uri, range) = match item.get("targetUri") {
+            Some(uri) => (uri, item.get("targetSelectionRange").or_else(|| item.get("targetRange"))),
+            None => (item.get("uri").unwrap_or(&Value::Null), item.get("range")),
+        };
+        let (Some(path), Some(range)) = (uri.as_str().and_then(uri_to_path), range) else { continue };
+        if !cache.contains_key(&path) {
+            cache.insert(path.clone(), read_lines(&path).await);
+        }
+        out.push(range_to_location(&path, range, &cache[&path], encoding));
+    }
+    out
+}
+
+/// `MarkupContent | MarkedString | MarkedString[]` as text; `None` when blank.
+fn hover_text(contents: &Value) -> Option<String> {
+    let text = match contents {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => match (o.get("kind"), o.get("language"), o.get("value").and_then(Value::as_str)) {
+            (_, Some(lang), Some(value)) => format!("```{}\n{value}\n```", lang.as_str().unwrap_or("")),
+            (_, None, Some(value)) => value.to_string(),
+            _ => String::new(),
+        },
+        Value::Array(items) => items.iter().filter_map(hover_text).collect::<Vec<_>>().join("\n\n"),
+        _ => String::new(),
+    };
+    let text = text.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+fn flatten_symbol(
+    item: &Value,
+    path: &Path,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+    depth: usize,
+    container: Option<&str>,
+    out: &mut Vec<Symbol>,
+) {
+    let name = item.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    // DocumentSymbol has selectionRange; SymbolInformation has location.
+    let (symbol_path, range) = match item.get("location") {
+        Some(location) => (
+            location.get("uri").and_then(Value::as_str).and_then(uri_to_path).unwrap_or_else(|| path.to_path_buf()),
+            location.get("range").cloned(),
+        ),
+        None => (path.to_path_buf(), item.get("selectionRange").or_else(|| item.get("range")).cloned()),
+    };
+    let Some(range) = range else { return };
+    out.push(Symbol {
+        name: name.clone(),
+        kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
+        detail: item.get("detail").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string),
+        container: item
+            .get("containerName")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .or_else(|| container.map(str::to_string)),
+        depth,
+        location: range_to_location(&symbol_path, &range, file_lines, encoding),
+    });
+    for child in item.get("children").and_then(Value::as_array).into_iter().flatten() {
+        flatten_symbol(child, path, file_lines, encoding, depth + 1, Some(&name), out);
+    }
+}
+
+/// LSP `SymbolKind` (1–26) by name.
+fn symbol_kind(kind: Option<i64>) -> &'static str {
+    const NAMES: [&str; 26] = [
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum member",
+        "struct",
+        "event",
+        "operator",
+        "type parameter",
+    ];
+    kind.and_then(|k| usize::try_from(k - 1).ok()).and_then(|i| NAMES.get(i)).copied().unwrap_or("symbol")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_are_found_as_whole_identifiers_first() {
+        assert_eq!(find_symbol("let total = subtotal + total;", "total"), Some((4, 3, true)));
+        assert_eq!(find_symbol("subtotal", "total"), Some((3, 1, false)));
+        assert_eq!(find_symbol("use a::{mean_area, area};", "area"), Some((19, 2, true)));
+        assert_eq!(find_symbol("use a::{mean_area, x};", "area"), Some((13, 1, false)));
+        assert_eq!(find_symbol("    self.items.len()", "self.items"), Some((9, 1, true)));
+        assert_eq!(find_symbol("x", "y"), None);
+    }
+
+    #[test]
+    fn hover_contents_of_every_shape_become_text() {
+        assert_eq!(hover_text(&json!({ "kind": "markdown", "value": "**x**" })), Some("**x**".into()));
+        assert_eq!(
+            hover_text(&json!([{ "language": "rust", "value": "fn f()" }, "doc"])),
+            Some("```rust\nfn f()\n```\n\ndoc".into())
+        );
+        assert_eq!(hover_text(&json!("")), None);
+    }
+}

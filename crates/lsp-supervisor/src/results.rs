@@ -1,0 +1,184 @@
+//! The result types the supervisor's actions return.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::detect::Binary;
+use crate::encoding::PositionEncoding;
+use crate::spec::Language;
+
+/// A place in a file, as results give it: 1-indexed line, 1-indexed column in characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    /// The text of the start line, trimmed.
+    pub text: String,
+}
+
+/// Where a navigation request was sent from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cursor {
+    pub path: PathBuf,
+    /// 1-indexed.
+    pub line: u32,
+    /// 1-indexed, in characters: the column used for the symbol.
+    pub column: u32,
+    pub symbol: String,
+    /// How many times the symbol occurs on the line.
+    pub occurrences: usize,
+    /// Whether the occurrence used stands as a whole identifier (the first such one is used when there is one).
+    pub whole: bool,
+}
+
+/// A list with the total before capping.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capped<T> {
+    pub items: Vec<T>,
+    /// How many there were in all.
+    pub total: usize,
+}
+
+/// The answer to definition, type_definition, implementation or references.
+#[derive(Debug, Clone, Serialize)]
+pub struct Navigation {
+    pub server: &'static str,
+    pub cursor: Cursor,
+    pub locations: Capped<Location>,
+    /// Why the answer may be partial (a server without a project index), if it may.
+    pub warning: Option<String>,
+}
+
+/// LSP `DiagnosticSeverity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub(crate) fn from_lsp(n: Option<i64>) -> Severity {
+        match n {
+            Some(2) => Severity::Warning,
+            Some(3) => Severity::Information,
+            Some(4) => Severity::Hint,
+            // LSP: absent severity is the client's to interpret; an error is the safe reading.
+            _ => Severity::Error,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// A diagnostic with its range converted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub location: Location,
+    pub severity: Severity,
+    pub code: Option<String>,
+    pub source: Option<String>,
+    pub message: String,
+}
+
+/// Diagnostics of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileDiagnostics {
+    pub server: &'static str,
+    pub path: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    /// False when the wait ran out before the server published after the last change:
+    /// the list is what was known then, and more may come.
+    pub complete: bool,
+    /// When the server's publication (or pull answer) that this list comes from arrived.
+    #[serde(skip)]
+    pub published_at: Option<std::time::Instant>,
+}
+
+/// A document or workspace symbol.
+#[derive(Debug, Clone, Serialize)]
+pub struct Symbol {
+    pub name: String,
+    /// LSP `SymbolKind` name, lowercase (`function`, `struct`, …).
+    pub kind: &'static str,
+    pub detail: Option<String>,
+    pub container: Option<String>,
+    /// Nesting depth in a document outline, from 0.
+    pub depth: usize,
+    pub location: Location,
+}
+
+/// A code action a server offers (not applied).
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeAction {
+    pub title: String,
+    pub kind: Option<String>,
+    pub preferred: bool,
+    /// The files its edit would change.
+    pub files: Vec<PathBuf>,
+    /// Whether it runs a server command instead of (or besides) an edit.
+    pub command: bool,
+    pub disabled: Option<String>,
+}
+
+/// The state of one (server, root) slot, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerStatus {
+    pub server: &'static str,
+    pub root: PathBuf,
+    pub binary: Option<PathBuf>,
+    /// `running`, `crashed` (restarts on next use), `gave up`, `stopped`.
+    pub state: String,
+    pub pid: Option<u32>,
+    pub encoding: Option<PositionEncoding>,
+    pub busy: Option<String>,
+    pub open_documents: usize,
+    pub crashes: u32,
+    pub last_crash: Option<String>,
+    pub uptime_ms: Option<u128>,
+    /// The last errors and warnings the server showed (`window/showMessage`).
+    pub messages: Vec<String>,
+}
+
+/// Why a server is or is not usable for a language in the checkout, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Availability {
+    pub language: Language,
+    pub server: &'static str,
+    /// Whether this server is the one used for the language.
+    pub chosen: bool,
+    /// The directory holding a root marker, or why there is none.
+    pub root: std::result::Result<PathBuf, String>,
+    /// When there is no root marker at or above the directory: the project
+    /// roots below it (up to 3 levels down), whose files the server serves.
+    pub projects: Vec<PathBuf>,
+    pub binary: std::result::Result<Binary, String>,
+}
+
+impl Availability {
+    /// Whether the binary runs and there is a root (here or, for a directory holding projects, below).
+    pub fn usable(&self) -> bool {
+        (self.root.is_ok() || !self.projects.is_empty()) && self.binary.is_ok()
+    }
+
+    /// The project roots the server would serve: the root, or the ones below.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        match &self.root {
+            Ok(root) => vec![root.clone()],
+            Err(_) => self.projects.clone(),
+        }
+    }
+}
