@@ -55,14 +55,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A write failed midway through accept; the files already written were restored.
+    /// A write failed midway through a set of files; the files already written
+    /// were restored, except `unrestored`.
     #[error(
-        "write failed on {}: {source}; the {restored} file(s) already written were restored, nothing changed",
-        path.display()
+        "write failed on {}: {source}; {}",
+        path.display(),
+        if .unrestored.is_empty() {
+            format!("the {restored} file(s) already written were restored, nothing changed")
+        } else {
+            format!(
+                "{restored} file(s) already written were restored, but these could not be put back: {}",
+                .unrestored.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            )
+        }
     )]
     WriteFailed {
         path: PathBuf,
         restored: usize,
+        /// Files written before the failure that could not be put back.
+        unrestored: Vec<PathBuf>,
         #[source]
         source: std::io::Error,
     },

@@ -19,7 +19,9 @@
 //! file's parse is refused for that file. Accept is all or nothing.
 //!
 //! This crate knows nothing of tool calling, JSON schemas or approval tiers; it
-//! never spawns a process and never writes a file outside [`EditStore::accept`].
+//! never spawns a process and never writes a file except through
+//! [`write_files`] (all or nothing, atomic per file), which [`EditStore::accept`]
+//! uses and which other callers with a set of files to change may use too.
 
 mod cache;
 mod error;
@@ -29,6 +31,7 @@ mod pattern;
 mod rewrite;
 mod search;
 mod stage;
+mod write;
 
 pub use crate::cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use crate::error::{Error, Result};
@@ -42,3 +45,4 @@ pub use crate::search::{
 pub use crate::stage::{
     Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,
 };
+pub use crate::write::{FileWrite, write_files, write_files_with};

@@ -2,7 +2,6 @@
 //! accept, and accept is all or nothing.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::ops::Range;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use crate::pattern::Context;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
 use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk, with_parser};
+use crate::write::{FileWrite, write_files_with};
 
 /// One file of a staged edit, as previewed.
 #[derive(Debug, Clone)]
@@ -397,7 +397,7 @@ impl EditStore {
     /// The edit leaves the store, except after [`Error::WriteFailed`], when it stays
     /// staged and may be accepted again.
     pub fn accept(&self, edit_id: &str) -> Result<Accepted> {
-        self.accept_with(edit_id, &mut write_atomic)
+        self.accept_with(edit_id, &mut crate::write::write_atomic)
     }
 
     /// [`EditStore::accept`] with the file writer supplied (tests use it to fail a write midway).
@@ -405,34 +405,37 @@ impl EditStore {
     pub fn accept_with(
         &self,
         edit_id: &str,
-        write: &mut dyn FnMut(&Path, &str) -> std::io::Result<()>,
+        write: &mut dyn FnMut(&Path, &[u8]) -> std::io::Result<()>,
     ) -> Result<Accepted> {
         let pending =
             self.lock().pending.remove(edit_id).ok_or_else(|| Error::UnknownEdit { id: edit_id.to_string() })?;
-        let mut changed = Vec::new();
-        for (path, relative, original, _) in &pending.files {
-            match std::fs::read(path) {
-                Ok(now) if now == original.as_bytes() => {}
-                _ => changed.push(relative.clone()),
-            }
-        }
-        if !changed.is_empty() {
-            return Err(Error::Conflict { files: changed });
-        }
-        for (k, (path, _, _, new)) in pending.files.iter().enumerate() {
-            if let Err(source) = write(path, new) {
-                let mut restored = 0;
-                for (done, _, original, _) in &pending.files[..k] {
-                    if write_atomic(done, original).is_ok() {
-                        restored += 1;
-                    }
-                }
-                let path = pending.files[k].1.clone();
+        let files: Vec<FileWrite> = pending
+            .files
+            .iter()
+            .map(|(path, relative, original, new)| FileWrite {
+                path: path.clone(),
+                shown: relative.clone(),
+                before: Some(original.clone().into_bytes()),
+                after: Some(new.clone().into_bytes()),
+            })
+            .collect();
+        let written = write_files_with(&files, &mut |path, content| match content {
+            Some(content) => write(path, content),
+            // Every file of a staged edit is rewritten, none removed.
+            None => Ok(()),
+        });
+        match written {
+            Ok(()) => Ok(Accepted {
+                files: pending.files.iter().map(|f| f.1.clone()).collect(),
+                replacements: pending.replacements,
+            }),
+            Err(e @ Error::WriteFailed { .. }) => {
+                // Still staged: a later accept may succeed.
                 self.lock().pending.insert(edit_id.to_string(), pending);
-                return Err(Error::WriteFailed { path, restored, source });
+                Err(e)
             }
+            Err(e) => Err(e),
         }
-        Ok(Accepted { files: pending.files.iter().map(|f| f.1.clone()).collect(), replacements: pending.replacements })
     }
 
     /// Drops a staged edit without writing anything.
@@ -459,20 +462,6 @@ impl EditStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// Writes `content` to `path` through a temporary file in the same directory and a rename,
-/// keeping the file's permissions.
-fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(content.as_bytes())?;
-    tmp.flush()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 fn diff(path: &Path, old: &str, new: &str) -> String {

@@ -89,7 +89,7 @@ fn a_write_failure_midway_restores_the_files_already_written() {
     let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
     let id = staged.edit_id.unwrap();
     let mut calls = 0;
-    let mut failing = |path: &Path, content: &str| {
+    let mut failing = |path: &Path, content: &[u8]| {
         calls += 1;
         if calls == 2 {
             return Err(std::io::Error::other("disk full"));
