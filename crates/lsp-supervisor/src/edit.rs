@@ -8,23 +8,47 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::encoding::{PositionEncoding, from_lsp_column, line_starts};
 use crate::error::{Error, Result};
-use crate::results::Cursor;
-use crate::supervisor::{FileChange, Supervisor};
-use crate::uri::{path_to_uri, uri_to_path};
+use crate::results::{Cursor, Location};
+use crate::supervisor::FileChange;
+use crate::uri::uri_to_path;
 
-/// What a rename changed.
+/// What a rename changed, and the uses of the old name it left.
 #[derive(Debug, Clone, Serialize)]
 pub struct RenameOutcome {
     pub server: &'static str,
     pub cursor: Cursor,
+    /// The whole identifier renamed (the symbol given may be part of it).
+    pub old_name: String,
+    /// Where the server was asked, when not at the cursor: the declaration in
+    /// another file, for a server that asked at a use would rename only locally.
+    pub asked_at: Option<Location>,
     /// Every file written, created or deleted, with what happened to it.
     pub files: Vec<ChangedFile>,
     /// How many text edits were applied.
     pub edits: usize,
+    /// Uses of the renamed symbol in files the server's configuration leaves
+    /// out: not renamed.
+    pub not_covered: Vec<Leftover>,
+    /// Whole-identifier uses of the old name the server could not resolve (a
+    /// comment, a string, code it does not see): not renamed.
+    pub unresolved: Vec<Leftover>,
+    /// Uses of the old name that are other symbols of that name.
+    pub other_symbols: usize,
+    /// Uses of the old name outside the edit that were not asked about (over the cap).
+    pub unchecked: usize,
+}
+
+/// A use of the old name that a rename did not change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Leftover {
+    /// The use: 1-indexed line and character columns; `text` is its line.
+    pub location: Location,
+    /// Why its file is outside the server's project, when its configuration says so.
+    pub excluded: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,13 +77,15 @@ pub fn edited_files(edit: &Value) -> Vec<PathBuf> {
 }
 
 /// The in-memory view: a path's planned content (`None` = deleted).
-struct Plan {
+pub(crate) struct Plan {
     root: PathBuf,
     files: BTreeMap<PathBuf, Option<String>>,
     originals: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    /// Per file edited as it is on disk: its text then and the byte ranges its text edits replace.
+    pub edited: BTreeMap<PathBuf, (String, Vec<(usize, usize)>)>,
     /// Files that start with a byte order mark: edited without it (as the server saw them), written back with it.
     bom: std::collections::BTreeSet<PathBuf>,
-    edits: usize,
+    pub edits: usize,
 }
 
 impl Plan {
@@ -143,6 +169,10 @@ impl Plan {
                 return Err(Error::EditRefused(format!("two of its edits overlap in {}", path.display())));
             }
         }
+        // A file edited as it is on disk (not one this edit created or moved first).
+        if !self.edited.contains_key(path) && self.originals.get(path).is_some_and(Option::is_some) {
+            self.edited.insert(path.to_path_buf(), (text.clone(), spans.iter().map(|s| (s.0, s.1)).collect()));
+        }
         let mut out = text.clone();
         for (start, end, new) in spans.iter().rev() {
             out.replace_range(*start..*end, new);
@@ -211,8 +241,30 @@ impl Plan {
         }
     }
 
+    /// The first text edit whose range, on the file as it is on disk, does not
+    /// hold `old` (the name being renamed): the file's line (1-indexed) and what
+    /// the range holds. An empty range must touch `old`.
+    pub fn stale_edit(&self, old: &str) -> Option<(PathBuf, usize, String)> {
+        let bare = |s: &str| -> String { s.trim_start_matches("r#").trim_start_matches('\'').to_string() };
+        for (path, (text, spans)) in &self.edited {
+            for &(start, end) in spans {
+                let held = &text[start..end];
+                let fits = if start == end {
+                    text[..start].ends_with(old) || text[start..].starts_with(old)
+                } else {
+                    held == old || bare(held) == bare(old)
+                };
+                if !fits {
+                    let line = text[..start].matches('\n').count() + 1;
+                    return Some((path.clone(), line, held.to_string()));
+                }
+            }
+        }
+        None
+    }
+
     /// Writes every changed file; on a failure, restores what was written.
-    fn commit(self) -> Result<Vec<(PathBuf, FileChange)>> {
+    pub fn commit(self) -> Result<Vec<(PathBuf, FileChange)>> {
         let mut changes = Vec::new();
         for (path, content) in &self.files {
             let original = self.originals.get(path).cloned().flatten();
@@ -266,7 +318,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// cannot: some servers (typescript-language-server) write whatever they are
 /// given. Letters, digits, `_` and `$`, not first a digit; Rust's raw `r#` and
 /// a lifetime's leading `'` are let through.
-fn not_an_identifier(name: &str) -> Option<&'static str> {
+pub(crate) fn not_an_identifier(name: &str) -> Option<&'static str> {
     let bare = name.strip_prefix("r#").or_else(|| name.strip_prefix('\'')).unwrap_or(name);
     let Some(first) = bare.chars().next() else { return Some("it is empty") };
     if first.is_ascii_digit() {
@@ -282,15 +334,25 @@ fn not_an_identifier(name: &str) -> Option<&'static str> {
 }
 
 /// Applies a `WorkspaceEdit` (either `changes` or `documentChanges`) all or nothing.
+#[cfg(test)]
 pub(crate) fn apply_workspace_edit(
     root: &Path,
     edit: &Value,
     encoding: PositionEncoding,
 ) -> Result<(Vec<(PathBuf, FileChange)>, usize)> {
+    let plan = plan_workspace_edit(root, edit, encoding)?;
+    let edits = plan.edits;
+    Ok((plan.commit()?, edits))
+}
+
+/// A `WorkspaceEdit` (either `changes` or `documentChanges`) applied to an
+/// in-memory view of the files: nothing is written until [`Plan::commit`].
+pub(crate) fn plan_workspace_edit(root: &Path, edit: &Value, encoding: PositionEncoding) -> Result<Plan> {
     let mut plan = Plan {
         root: root.to_path_buf(),
         files: BTreeMap::new(),
         originals: BTreeMap::new(),
+        edited: BTreeMap::new(),
         bom: Default::default(),
         edits: 0,
     };
@@ -304,58 +366,15 @@ pub(crate) fn apply_workspace_edit(
             plan.text_edits(&path, edits.as_array().map(Vec::as_slice).unwrap_or(&[]), encoding)?;
         }
     }
-    let edits = plan.edits;
-    Ok((plan.commit()?, edits))
-}
-
-impl Supervisor {
-    /// Renames the symbol project-wide (`textDocument/rename`) and applies the
-    /// edit all or nothing; the servers are told about every changed file.
-    pub async fn rename(&self, path: &Path, line: u32, symbol: &str, new_name: &str) -> Result<RenameOutcome> {
-        if let Some(why) = not_an_identifier(new_name) {
-            return Err(Error::BadName { name: new_name.to_string(), why });
-        }
-        let target = self.target(path, line, symbol).await?;
-        let server = &target.server;
-        if !server.supports("renameProvider", "textDocument/rename") {
-            return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
-        }
-        // A rename that reaches only the open files would leave the others calling the old name.
-        if let Some(why) = server.spec.missing_index(&server.root) {
-            return Err(Error::EditRefused(format!(
-                "{why}: a rename would change only those and break the rest; create a compilation database \
-                 (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and try again"
-            )));
-        }
-        let params =
-            json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position, "newName": new_name });
-        let edit = self.query(server, "textDocument/rename", params).await?;
-        if edit.is_null() {
-            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
-        }
-        let (changes, edits) = apply_workspace_edit(&self.config().root, &edit, server.encoding)?;
-        if changes.is_empty() {
-            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
-        }
-        self.files_changed(&changes).await;
-        let files = changes
-            .iter()
-            .map(|(path, change)| ChangedFile {
-                path: path.clone(),
-                change: match change {
-                    FileChange::Created => "created",
-                    FileChange::Changed => "changed",
-                    FileChange::Deleted => "deleted",
-                },
-            })
-            .collect();
-        Ok(RenameOutcome { server: server.spec.id, cursor: target.cursor, files, edits })
-    }
+    Ok(plan)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::uri::path_to_uri;
 
     #[test]
     fn a_new_name_must_be_an_identifier() {

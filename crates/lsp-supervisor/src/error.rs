@@ -51,6 +51,15 @@ pub enum Error {
     NothingToRename { server: &'static str, symbol: String },
     #[error("`{name}` is not a name a symbol can have ({why}); nothing was renamed")]
     BadName { name: String, why: &'static str },
+    #[error(
+        "the server's view of {} is stale: its rename edits line {line} where the file now holds {held:?}, not `{expected}`; nothing was written. It has been told the file changed: try again in a moment",
+        path.display()
+    )]
+    StaleView { server: &'static str, path: PathBuf, line: usize, held: String, expected: String },
+    #[error(
+        "{server}'s rename of `{symbol}` leaves uses it resolves to that very symbol ({missed}), asked twice: its view of those files is stale; nothing was written. Try again in a moment"
+    )]
+    IncompleteRename { server: &'static str, symbol: String, missed: String },
     #[error("the server's edit was refused, nothing was written: {0}")]
     EditRefused(String),
     #[error("writing the edit failed, every file was restored: {0}")]

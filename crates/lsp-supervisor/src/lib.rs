@@ -22,22 +22,25 @@
 //!   or nothing, inside the root only, and tells the servers what changed.
 
 mod checker;
+mod coverage;
 mod detect;
 mod diagnostics;
 mod edit;
 pub mod encoding;
 mod error;
 mod navigation;
+mod rename;
 mod results;
 mod server;
 mod spec;
 mod supervisor;
 mod transport;
 mod uri;
+mod watch;
 
 pub use crate::checker::ProjectDiagnostics;
 pub use crate::detect::{Binary, find_root};
-pub use crate::edit::{ChangedFile, RenameOutcome, edited_files};
+pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
 pub use crate::results::{

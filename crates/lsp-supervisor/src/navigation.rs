@@ -348,7 +348,7 @@ pub(crate) fn range_to_location(
 }
 
 /// `Location | Location[] | LocationLink[] | null` as locations.
-async fn convert_locations(answer: &Value, encoding: PositionEncoding) -> Vec<Location> {
+pub(crate) async fn convert_locations(answer: &Value, encoding: PositionEncoding) -> Vec<Location> {
     let items: Vec<&Value> = match answer {
         Value::Array(a) => a.iter().collect(),
         Value::Object(_) => vec![answer],

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 use crate::encoding::PositionEncoding;
 use crate::error::{Error, Result};
 use crate::spec::{Language, ServerSpec};
+use crate::supervisor::FileChange;
 use crate::transport::{Connection, Death, Incoming, RequestError};
 use crate::uri::{path_to_uri, uri_to_path};
 
@@ -48,9 +49,85 @@ struct State {
     quiescent: Option<bool>,
     /// Dynamic registrations by id → method.
     registrations: HashMap<String, String>,
+    /// The file watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
+    file_watchers: HashMap<String, Vec<FileWatcher>>,
     /// The last messages the server showed (`window/showMessage`, errors and warnings only).
     messages: Vec<String>,
 }
+
+/// One watcher a server registered: what it asked to hear about.
+#[derive(Debug, Clone)]
+struct FileWatcher {
+    glob: globset::GlobMatcher,
+    /// A relative pattern's base; `None` matches against the root and the whole path.
+    base: Option<PathBuf>,
+    /// LSP `WatchKind` bits: 1 create, 2 change, 4 delete.
+    kind: u8,
+}
+
+impl FileWatcher {
+    fn matches(&self, root: &Path, path: &Path, change: FileChange) -> bool {
+        let bit = match change {
+            FileChange::Created => 1,
+            FileChange::Changed => 2,
+            FileChange::Deleted => 4,
+        };
+        if self.kind & bit == 0 {
+            return false;
+        }
+        match &self.base {
+            Some(base) => path.strip_prefix(base).is_ok_and(|rel| self.glob.is_match(rel)),
+            None => self.glob.is_match(path) || path.strip_prefix(root).is_ok_and(|rel| self.glob.is_match(rel)),
+        }
+    }
+}
+
+/// The watchers of a `workspace/didChangeWatchedFiles` registration
+/// (`DidChangeWatchedFilesRegistrationOptions`); a pattern that is not a glob is skipped.
+fn file_watchers(options: &Value) -> Vec<FileWatcher> {
+    let Ok(options) = serde_json::from_value::<lsp_types::DidChangeWatchedFilesRegistrationOptions>(options.clone())
+    else {
+        return Vec::new();
+    };
+    options
+        .watchers
+        .into_iter()
+        .filter_map(|w| {
+            let (pattern, base) = match w.glob_pattern {
+                lsp_types::GlobPattern::String(pattern) => (pattern, None),
+                lsp_types::GlobPattern::Relative(relative) => {
+                    let base = match &relative.base_uri {
+                        lsp_types::OneOf::Left(folder) => uri_to_path(folder.uri.as_str()),
+                        lsp_types::OneOf::Right(uri) => uri_to_path(uri.as_str()),
+                    }?;
+                    (relative.pattern, Some(base))
+                }
+            };
+            let glob = globset::GlobBuilder::new(&pattern).literal_separator(true).build().ok()?.compile_matcher();
+            Some(FileWatcher { glob, base, kind: w.kind.map_or(7, |k| k.bits()) })
+        })
+        .collect()
+}
+
+/// Files a server that registered no watchers still hears about: project
+/// files whose change changes what the project is.
+const PROJECT_FILES: &[&str] = &[
+    "Cargo.toml",
+    "Cargo.lock",
+    "go.mod",
+    "go.sum",
+    "go.work",
+    "package.json",
+    "tsconfig.json",
+    "jsconfig.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "pyrightconfig.json",
+    "compile_commands.json",
+    "compile_flags.txt",
+    ".clangd",
+];
 
 /// A started server.
 pub(crate) struct Server {
@@ -337,6 +414,44 @@ impl Server {
         }
     }
 
+    /// Whether the server asked to hear of this change: by the watchers it
+    /// registered; without any, a file of its languages or a project file.
+    pub fn wants(&self, path: &Path, change: FileChange) -> bool {
+        let state = lock(&self.state);
+        if state.file_watchers.is_empty() {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            return Language::from_path(path).is_some_and(|l| self.spec.languages.contains(&l))
+                || PROJECT_FILES.contains(&name)
+                || self.spec.root_markers.iter().any(|m| *m == name);
+        }
+        state.file_watchers.values().flatten().any(|w| w.matches(&self.root, path, change))
+    }
+
+    /// Files changed on disk (seen by the root's watcher): the open ones are
+    /// synced (a deleted one closed), and the server hears of the ones it asked
+    /// for (`workspace/didChangeWatchedFiles`).
+    pub async fn disk_changed(&self, changes: &[(PathBuf, FileChange)]) {
+        let mut events = Vec::new();
+        for (path, change) in changes.iter().filter(|(p, _)| p.starts_with(&self.root)) {
+            if self.is_open(path) {
+                match (change, Language::from_path(path)) {
+                    (FileChange::Deleted, _) => self.closed(path),
+                    (_, Some(language)) => {
+                        // Unreadable now (removed again): the next event says so.
+                        let _ = self.sync(path, language).await;
+                    }
+                    (_, None) => {}
+                }
+            }
+            if self.wants(path, *change) {
+                events.push(json!({ "uri": path_to_uri(path), "type": *change as u8 }));
+            }
+        }
+        if !events.is_empty() {
+            self.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+        }
+    }
+
     /// `textDocument/didSave` for an open file.
     pub fn saved(&self, path: &Path) {
         let text = lock(&self.state).docs.get(path).map(|d| d.text.clone());
@@ -530,6 +645,10 @@ fn answer_request(
                     (registration.get("id").and_then(Value::as_str), registration.get("method").and_then(Value::as_str))
                 {
                     state.registrations.insert(id.to_string(), method.to_string());
+                    if method == "workspace/didChangeWatchedFiles" {
+                        let watchers = file_watchers(registration.get("registerOptions").unwrap_or(&Value::Null));
+                        state.file_watchers.insert(id.to_string(), watchers);
+                    }
                 }
             }
             Ok(Value::Null)
@@ -540,6 +659,7 @@ fn answer_request(
             for registration in params.get("unregisterations").and_then(Value::as_array).into_iter().flatten() {
                 if let Some(id) = registration.get("id").and_then(Value::as_str) {
                     state.registrations.remove(id);
+                    state.file_watchers.remove(id);
                 }
             }
             Ok(Value::Null)
@@ -605,5 +725,32 @@ mod tests {
         );
         assert_eq!(ask("window/showDocument", json!({ "uri": "file:///tmp/x/a" })), Ok(json!({ "success": false })));
         assert_eq!(ask("fixture/unknown", json!(null)).map_err(|e| e.0), Err(-32601));
+    }
+
+    #[test]
+    fn registered_file_watchers_decide_what_a_server_hears() {
+        let state = Mutex::new(State::default());
+        let spec = ServerSpec::builtin().remove(0);
+        let root = Path::new("/tmp/x");
+        let options = json!({ "watchers": [
+            // gopls and pyright register string globs; rust-analyzer relative ones with kinds.
+            { "globPattern": "**/*.{go,mod}" },
+            { "globPattern": { "baseUri": "file:///tmp/x/sub", "pattern": "*.toml" }, "kind": 4 }
+        ] });
+        let registration = json!({ "registrations": [
+            { "id": "w1", "method": "workspace/didChangeWatchedFiles", "registerOptions": options }
+        ] });
+        assert_eq!(answer_request("client/registerCapability", &registration, &state, &spec, root), Ok(Value::Null));
+        let watchers: Vec<FileWatcher> = lock(&state).file_watchers["w1"].clone();
+        let hears = |path: &str, change| watchers.iter().any(|w| w.matches(root, Path::new(path), change));
+        assert!(hears("/tmp/x/cmd/root.go", FileChange::Changed));
+        assert!(hears("/tmp/x/go.mod", FileChange::Created));
+        assert!(!hears("/tmp/x/README.md", FileChange::Changed));
+        assert!(hears("/tmp/x/sub/a.toml", FileChange::Deleted));
+        assert!(!hears("/tmp/x/sub/a.toml", FileChange::Changed), "kind 4 is deletes only");
+        assert!(!hears("/tmp/x/sub/deeper/a.toml", FileChange::Deleted), "`*` does not cross a `/`");
+        let unregister = json!({ "unregisterations": [{ "id": "w1", "method": "workspace/didChangeWatchedFiles" }] });
+        assert_eq!(answer_request("client/unregisterCapability", &unregister, &state, &spec, root), Ok(Value::Null));
+        assert!(lock(&state).file_watchers.is_empty());
     }
 }

@@ -150,6 +150,11 @@ pub struct ServerSpec {
     /// Whether the server sends `experimental/serverStatus` with `quiescent`
     /// (rust-analyzer): it counts as loading from its start until it says it is quiescent.
     pub reports_quiescence: bool,
+    /// Whether a rename is asked at the symbol's declaration when the cursor is
+    /// on a use of it imported from another file: asked at such a use, the
+    /// server would rename only locally (typescript-language-server adds
+    /// `import { a as b }` when prefix and suffix text are on).
+    pub renames_at_declaration: bool,
     /// A `workspace/executeCommand` command that forwards a request to
     /// tsserver (typescript-language-server's `typescript.tsserverRequest`).
     /// When the server lists it, a file's diagnostics are asked of tsserver
@@ -187,6 +192,7 @@ impl ServerSpec {
             load_grace: std::time::Duration::from_secs(2),
             index_files: Vec::new(),
             reports_quiescence: false,
+            renames_at_declaration: false,
             opens_changed_files: false,
             tsserver_request: None,
         }
@@ -229,9 +235,16 @@ impl ServerSpec {
         tsls.publishes_in_rounds = true;
         tsls.tsserver_request = Some("typescript.tsserverRequest");
         tsls.publishes_unchanged = false;
-        // A rename at a use of an imported name renames the declaration across
-        // files rather than adding a local alias (`import { a as b }`).
-        tsls.initialization_options = json!({ "preferences": { "providePrefixAndSuffixTextForRename": false } });
+        // As editors set it: a rename keeps what other code sees, so a shorthand
+        // property or destructuring keeps its key (`{ foo }` becomes `{ foo: bar }`)
+        // and an import path is never renamed. Asked at a use of an imported name
+        // it would then add a local alias (`import { a as b }`): the rename is
+        // asked at the declaration instead.
+        tsls.initialization_options = json!({ "preferences": {
+            "providePrefixAndSuffixTextForRename": true,
+            "allowRenameOfImportPath": false,
+        } });
+        tsls.renames_at_declaration = true;
         // It announces loading the project only once a file is open, and a
         // loaded machine's node can take seconds to get there; it always announces it.
         tsls.load_grace = std::time::Duration::from_secs(10);

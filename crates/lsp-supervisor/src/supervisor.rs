@@ -17,6 +17,7 @@ use crate::results::{Availability, ServerStatus};
 use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
 use crate::uri::path_to_uri;
+use crate::watch::{RootWatcher, Servers};
 
 /// How long files opened after an edit of ours are waited for to be indexed
 /// ([`ServerSpec::opens_changed_files`]).
@@ -48,6 +49,10 @@ pub struct SupervisorConfig {
     pub max_crashes: u32,
     /// Timeout of a project checker run (`diagnostics` with `"*"`).
     pub checker_timeout: Duration,
+    /// Whether the root is watched for changes on disk once a server runs, so
+    /// every server hears of them (`workspace/didChangeWatchedFiles`). A host
+    /// with its own watcher turns it off and calls [`Supervisor::files_changed`].
+    pub watch: bool,
 }
 
 impl SupervisorConfig {
@@ -64,6 +69,7 @@ impl SupervisorConfig {
             settle_empty: Duration::from_millis(250),
             max_crashes: 3,
             checker_timeout: Duration::from_secs(300),
+            watch: true,
         }
     }
 }
@@ -81,6 +87,10 @@ pub struct Supervisor {
     pub(crate) config: SupervisorConfig,
     path: OsString,
     slots: tokio::sync::Mutex<HashMap<(&'static str, PathBuf), Slot>>,
+    /// Every server started, for the watcher to tell (dead ones are skipped).
+    live: Arc<std::sync::Mutex<Vec<std::sync::Weak<Server>>>>,
+    /// The root's watcher, started with the first server; `Err` says why it could not be.
+    watcher: std::sync::OnceLock<std::result::Result<Arc<RootWatcher>, String>>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -114,7 +124,13 @@ pub fn project_roots(spec: &ServerSpec, dir: &Path) -> Vec<PathBuf> {
 impl Supervisor {
     pub fn new(config: SupervisorConfig) -> Supervisor {
         let path = search_path(&config.root, &config.extra_path);
-        Supervisor { config, path, slots: tokio::sync::Mutex::default() }
+        Supervisor {
+            config,
+            path,
+            slots: tokio::sync::Mutex::default(),
+            live: Arc::default(),
+            watcher: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn config(&self) -> &SupervisorConfig {
@@ -157,6 +173,7 @@ impl Supervisor {
 
     /// The server for a file, started (or restarted) if need be.
     pub(crate) async fn server_for(&self, path: &Path) -> Result<(Arc<Server>, Language)> {
+        self.catch_up().await;
         let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
         let mut why = Vec::new();
         for spec in self.candidates(language) {
@@ -226,6 +243,13 @@ impl Supervisor {
             }
         }
         slot.server = Some(Arc::clone(&server));
+        drop(slots);
+        {
+            let mut live = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            live.retain(|w| w.strong_count() > 0);
+            live.push(Arc::downgrade(&server));
+        }
+        self.start_watching();
         Ok(server)
     }
 
@@ -289,6 +313,38 @@ impl Supervisor {
     /// Stops every server.
     pub async fn shutdown(&self) {
         self.reload(None).await;
+    }
+
+    /// Starts the root's watcher once (with [`SupervisorConfig::watch`]).
+    fn start_watching(&self) {
+        if !self.config.watch {
+            return;
+        }
+        self.watcher.get_or_init(|| {
+            let live = Arc::clone(&self.live);
+            let servers: Servers = Arc::new(move || {
+                let live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                live.iter().filter_map(std::sync::Weak::upgrade).filter(|s| s.death().is_none()).collect()
+            });
+            RootWatcher::start(&self.config.root, servers).map_err(|e| {
+                tracing::warn!(root = %self.config.root.display(), error = %e, "the root is not watched");
+                format!("the root is not watched ({e}): servers hear only of changes made through this supervisor")
+            })
+        });
+    }
+
+    /// Delivers the changes on disk the watcher has seen and not yet told the
+    /// servers, so the next request runs on the disk's view.
+    pub(crate) async fn catch_up(&self) {
+        if let Some(Ok(watcher)) = self.watcher.get() {
+            watcher.catch_up().await;
+        }
+    }
+
+    /// Whether the root is watched: how many directories, or why not (`None`
+    /// before the first server started or with [`SupervisorConfig::watch`] off).
+    pub fn watching(&self) -> Option<std::result::Result<usize, String>> {
+        self.watcher.get().map(|w| w.as_ref().map(|w| w.watched()).map_err(Clone::clone))
     }
 
     /// Tells every running server of a root that files changed on disk

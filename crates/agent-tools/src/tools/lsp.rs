@@ -146,16 +146,86 @@ impl Tool for LspRename {
                 for file in &outcome.files {
                     let _ = writeln!(text, "{} {}", file.change, ws.relative(&file.path).display());
                 }
+                if let Some(at) = &outcome.asked_at {
+                    let _ = writeln!(
+                        text,
+                        "asked at the declaration {} ({} renames an imported name only locally when asked at a use)",
+                        loc(ws, at),
+                        outcome.server
+                    );
+                }
+                text.push_str(&leftover_text(ws, &outcome));
                 let files: Vec<_> =
                     outcome.files.iter().map(|f| json!({ "path": ws.relative(&f.path), "change": f.change })).collect();
+                let leftover = |l: &lsp_supervisor::Leftover| json!({ "location": location_json(ws, &l.location), "excluded": l.excluded });
                 Ok(ToolResult::text(text.trim_end()).with_structured(json!({
                     "server": outcome.server,
+                    "old_name": outcome.old_name,
+                    "asked_at": outcome.asked_at.as_ref().map(|l| location_json(ws, l)),
                     "edits": outcome.edits,
                     "files": files,
+                    "not_covered": outcome.not_covered.iter().map(leftover).collect::<Vec<_>>(),
+                    "unresolved": outcome.unresolved.iter().map(leftover).collect::<Vec<_>>(),
+                    "other_symbols": outcome.other_symbols,
+                    "unchecked": outcome.unchecked,
                 })))
             }
         }
     }
+}
+
+/// The uses of the old name a rename left, as lines: the ones in files the
+/// server's configuration leaves out (grouped by why), the ones it could not
+/// resolve, and counts of other symbols and of uses not asked about.
+fn leftover_text(ws: &Workspace, outcome: &lsp_supervisor::RenameOutcome) -> String {
+    const SHOWN: usize = 10;
+    let mut text = String::new();
+    let old = &outcome.old_name;
+    let mut reasons: Vec<&str> = outcome.not_covered.iter().filter_map(|l| l.excluded.as_deref()).collect();
+    reasons.dedup();
+    for why in reasons {
+        let uses: Vec<&lsp_supervisor::Leftover> =
+            outcome.not_covered.iter().filter(|l| l.excluded.as_deref() == Some(why)).collect();
+        let mut files: Vec<String> = uses.iter().map(|l| ws.relative(&l.location.path).display().to_string()).collect();
+        files.dedup();
+        let _ = writeln!(
+            text,
+            "{} of `{old}` in {} not renamed, because {why}:",
+            count(uses.len(), "more use"),
+            files.join(", ")
+        );
+        for l in uses.iter().take(SHOWN) {
+            let _ = writeln!(text, "  {}: {}", loc(ws, &l.location), l.location.text);
+        }
+    }
+    if !outcome.unresolved.is_empty() {
+        let _ = writeln!(
+            text,
+            "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see), not renamed:",
+            count(outcome.unresolved.len(), "more occurrence"),
+            outcome.server
+        );
+        for l in outcome.unresolved.iter().take(SHOWN) {
+            let _ = writeln!(text, "  {}: {}", loc(ws, &l.location), l.location.text);
+        }
+        if outcome.unresolved.len() > SHOWN {
+            let _ = writeln!(text, "  … {} more", outcome.unresolved.len() - SHOWN);
+        }
+    }
+    if outcome.other_symbols > 0 || outcome.unchecked > 0 {
+        let mut parts = Vec::new();
+        if outcome.other_symbols > 0 {
+            parts.push(format!(
+                "{} of other symbols named `{old}` left as they are",
+                count(outcome.other_symbols, "use")
+            ));
+        }
+        if outcome.unchecked > 0 {
+            parts.push(format!("{} more occurrences of `{old}` not checked", outcome.unchecked));
+        }
+        let _ = writeln!(text, "{}", parts.join("; "));
+    }
+    text
 }
 
 /// A message with the root's absolute path taken out of the paths in it.

@@ -1,0 +1,291 @@
+//! Which files a server's own configuration leaves out of its project, so a
+//! rename or a reference search can say which files it did not look at.
+//!
+//! Read per server, as the server reads it:
+//! - pyright: `pyrightconfig.json`, else `[tool.pyright]` of `pyproject.toml`,
+//!   at the server's root: `include` (default: the root) and `exclude`
+//!   (default `**/node_modules`, `**/__pycache__`, `**/.*`), paths and globs
+//!   relative to the root (pyright's "Configuration" docs);
+//! - typescript-language-server: the root's `tsconfig.json`/`jsconfig.json`
+//!   (JSON with comments) — `files`, `include` (default `**/*` without `files`),
+//!   `exclude` (default `node_modules`, `bower_components`, `jspm_packages` and
+//!   `outDir`), and the projects its `references` name, each the same way;
+//! - gopls: the modules of the workspace (`go.work`'s `use`, else the root's
+//!   `go.mod`); a file whose nearest `go.mod` is another module's is outside;
+//! - clangd: with a `compile_commands.json`, a source file it does not list
+//!   (headers are taken in through the sources, so they are never said to be outside).
+//!
+//! Other servers, and files the rules cannot decide, count as covered.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Why `path` lies outside what `server`'s configuration at `root` covers, if it does.
+pub(crate) fn excluded(server: &str, root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    match server {
+        "pyright" => pyright(root, rel),
+        "typescript-language-server" => typescript(root, path),
+        "gopls" => go(root, path),
+        "clangd" => clangd(root, path),
+        _ => None,
+    }
+}
+
+/// A glob matcher for a configuration's path patterns: a plain path also
+/// matches everything below it.
+fn patterns(base: &Path, list: &[String]) -> globset::GlobSet {
+    let mut builder = globset::GlobSetBuilder::new();
+    for pattern in list {
+        let pattern = pattern.trim_start_matches("./").trim_end_matches('/');
+        let full = if Path::new(pattern).is_absolute() {
+            pattern.to_string()
+        } else {
+            base.join(pattern).to_string_lossy().into_owned()
+        };
+        for p in [full.clone(), format!("{full}/**")] {
+            if let Ok(glob) = globset::GlobBuilder::new(&p).literal_separator(true).build() {
+                builder.add(glob);
+            }
+        }
+    }
+    builder.build().unwrap_or_else(|_| globset::GlobSet::empty())
+}
+
+fn strings(value: Option<&Value>) -> Option<Vec<String>> {
+    value.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+}
+
+fn pyright(root: &Path, rel: &Path) -> Option<String> {
+    let (config, source) = if let Ok(text) = std::fs::read_to_string(root.join("pyrightconfig.json")) {
+        (serde_json::from_str::<Value>(&strip_jsonc(&text)).ok()?, "pyrightconfig.json")
+    } else {
+        let text = std::fs::read_to_string(root.join("pyproject.toml")).ok()?;
+        let table: toml::Table = text.parse().ok()?;
+        let pyright = table.get("tool").and_then(|t| t.get("pyright"))?;
+        (serde_json::to_value(pyright).ok()?, "[tool.pyright] in pyproject.toml")
+    };
+    let path = root.join(rel);
+    if let Some(include) = strings(config.get("include"))
+        && !patterns(root, &include).is_match(&path)
+    {
+        return Some(format!("pyright's configuration ({source}) includes only {}", include.join(", ")));
+    }
+    let exclude = strings(config.get("exclude"))
+        .unwrap_or_else(|| vec!["**/node_modules".into(), "**/__pycache__".into(), "**/.*".into()]);
+    patterns(root, &exclude)
+        .is_match(&path)
+        .then(|| format!("pyright's configuration ({source}) excludes it ({})", exclude.join(", ")))
+}
+
+/// JSON with comments (tsconfig, pyrightconfig) as JSON: comments and trailing commas dropped.
+pub(crate) fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for n in chars.by_ref() {
+                    if last == '*' && n == '/' {
+                        break;
+                    }
+                    last = n;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    drop_trailing_commas(&out)
+}
+
+/// Commas followed (past blanks) by a closing bracket, outside strings, dropped.
+fn drop_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ',' {
+            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b']' | b'}')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the TypeScript project of `config` (a tsconfig file) covers `path`,
+/// following `references` (at most `depth` levels).
+fn ts_covers(config: &Path, path: &Path, depth: usize) -> Option<bool> {
+    let text = std::fs::read_to_string(config).ok()?;
+    let value: Value = serde_json::from_str(&strip_jsonc(&text)).ok()?;
+    let base = config.parent()?;
+    let files = strings(value.get("files"));
+    let include =
+        strings(value.get("include")).or_else(|| files.is_none().then(|| vec!["**/*".to_string()])).unwrap_or_default();
+    let mut exclude = strings(value.get("exclude"))
+        .unwrap_or_else(|| vec!["node_modules".into(), "bower_components".into(), "jspm_packages".into()]);
+    if let Some(out_dir) = value.pointer("/compilerOptions/outDir").and_then(Value::as_str) {
+        exclude.push(out_dir.to_string());
+    }
+    let listed = files.iter().flatten().any(|f| base.join(f) == path);
+    if listed || (patterns(base, &include).is_match(path) && !patterns(base, &exclude).is_match(path)) {
+        return Some(true);
+    }
+    if depth > 0 {
+        for reference in value.get("references").and_then(Value::as_array).into_iter().flatten() {
+            let Some(target) = reference.get("path").and_then(Value::as_str) else { continue };
+            let target = base.join(target);
+            let target = if target.is_dir() { target.join("tsconfig.json") } else { target };
+            if ts_covers(&target, path, depth - 1) == Some(true) {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
+}
+
+fn typescript(root: &Path, path: &Path) -> Option<String> {
+    let config = ["tsconfig.json", "jsconfig.json"].iter().map(|n| root.join(n)).find(|p| p.is_file())?;
+    let name = config.file_name()?.to_string_lossy().into_owned();
+    (ts_covers(&config, path, 3) == Some(false))
+        .then(|| format!("the root's {name} does not include it (its files, include, exclude and references)"))
+}
+
+/// The directories of the workspace's Go modules: `go.work`'s `use`, else the root.
+fn go_modules(root: &Path) -> Vec<PathBuf> {
+    let Ok(work) = std::fs::read_to_string(root.join("go.work")) else {
+        return if root.join("go.mod").is_file() { vec![root.to_path_buf()] } else { Vec::new() };
+    };
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for line in work.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        let dir = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("use") {
+            let rest = rest.trim();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        if !dir.is_empty() {
+            out.push(root.join(dir.trim_matches('"')));
+        }
+    }
+    out
+}
+
+fn go(root: &Path, path: &Path) -> Option<String> {
+    let modules: Vec<PathBuf> = go_modules(root).into_iter().map(|m| m.canonicalize().unwrap_or(m)).collect();
+    if modules.is_empty() {
+        return None;
+    }
+    let module = path.ancestors().skip(1).take_while(|d| d.starts_with(root)).find(|d| d.join("go.mod").is_file());
+    match module {
+        Some(m) if modules.iter().any(|k| k == m) => None,
+        Some(m) => Some(format!(
+            "it belongs to the Go module in {}, which is not one of the workspace's (go.work's use, or the root's go.mod)",
+            m.strip_prefix(root).unwrap_or(m).display()
+        )),
+        None => Some("no go.mod of the workspace lies above it".to_string()),
+    }
+}
+
+fn clangd(root: &Path, path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?;
+    if !matches!(ext, "c" | "cc" | "cpp" | "cxx" | "c++" | "m" | "mm") {
+        return None;
+    }
+    let database =
+        ["compile_commands.json", "build/compile_commands.json"].iter().map(|n| root.join(n)).find(|p| p.is_file())?;
+    let entries: Value = serde_json::from_str(&std::fs::read_to_string(&database).ok()?).ok()?;
+    let listed = entries.as_array()?.iter().any(|e| {
+        let dir = Path::new(e.get("directory").and_then(Value::as_str).unwrap_or(""));
+        let file = Path::new(e.get("file").and_then(Value::as_str).unwrap_or(""));
+        let full = if file.is_absolute() { file.to_path_buf() } else { dir.join(file) };
+        full == path || full.canonicalize().is_ok_and(|f| f == path)
+    });
+    (!listed).then(|| format!("{} does not list it", database.strip_prefix(root).unwrap_or(&database).display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_loses_its_comments_and_trailing_commas_only() {
+        let text = "{ // c\n \"a\": \"x // not a comment\", /* b */ \"l\": [1, 2,], }";
+        let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap_or(Value::Null);
+        assert_eq!(value, serde_json::json!({ "a": "x // not a comment", "l": [1, 2] }));
+    }
+
+    #[test]
+    fn each_configuration_says_what_it_leaves_out() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::write(root.join("pyproject.toml"), "[tool.pyright]\ninclude = [\"src\"]\n")?;
+        assert_eq!(excluded("pyright", &root, &root.join("src/pkg/utils.py")), None);
+        let why = excluded("pyright", &root, &root.join("tests/test_utils.py")).unwrap_or_default();
+        assert!(why.contains("includes only src"), "{why}");
+
+        std::fs::write(root.join("tsconfig.json"), "{ \"include\": [\"source\"], // only the sources\n }")?;
+        assert_eq!(excluded("typescript-language-server", &root, &root.join("source/index.ts")), None);
+        assert!(excluded("typescript-language-server", &root, &root.join("test/main.ts")).is_some());
+
+        std::fs::write(root.join("go.mod"), "module example.com/m\n")?;
+        std::fs::create_dir_all(root.join("tools"))?;
+        std::fs::write(root.join("tools/go.mod"), "module example.com/tools\n")?;
+        assert_eq!(excluded("gopls", &root, &root.join("cmd/a.go")), None);
+        assert!(excluded("gopls", &root, &root.join("tools/gen.go")).is_some_and(|w| w.contains("tools")));
+
+        let db = serde_json::json!([{ "directory": root, "file": "a.c", "command": "cc -c a.c" }]);
+        std::fs::write(root.join("compile_commands.json"), db.to_string())?;
+        assert_eq!(excluded("clangd", &root, &root.join("a.c")), None);
+        assert!(excluded("clangd", &root, &root.join("fuzz/b.c")).is_some());
+        assert_eq!(excluded("clangd", &root, &root.join("a.h")), None);
+        Ok(())
+    }
+}

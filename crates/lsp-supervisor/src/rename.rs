@@ -1,0 +1,326 @@
+//! A project-wide rename that is complete, or refused, or says exactly what it
+//! left: the server's `WorkspaceEdit` is planned in memory and checked before
+//! anything is written.
+//!
+//! 1. Every text edit's range must hold the old name on disk; a range that
+//!    does not means the server edited a text it saw earlier (its view is
+//!    stale): the rename is refused, nothing is written, and the servers are
+//!    told the file changed, so the next try sees it.
+//! 2. The root is scanned (the `ignore` walker, files of the server's
+//!    languages) for the old name as a whole identifier outside the edited
+//!    ranges, and the server is asked where each such use is defined
+//!    (`textDocument/definition`, at most [`PROBES`] uses):
+//!    - defined inside one of the edited ranges, in a file the server's
+//!      configuration leaves out ([`crate::coverage`]): reported, not renamed;
+//!    - defined inside an edited range in a file it covers: the server missed
+//!      a use of the very symbol it renamed, so its view is stale. The servers
+//!      are told those files changed and the rename is asked once more; when
+//!      the second edit still misses them, the rename is refused;
+//!    - defined elsewhere: another symbol of the same name, counted;
+//!    - not resolved (a comment, a string, code the server does not see):
+//!      reported, not renamed.
+//! 3. The edit is written all or nothing ([`crate::edit`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::edit::{ChangedFile, Leftover, Plan, RenameOutcome, not_an_identifier, plan_workspace_edit};
+use crate::encoding::{PositionEncoding, from_lsp_column, lines, to_lsp_column};
+use crate::error::{Error, Result};
+use crate::navigation::{convert_locations, range_to_location};
+use crate::server::Server;
+use crate::spec::Language;
+use crate::supervisor::{FileChange, Supervisor};
+use crate::uri::path_to_uri;
+
+/// How many uses outside the edit the server is asked about.
+pub const PROBES: usize = 40;
+/// How long one of those questions may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Files larger than this are not scanned for uses.
+const SCAN_MAX_BYTES: u64 = 2 << 20;
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The whole identifier around byte `at` of `line` (a Rust lifetime keeps its `'`).
+fn identifier_around(line: &str, at: usize) -> &str {
+    let at = at.min(line.len());
+    let start = line[..at].char_indices().rev().take_while(|(_, c)| is_ident(*c)).last().map_or(at, |(i, _)| i);
+    let end = line[at..].char_indices().find(|(_, c)| !is_ident(*c)).map_or(line.len(), |(i, _)| at + i);
+    let start = if start > 0 && line[..start].ends_with('\'') { start - 1 } else { start };
+    &line[start..end]
+}
+
+/// A use of the old name found by the scan: its file, 0-based line, byte column and line text.
+#[derive(Debug, Clone)]
+struct Site {
+    path: PathBuf,
+    line: usize,
+    byte: usize,
+    text: String,
+}
+
+/// Whole-identifier occurrences of `name` in `text`, as (0-based line, byte column, byte offset).
+fn occurrences(text: &str, name: &str) -> Vec<(usize, usize, usize)> {
+    let bare = name.trim_start_matches('\'');
+    let mut out = Vec::new();
+    let mut line = 0;
+    let mut line_start = 0;
+    let mut scanned = 0;
+    for (at, _) in text.match_indices(bare) {
+        let between = &text[scanned..at];
+        if let Some(nl) = between.rfind('\n') {
+            line += between.matches('\n').count();
+            line_start = scanned + nl + 1;
+        }
+        scanned = at;
+        let before = text[..at].chars().next_back();
+        let after = text[at + bare.len()..].chars().next();
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            continue;
+        }
+        out.push((line, at - line_start, at));
+    }
+    out
+}
+
+/// What the scan and the questions found.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Uses of the renamed symbol the edit left out, in files the server's configuration covers.
+    missed: Vec<Leftover>,
+    not_covered: Vec<Leftover>,
+    unresolved: Vec<Leftover>,
+    other_symbols: usize,
+    unchecked: usize,
+}
+
+impl Supervisor {
+    /// Renames the symbol project-wide (`textDocument/rename`) and applies the
+    /// edit all or nothing, once it is checked against the disk and the uses
+    /// of the old name it leaves are known (see the module docs); the servers
+    /// are told about every changed file.
+    pub async fn rename(&self, path: &Path, line: u32, symbol: &str, new_name: &str) -> Result<RenameOutcome> {
+        if let Some(why) = not_an_identifier(new_name) {
+            return Err(Error::BadName { name: new_name.to_string(), why });
+        }
+        let target = self.target(path, line, symbol).await?;
+        let server = Arc::clone(&target.server);
+        if !server.supports("renameProvider", "textDocument/rename") {
+            return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
+        }
+        // A rename that reaches only the open files would leave the others calling the old name.
+        if let Some(why) = server.spec.missing_index(&server.root) {
+            return Err(Error::EditRefused(format!(
+                "{why}: a rename would change only those and break the rest; create a compilation database \
+                 (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and try again"
+            )));
+        }
+        let file_lines = crate::navigation::read_lines(path).await;
+        let line_text = file_lines.get(line as usize - 1).cloned().unwrap_or_default();
+        let byte = from_lsp_column(
+            &line_text,
+            target.position.get("character").and_then(Value::as_u64).unwrap_or(0) as u32,
+            server.encoding,
+        );
+        let old = identifier_around(&line_text, byte).to_string();
+        let (mut at_path, mut at_position, mut asked_at) = (path.to_path_buf(), target.position.clone(), None);
+        if server.spec.renames_at_declaration
+            && let Some((decl, position)) = self.declaration_elsewhere(&server, path, &target.position).await
+        {
+            (at_path, at_position) = (decl.path.clone(), position);
+            asked_at = Some(decl);
+        }
+        let root = self.config().root.clone();
+        for attempt in 0..2 {
+            let params = json!({
+                "textDocument": { "uri": path_to_uri(&at_path) }, "position": at_position, "newName": new_name,
+            });
+            let edit = self.query(&server, "textDocument/rename", params).await?;
+            if edit.is_null() {
+                return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+            }
+            let plan = plan_workspace_edit(&root, &edit, server.encoding)?;
+            if let Some((file, line, held)) = plan.stale_edit(&old) {
+                self.files_changed(&[(file.clone(), FileChange::Changed)]).await;
+                return Err(Error::StaleView { server: server.spec.id, path: file, line, held, expected: old });
+            }
+            let scan = self.leftovers(&server, &plan, &old).await;
+            if !scan.missed.is_empty() {
+                let changed: Vec<(PathBuf, FileChange)> = {
+                    let mut files: Vec<PathBuf> = scan.missed.iter().map(|l| l.location.path.clone()).collect();
+                    files.dedup();
+                    files.into_iter().map(|f| (f, FileChange::Changed)).collect()
+                };
+                self.files_changed(&changed).await;
+                if attempt == 0 {
+                    continue;
+                }
+                let missed: Vec<String> =
+                    scan.missed.iter().map(|l| format!("{}:{}", l.location.path.display(), l.location.line)).collect();
+                return Err(Error::IncompleteRename { server: server.spec.id, symbol: old, missed: missed.join(", ") });
+            }
+            let edits = plan.edits;
+            let changes = plan.commit()?;
+            if changes.is_empty() {
+                return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+            }
+            self.files_changed(&changes).await;
+            let files = changes
+                .iter()
+                .map(|(path, change)| ChangedFile {
+                    path: path.clone(),
+                    change: match change {
+                        FileChange::Created => "created",
+                        FileChange::Changed => "changed",
+                        FileChange::Deleted => "deleted",
+                    },
+                })
+                .collect();
+            return Ok(RenameOutcome {
+                server: server.spec.id,
+                cursor: target.cursor,
+                old_name: old,
+                asked_at,
+                files,
+                edits,
+                not_covered: scan.not_covered,
+                unresolved: scan.unresolved,
+                other_symbols: scan.other_symbols,
+                unchecked: scan.unchecked,
+            });
+        }
+        unreachable!("the loop returns on its second pass")
+    }
+
+    /// The symbol's declaration when it lies in another file under the root
+    /// (for a server that renames an imported name only locally when asked at
+    /// a use: typescript-language-server with prefix and suffix text on).
+    async fn declaration_elsewhere(
+        &self,
+        server: &Server,
+        path: &Path,
+        position: &Value,
+    ) -> Option<(crate::results::Location, Value)> {
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": position });
+        let answer = self.query(server, "textDocument/definition", params).await.ok()?;
+        let location = convert_locations(&answer, server.encoding).await.into_iter().next()?;
+        let root = &self.config().root;
+        if location.path == path
+            || !location.path.starts_with(root)
+            || location.path.components().any(|c| c.as_os_str() == "node_modules")
+        {
+            return None;
+        }
+        let text = crate::navigation::read_lines(&location.path).await;
+        let line_text = text.get(location.line as usize - 1)?;
+        let byte = line_text.char_indices().nth(location.column as usize - 1).map_or(line_text.len(), |(i, _)| i);
+        let character = to_lsp_column(line_text, byte, server.encoding);
+        Some((location.clone(), json!({ "line": location.line - 1, "character": character })))
+    }
+
+    /// Scans the root for uses of `old` outside the edit and asks the server
+    /// where each is defined (see the module docs).
+    async fn leftovers(&self, server: &Server, plan: &Plan, old: &str) -> Scan {
+        let mut sites = Vec::new();
+        let walker = ignore::WalkBuilder::new(&server.root).require_git(false).build();
+        for entry in walker.flatten() {
+            let path = entry.path();
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || !Language::from_path(path).is_some_and(|l| server.spec.languages.contains(&l))
+                || entry.metadata().map_or(true, |m| m.len() > SCAN_MAX_BYTES)
+            {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(path) else { continue };
+            let text = crate::encoding::strip_bom(&text).0.to_string();
+            let edited = plan.edited.get(path).map(|(_, spans)| spans.as_slice()).unwrap_or(&[]);
+            let all = lines(&text);
+            for (line, byte, offset) in occurrences(&text, old) {
+                if edited.iter().any(|&(s, e)| s <= offset && offset < e.max(s + 1)) {
+                    continue;
+                }
+                let line_text = all.get(line).copied().unwrap_or("").to_string();
+                sites.push(Site { path: path.to_path_buf(), line, byte, text: line_text });
+            }
+        }
+        // Files the edit did not touch first: that is where a stale view misses uses.
+        sites.sort_by_key(|s| (plan.edited.contains_key(&s.path), s.path.clone(), s.line));
+        let mut scan = Scan { unchecked: sites.len().saturating_sub(PROBES), ..Scan::default() };
+        let mut opened = Vec::new();
+        for site in sites.into_iter().take(PROBES) {
+            let Some(language) = Language::from_path(&site.path) else { continue };
+            if !server.is_open(&site.path) {
+                opened.push(site.path.clone());
+            }
+            if server.sync(&site.path, language).await.is_err() {
+                continue;
+            }
+            let character = to_lsp_column(&site.text, site.byte, server.encoding);
+            let params = json!({
+                "textDocument": { "uri": path_to_uri(&site.path) },
+                "position": { "line": site.line, "character": character },
+            });
+            let answer =
+                server.request_with("textDocument/definition", params, PROBE_TIMEOUT).await.unwrap_or(Value::Null);
+            let definitions = convert_locations(&answer, server.encoding).await;
+            let file_lines = vec![site.text.clone()];
+            let range = json!({
+                "start": { "line": 0, "character": character },
+                "end": { "line": 0, "character": to_lsp_column(&site.text, site.byte + old.trim_start_matches('\'').len(), server.encoding) },
+            });
+            let mut location = range_to_location(&site.path, &range, &file_lines, server.encoding);
+            location.line = u32::try_from(site.line + 1).unwrap_or(u32::MAX);
+            location.end_line = location.line;
+            let excluded = crate::coverage::excluded(server.spec.id, &server.root, &site.path);
+            if definitions.is_empty() {
+                scan.unresolved.push(Leftover { location, excluded });
+                continue;
+            }
+            let renamed = definitions.iter().any(|d| in_edited_range(plan, &d.path, d.line, d.column, server.encoding));
+            match (renamed, excluded) {
+                (true, Some(why)) => scan.not_covered.push(Leftover { location, excluded: Some(why) }),
+                (true, None) => scan.missed.push(Leftover { location, excluded: None }),
+                (false, _) => scan.other_symbols += 1,
+            }
+        }
+        for path in opened {
+            server.closed(&path);
+        }
+        scan
+    }
+}
+
+/// Whether a 1-indexed line and character column lies inside one of the edit's ranges.
+fn in_edited_range(plan: &Plan, path: &Path, line: u32, column: u32, _encoding: PositionEncoding) -> bool {
+    let Some((text, spans)) = plan.edited.get(path) else { return false };
+    let Some(line_start) = crate::encoding::line_starts(text).get(line as usize - 1).copied() else { return false };
+    let line_text = &text[line_start..];
+    let byte = line_start + line_text.char_indices().nth(column as usize - 1).map_or(line_text.len(), |(i, _)| i);
+    spans.iter().any(|&(s, e)| s <= byte && byte <= e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_old_name_is_the_whole_identifier_at_the_cursor() {
+        assert_eq!(identifier_around("    self.items.len()", 9), "items");
+        assert_eq!(identifier_around("fn total_area(x)", 8), "total_area");
+        assert_eq!(identifier_around("fn f<'a>(x: &'a str)", 6), "'a");
+        assert_eq!(identifier_around("$el = 1", 0), "$el");
+    }
+
+    #[test]
+    fn occurrences_are_whole_identifiers_with_their_lines() {
+        let text = "def to_key(x):\n    return to_key_val(x) + to_key(x)\n# to_key\n";
+        let found: Vec<(usize, usize)> = occurrences(text, "to_key").into_iter().map(|(l, b, _)| (l, b)).collect();
+        assert_eq!(found, [(0, 4), (1, 27), (2, 2)]);
+    }
+}
