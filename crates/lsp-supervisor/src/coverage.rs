@@ -33,6 +33,36 @@ pub(crate) fn excluded(server: &str, root: &Path, path: &Path) -> Option<String>
     }
 }
 
+/// For a reference search: how many files of the server's languages under
+/// its root its configuration leaves out, and why (the first reason), so
+/// uses there are known not to have been searched.
+pub(crate) fn left_out(server: &crate::server::Server) -> Option<String> {
+    // A compilation database is read per file: too slow for a whole tree.
+    if !matches!(server.spec.id, "pyright" | "typescript-language-server" | "gopls") {
+        return None;
+    }
+    let mut count = 0;
+    let mut first = None;
+    for entry in ignore::WalkBuilder::new(&server.root).require_git(false).build().flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !crate::spec::Language::from_path(path).is_some_and(|l| server.spec.languages.contains(&l))
+        {
+            continue;
+        }
+        if let Some(why) = excluded(server.spec.id, &server.root, path) {
+            count += 1;
+            first.get_or_insert(why);
+        }
+    }
+    let why = first?;
+    Some(format!(
+        "{count} {} under {} not searched: {why}",
+        if count == 1 { "file" } else { "files" },
+        server.root.display()
+    ))
+}
+
 /// A glob matcher for a configuration's path patterns: a plain path also
 /// matches everything below it.
 fn patterns(base: &Path, list: &[String]) -> globset::GlobSet {

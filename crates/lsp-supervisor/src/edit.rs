@@ -81,8 +81,9 @@ pub(crate) struct Plan {
     root: PathBuf,
     files: BTreeMap<PathBuf, Option<String>>,
     originals: BTreeMap<PathBuf, Option<Vec<u8>>>,
-    /// Per file edited as it is on disk: its text then and the byte ranges its text edits replace.
-    pub edited: BTreeMap<PathBuf, (String, Vec<(usize, usize)>)>,
+    /// Per file edited as it is on disk: its text then, and the byte ranges
+    /// its text edits replace with the text each puts there.
+    pub edited: BTreeMap<PathBuf, (String, Vec<(usize, usize, String)>)>,
     /// Files that start with a byte order mark: edited without it (as the server saw them), written back with it.
     bom: std::collections::BTreeSet<PathBuf>,
     pub edits: usize,
@@ -171,7 +172,7 @@ impl Plan {
         }
         // A file edited as it is on disk (not one this edit created or moved first).
         if !self.edited.contains_key(path) && self.originals.get(path).is_some_and(Option::is_some) {
-            self.edited.insert(path.to_path_buf(), (text.clone(), spans.iter().map(|s| (s.0, s.1)).collect()));
+            self.edited.insert(path.to_path_buf(), (text.clone(), spans.clone()));
         }
         let mut out = text.clone();
         for (start, end, new) in spans.iter().rev() {
@@ -247,7 +248,7 @@ impl Plan {
     pub fn stale_edit(&self, old: &str) -> Option<(PathBuf, usize, String)> {
         let bare = |s: &str| -> String { s.trim_start_matches("r#").trim_start_matches('\'').to_string() };
         for (path, (text, spans)) in &self.edited {
-            for &(start, end) in spans {
+            for &(start, end, _) in spans {
                 let held = &text[start..end];
                 let fits = if start == end {
                     text[..start].ends_with(old) || text[start..].starts_with(old)

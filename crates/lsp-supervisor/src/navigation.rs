@@ -59,14 +59,37 @@ impl Supervisor {
     }
 
     /// A request whose empty answer may only mean "still loading": while the
-    /// server is busy, waits for it to finish (within the request timeout) and asks again.
+    /// server is loading, waits for it to finish (within the request timeout) and asks again.
     pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
-        let deadline = tokio::time::Instant::now() + server.request_timeout;
+        self.query_partial(server, method, params, false).await.map(|(answer, _)| answer)
+    }
+
+    /// [`Supervisor::query`]; with `partial_ok`, a server whose only work left
+    /// is [`crate::ServerSpec::partial_progress`] is asked at once, and a
+    /// non-empty answer comes with a note of what it may lack.
+    pub(crate) async fn query_partial(
+        &self,
+        server: &Server,
+        method: &'static str,
+        params: Value,
+        partial_ok: bool,
+    ) -> Result<(Value, Option<String>)> {
+        let mut deadline = tokio::time::Instant::now() + server.request_timeout;
+        if let Some(first) = server.spec.first_load_timeout.filter(|_| !server.loaded()) {
+            deadline = deadline.max(tokio::time::Instant::from_std(server.started) + first);
+        }
         // Answers during the first load are partial (an import instead of the
         // declaration, nothing at all): wait for it, within the timeout.
-        if let Some(what) = server.initial_load(server.spec.load_grace, deadline).await {
-            return Err(Error::NotReady { server: server.spec.id, what });
-        }
+        let partial = server
+            .first_load(server.spec.load_grace, deadline, partial_ok)
+            .await
+            .map_err(|what| Error::NotReady { server: server.spec.id, what })?
+            .map(|what| {
+                format!(
+                    "{} is still {what}, so what that work generates (build scripts, proc macros) may be missing",
+                    server.spec.id
+                )
+            });
         let mut asked_after_idle = false;
         loop {
             let remaining =
@@ -76,25 +99,28 @@ impl Supervisor {
                 Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
                 other => other?,
             };
-            if !is_empty(&answer) || asked_after_idle {
-                return Ok(answer);
+            if !is_empty(&answer) {
+                return Ok((answer, if asked_after_idle { None } else { partial }));
+            }
+            if asked_after_idle {
+                return Ok((answer, None));
             }
             // A server that has just started may not have announced its loading yet.
             let grace_end = tokio::time::Instant::from_std(server.started) + server.spec.load_grace;
             let in_grace = tokio::time::Instant::now() < grace_end;
-            while server.busy().is_none() && tokio::time::Instant::now() < grace_end {
+            while server.loading().is_none() && tokio::time::Instant::now() < grace_end {
                 if !server.next_change(grace_end.min(deadline)).await {
                     break;
                 }
             }
-            match server.busy() {
+            match server.loading() {
                 Some(what) => {
-                    if !server.wait_idle(deadline).await {
-                        return Err(Error::NotReady { server: server.spec.id, what });
+                    if !server.wait_ready(deadline).await {
+                        return Err(Error::NotReady { server: server.spec.id, what: server.loading().unwrap_or(what) });
                     }
                 }
                 // Idle and long started: the empty answer is the answer.
-                None if !in_grace => return Ok(answer),
+                None if !in_grace => return Ok((answer, None)),
                 None => {}
             }
             asked_after_idle = true;
@@ -119,16 +145,19 @@ impl Supervisor {
         if method == "textDocument/references" {
             params["context"] = json!({ "includeDeclaration": true });
         }
-        let answer = self.query(server, method, params).await?;
+        let (answer, partial) = self.query_partial(server, method, params, true).await?;
         let mut locations = convert_locations(&answer, server.encoding).await;
         locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         locations.dedup();
         let total = locations.len();
         locations.truncate(cap);
         let warning = match method {
-            "textDocument/references" | "textDocument/implementation" => server.spec.missing_index(&server.root),
+            "textDocument/references" | "textDocument/implementation" => {
+                server.spec.missing_index(&server.root).or_else(|| crate::coverage::left_out(server))
+            }
             _ => None,
         };
+        let warning = [partial, warning].into_iter().flatten().reduce(|a, b| format!("{a}; {b}"));
         Ok(Navigation {
             server: server.spec.id,
             cursor: target.cursor,

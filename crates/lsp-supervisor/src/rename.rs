@@ -28,7 +28,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::edit::{ChangedFile, Leftover, Plan, RenameOutcome, not_an_identifier, plan_workspace_edit};
-use crate::encoding::{PositionEncoding, from_lsp_column, lines, to_lsp_column};
+use crate::encoding::{from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
 use crate::navigation::{convert_locations, range_to_location};
 use crate::server::Server;
@@ -217,6 +217,8 @@ impl Supervisor {
         {
             return None;
         }
+        // The server answers for a file it has open.
+        server.sync(&location.path, Language::from_path(&location.path)?).await.ok()?;
         let text = crate::navigation::read_lines(&location.path).await;
         let line_text = text.get(location.line as usize - 1)?;
         let byte = line_text.char_indices().nth(location.column as usize - 1).map_or(line_text.len(), |(i, _)| i);
@@ -242,7 +244,7 @@ impl Supervisor {
             let edited = plan.edited.get(path).map(|(_, spans)| spans.as_slice()).unwrap_or(&[]);
             let all = lines(&text);
             for (line, byte, offset) in occurrences(&text, old) {
-                if edited.iter().any(|&(s, e)| s <= offset && offset < e.max(s + 1)) {
+                if edited.iter().any(|&(s, e, _)| s <= offset && offset < e.max(s + 1)) {
                     continue;
                 }
                 let line_text = all.get(line).copied().unwrap_or("").to_string();
@@ -282,7 +284,7 @@ impl Supervisor {
                 scan.unresolved.push(Leftover { location, excluded });
                 continue;
             }
-            let renamed = definitions.iter().any(|d| in_edited_range(plan, &d.path, d.line, d.column, server.encoding));
+            let renamed = definitions.iter().any(|d| renamed_at(plan, old, &d.path, d.line, d.column));
             match (renamed, excluded) {
                 (true, Some(why)) => scan.not_covered.push(Leftover { location, excluded: Some(why) }),
                 (true, None) => scan.missed.push(Leftover { location, excluded: None }),
@@ -296,13 +298,16 @@ impl Supervisor {
     }
 }
 
-/// Whether a 1-indexed line and character column lies inside one of the edit's ranges.
-fn in_edited_range(plan: &Plan, path: &Path, line: u32, column: u32, _encoding: PositionEncoding) -> bool {
+/// Whether a 1-indexed line and character column lies inside one of the
+/// edit's ranges that renames: not one whose new text keeps the old name (a
+/// shorthand property or a destructuring made `{ key: old }`, whose binding
+/// keeps its name).
+fn renamed_at(plan: &Plan, old: &str, path: &Path, line: u32, column: u32) -> bool {
     let Some((text, spans)) = plan.edited.get(path) else { return false };
     let Some(line_start) = crate::encoding::line_starts(text).get(line as usize - 1).copied() else { return false };
     let line_text = &text[line_start..];
     let byte = line_start + line_text.char_indices().nth(column as usize - 1).map_or(line_text.len(), |(i, _)| i);
-    spans.iter().any(|&(s, e)| s <= byte && byte <= e)
+    spans.iter().any(|(s, e, new)| *s <= byte && byte <= *e && occurrences(new, old).is_empty())
 }
 
 #[cfg(test)]

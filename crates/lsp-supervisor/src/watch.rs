@@ -26,6 +26,11 @@ use crate::supervisor::FileChange;
 
 /// How long the watcher waits after the last event before it delivers.
 const QUIET: Duration = Duration::from_millis(50);
+/// The file a catch-up creates and removes in the root: once its removal is
+/// seen, every event before it has been read (inotify keeps their order).
+const BARRIER: &str = ".agent-tools-barrier.agent-tools-tmp";
+/// How long a catch-up waits for the barrier's event.
+const BARRIER_WAIT: Duration = Duration::from_millis(250);
 
 /// What the notify thread hands over.
 #[derive(Debug, Default)]
@@ -50,6 +55,8 @@ pub(crate) struct RootWatcher {
     delivering: tokio::sync::Mutex<()>,
     /// How many directories are watched.
     watched: Mutex<usize>,
+    /// How many barrier removals the handler has seen, and a wake-up for each.
+    barriers: Arc<(Mutex<u64>, tokio::sync::Notify)>,
 }
 
 impl std::fmt::Debug for RootWatcher {
@@ -135,11 +142,21 @@ impl RootWatcher {
         let pending: Arc<Mutex<Pending>> = Arc::default();
         let wake = Arc::new(tokio::sync::Notify::new());
         let ignore = Arc::new(ignorer(root));
+        let barriers: Arc<(Mutex<u64>, tokio::sync::Notify)> = Arc::default();
         let handler = {
             let (pending, wake, ignore, root) =
                 (Arc::clone(&pending), Arc::clone(&wake), Arc::clone(&ignore), root.to_path_buf());
+            let barriers = Arc::clone(&barriers);
+            let barrier = root.join(BARRIER);
             move |event: notify::Result<notify::Event>| {
                 let Ok(event) = event else { return };
+                if event.paths.iter().any(|p| *p == barrier) {
+                    if matches!(event.kind, EventKind::Remove(_)) {
+                        *lock(&barriers.0) += 1;
+                        barriers.1.notify_waiters();
+                    }
+                    return;
+                }
                 let mut pending = lock(&pending);
                 let add = |path: &PathBuf, change: FileChange, pending: &mut Pending| {
                     let is_dir = path.is_dir();
@@ -212,6 +229,7 @@ impl RootWatcher {
             servers,
             delivering: tokio::sync::Mutex::new(()),
             watched: Mutex::new(dirs.len()),
+            barriers,
         });
         let weak = Arc::downgrade(&this);
         tokio::spawn(async move {
@@ -237,9 +255,33 @@ impl RootWatcher {
         *lock(&self.watched)
     }
 
-    /// Delivers whatever is pending now: new directories watched (their files
-    /// reported as created), then every running server told.
+    /// Waits until the handler has read every event the kernel queued before
+    /// now: a file created and removed in the root, and its removal seen
+    /// (within [`BARRIER_WAIT`]; a root that cannot be written to skips it).
+    async fn barrier(&self) {
+        let seen = *lock(&self.barriers.0);
+        let path = self.root.join(BARRIER);
+        if std::fs::write(&path, b"").is_err() || std::fs::remove_file(&path).is_err() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + BARRIER_WAIT;
+        while *lock(&self.barriers.0) == seen {
+            let notified = self.barriers.1.notified();
+            if *lock(&self.barriers.0) != seen {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                tracing::debug!("the watcher's barrier event did not come in time");
+                break;
+            }
+        }
+    }
+
+    /// Delivers whatever is pending now, once every event queued before this
+    /// call has been read: new directories watched (their files reported as
+    /// created), then every running server told.
     pub async fn catch_up(&self) {
+        self.barrier().await;
         let _delivering = self.delivering.lock().await;
         let (mut files, dirs) = {
             let mut pending = lock(&self.pending);
