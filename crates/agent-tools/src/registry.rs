@@ -113,20 +113,25 @@ impl RegistryBuilder {
         crate::tools::lsp::register(self, wiring)
     }
 
-    /// Registers the plain `write` and `edit` file tools for hosts that have
-    /// none, wrapped with diagnostics on write when `diagnostics` is given.
+    /// Registers the plain `write`, `edit` and `apply_patch` file tools for
+    /// hosts that have none, wrapped with diagnostics on write when
+    /// `diagnostics` is given.
     pub fn with_file_tools(
         self,
         workspace: crate::workspace::Workspace,
         diagnostics: Option<std::sync::Arc<crate::tools::diagnostics::DiagnosticsOnWrite>>,
     ) -> RegistryBuilder {
         use crate::tools::diagnostics::WithDiagnostics;
-        use crate::tools::files::{EditFile, WriteFile};
+        use crate::tools::files::{ApplyPatch, EditFile, WriteFile};
         match diagnostics {
             Some(d) => self
                 .register(WithDiagnostics::new(WriteFile(workspace.clone()), std::sync::Arc::clone(&d)))
-                .register(WithDiagnostics::new(EditFile(workspace), d)),
-            None => self.register(WriteFile(workspace.clone())).register(EditFile(workspace)),
+                .register(WithDiagnostics::new(EditFile(workspace.clone()), std::sync::Arc::clone(&d)))
+                .register(WithDiagnostics::new(ApplyPatch(workspace), d)),
+            None => self
+                .register(WriteFile(workspace.clone()))
+                .register(EditFile(workspace.clone()))
+                .register(ApplyPatch(workspace)),
         }
     }
 

@@ -1,8 +1,9 @@
-//! The run's working directory, and the one function that resolves a path
+//! The run's working directory, and the functions that resolve a path
 //! argument inside it.
 //!
-//! Every path a model gives goes through [`resolve_path`]: relative paths are
-//! joined to the root; a path that escapes it (`..`, an absolute path
+//! Every path a model gives goes through [`resolve_path`] (a path that must
+//! exist) or [`resolve_path_for_write`] (one about to be written): relative
+//! paths are joined to the root; a path that escapes it (`..`, an absolute path
 //! elsewhere, a symlink whose target is outside) is refused. This module reads
 //! the file system (to follow symlinks) but never writes to it.
 
@@ -56,6 +57,25 @@ impl std::error::Error for PathError {}
 /// Errors: [`PathError::Escapes`], [`PathError::Outside`],
 /// [`PathError::SymlinkOutside`], [`PathError::NotFound`].
 pub fn resolve_path(root: &Path, given: &str) -> Result<PathBuf, PathError> {
+    let (real, exists) = resolve_inside(root, given)?;
+    if !exists {
+        return Err(PathError::NotFound { given: given.to_string() });
+    }
+    Ok(real)
+}
+
+/// [`resolve_path`] for a path about to be written, which may not exist yet:
+/// the same refusals, but a missing file (or missing directories above it) is
+/// no error. Returns the canonical longest existing prefix with the rest
+/// appended, so two spellings of one file give one path.
+///
+/// Errors: [`PathError::Escapes`], [`PathError::Outside`], [`PathError::SymlinkOutside`].
+pub fn resolve_path_for_write(root: &Path, given: &str) -> Result<PathBuf, PathError> {
+    resolve_inside(root, given).map(|(real, _)| real)
+}
+
+/// The checks both resolvers share; the flag says whether the path exists.
+fn resolve_inside(root: &Path, given: &str) -> Result<(PathBuf, bool), PathError> {
     let absolute = Path::new(given).is_absolute();
     let joined = if absolute { PathBuf::from(given) } else { root.join(given) };
     let mut lexical = PathBuf::new();
@@ -80,10 +100,7 @@ pub fn resolve_path(root: &Path, given: &str) -> Result<PathBuf, PathError> {
             PathError::Escapes { given, root }
         });
     }
-    if !exists {
-        return Err(PathError::NotFound { given: given.to_string() });
-    }
-    Ok(real)
+    Ok((real, exists))
 }
 
 /// Canonicalizes the longest prefix of `path` that exists and appends the rest;
@@ -125,6 +142,11 @@ impl Workspace {
     /// [`resolve_path`] against this root.
     pub fn resolve(&self, given: &str) -> Result<PathBuf, PathError> {
         resolve_path(&self.root, given)
+    }
+
+    /// [`resolve_path_for_write`] against this root.
+    pub fn resolve_for_write(&self, given: &str) -> Result<PathBuf, PathError> {
+        resolve_path_for_write(&self.root, given)
     }
 
     /// `path` relative to the root, for display; unchanged when outside it.
