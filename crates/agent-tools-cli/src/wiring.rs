@@ -85,7 +85,7 @@ pub fn lsp_config(workspace: &Workspace) -> SupervisorConfig {
 
 /// Language servers for the workspace (found on the project's `node_modules/.bin`,
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
-/// process), and diagnostics on write for the `write` and `edit` tools.
+/// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
 pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
     let supervisor = Arc::new(Supervisor::new(lsp_config(workspace)));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));

@@ -89,7 +89,7 @@ fn exit_status_says_what_happened() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, lsp, lsp_rename, write, edit, debug, ask_user, eval\n"
+        "unknown tool 'nope'; available tools: ast_grep, ast_edit, resolve, lsp, lsp_rename, write, edit, apply_patch, debug, ask_user, eval\n"
     );
     let out = agent_tools(dir.path(), &["call", "ast_grep", "{}"]);
     assert_eq!(out.status.code(), Some(2));
@@ -134,7 +134,19 @@ fn tools_lists_what_the_cap_allows() {
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "debug", "ask_user", "eval"]
+        [
+            "ast_grep",
+            "ast_edit",
+            "resolve",
+            "lsp",
+            "lsp_rename",
+            "write",
+            "edit",
+            "apply_patch",
+            "debug",
+            "ask_user",
+            "eval"
+        ]
     );
 }
 

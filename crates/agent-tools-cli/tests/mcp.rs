@@ -77,7 +77,19 @@ async fn exec_surface_stages_and_accepts_an_edit() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "write", "edit", "debug", "ask_user", "eval"]
+        [
+            "ast_grep",
+            "ast_edit",
+            "resolve",
+            "lsp",
+            "lsp_rename",
+            "write",
+            "edit",
+            "apply_patch",
+            "debug",
+            "ask_user",
+            "eval"
+        ]
     );
     assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(false));
     // What each tier means, for a client with its own approval UI: ast_edit only stages.
@@ -98,6 +110,7 @@ async fn exec_surface_stages_and_accepts_an_edit() {
             ("lsp_rename", Some(false), Some(true)),
             ("write", Some(false), Some(true)),
             ("edit", Some(false), Some(true)),
+            ("apply_patch", Some(false), Some(true)),
             ("debug", Some(false), Some(true)),
             ("ask_user", Some(true), Some(false)),
             ("eval", Some(false), Some(true)),
