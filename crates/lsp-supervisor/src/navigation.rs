@@ -15,6 +15,10 @@ use crate::server::Server;
 use crate::supervisor::Supervisor;
 use crate::uri::{path_to_uri, uri_to_path};
 
+/// How long after a project file changed (`Cargo.lock`, `go.mod`, …) an empty
+/// answer may be the server not yet announcing that it reloads.
+const PROJECT_RELOAD_GRACE: Duration = Duration::from_secs(2);
+
 /// What resolving `line` + `symbol` gave.
 pub(crate) struct Target {
     pub server: Arc<Server>,
@@ -105,8 +109,13 @@ impl Supervisor {
             if asked_after_idle {
                 return Ok((answer, None));
             }
-            // A server that has just started may not have announced its loading yet.
-            let grace_end = tokio::time::Instant::from_std(server.started) + server.spec.load_grace;
+            // A server that has just started, or just heard that a project file
+            // changed (it reloads), may not have announced its loading yet.
+            let grace_end = (tokio::time::Instant::from_std(server.started) + server.spec.load_grace).max(
+                server.project_changed().map_or(tokio::time::Instant::now(), |at| {
+                    tokio::time::Instant::from_std(at) + PROJECT_RELOAD_GRACE
+                }),
+            );
             let in_grace = tokio::time::Instant::now() < grace_end;
             while server.loading().is_none() && tokio::time::Instant::now() < grace_end {
                 if !server.next_change(grace_end.min(deadline)).await {

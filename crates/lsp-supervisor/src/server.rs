@@ -143,6 +143,8 @@ pub(crate) struct Server {
     pub answered: AtomicBool,
     /// Set once the server was idle after its first load.
     loaded: AtomicBool,
+    /// When it last heard that a project file changed (it may reload).
+    project_changed: Mutex<Option<Instant>>,
     state: Arc<Mutex<State>>,
     changed: watch::Receiver<u64>,
     child: Mutex<Option<tokio::process::Child>>,
@@ -282,6 +284,7 @@ impl Server {
             pid,
             answered: AtomicBool::new(false),
             loaded: AtomicBool::new(false),
+            project_changed: Mutex::new(None),
             state,
             changed,
             child: Mutex::new(Some(child)),
@@ -414,6 +417,11 @@ impl Server {
         }
     }
 
+    /// When the server last heard that a project file changed.
+    pub fn project_changed(&self) -> Option<Instant> {
+        *lock(&self.project_changed)
+    }
+
     /// Whether the server asked to hear of this change: by the watchers it
     /// registered; without any, a file of its languages or a project file.
     pub fn wants(&self, path: &Path, change: FileChange) -> bool {
@@ -443,8 +451,16 @@ impl Server {
                     (_, None) => {}
                 }
             }
-            if self.wants(path, *change) {
+            // The lock file a server's own first load writes (rust-analyzer's
+            // `cargo metadata` creates Cargo.lock) is what it just read: told of
+            // it, it would load the project all over again.
+            let own_lock =
+                *change == FileChange::Created && !self.loaded() && path.file_name().is_some_and(|n| n == "Cargo.lock");
+            if self.wants(path, *change) && !own_lock {
                 events.push(json!({ "uri": path_to_uri(path), "type": *change as u8 }));
+                if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| PROJECT_FILES.contains(&n)) {
+                    *lock(&self.project_changed) = Some(Instant::now());
+                }
             }
         }
         if !events.is_empty() {

@@ -105,6 +105,11 @@ fn ignored(ignore: &Gitignore, root: &Path, path: &Path, is_dir: bool) -> bool {
     if rel.components().any(|c| c.as_os_str() == ".git") {
         return true;
     }
+    // A build cache (Cargo's `target/`, tagged by the Cache Directory Tagging
+    // convention) is output, not source, whether or not `.gitignore` says so.
+    if path.ancestors().skip(1).take_while(|d| d.starts_with(root)).any(|d| d.join("CACHEDIR.TAG").is_file()) {
+        return true;
+    }
     // Our own atomic writes' temporary files.
     if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".agent-tools-tmp")) {
         return true;
@@ -121,7 +126,7 @@ fn walk(dir: &Path, files: Option<&mut Vec<PathBuf>>) -> Vec<PathBuf> {
         .hidden(false)
         .parents(true)
         .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(|e| e.file_name() != ".git" && !e.path().join("CACHEDIR.TAG").is_file())
         .build();
     for entry in walker.flatten() {
         match entry.file_type() {
