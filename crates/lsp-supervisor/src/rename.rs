@@ -285,6 +285,11 @@ impl Supervisor {
                 continue;
             }
             let renamed = definitions.iter().any(|d| renamed_at(plan, old, &d.path, d.line, d.column));
+            if !renamed && let Some(copy) = definitions.iter().find_map(|d| copy_of_edited(plan, &server.root, &d.path))
+            {
+                scan.not_covered.push(Leftover { location, excluded: Some(copy) });
+                continue;
+            }
             match (renamed, excluded) {
                 (true, Some(why)) => scan.not_covered.push(Leftover { location, excluded: Some(why) }),
                 (true, None) => scan.missed.push(Leftover { location, excluded: None }),
@@ -296,6 +301,41 @@ impl Supervisor {
         }
         scan
     }
+}
+
+/// When `definition` lies outside the project's sources (outside the root, or
+/// in a directory the walk skips: `.venv`, `node_modules`) yet ends like a file
+/// the edit changes (`requests/utils.py`), it is a copy of that file, such as
+/// an installed package: the use resolves there, not to the renamed symbol.
+fn copy_of_edited(plan: &Plan, root: &Path, definition: &Path) -> Option<String> {
+    let inside_sources = definition.starts_with(root)
+        && !definition.strip_prefix(root).is_ok_and(|rel| {
+            rel.components().any(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                c.starts_with('.') || c == "node_modules" || c == "site-packages"
+            })
+        });
+    if inside_sources {
+        return None;
+    }
+    // The module's directory and name, without extensions: `requests/utils`
+    // for `utils.py` and its stub `utils.pyi`, `src/a` for `a.ts` and `a.d.ts`.
+    let module = |p: &Path| -> Option<(String, String)> {
+        let dir = p.parent()?.file_name()?.to_string_lossy().into_owned();
+        let name = p.file_name()?.to_string_lossy();
+        Some((dir, name.split('.').next().unwrap_or("").to_string()))
+    };
+    let copy = module(definition)?;
+    plan.edited.keys().find_map(|edited| {
+        let tail: PathBuf = edited.components().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+        (module(edited).as_ref() == Some(&copy)).then(|| {
+            format!(
+                "they resolve to {}, a copy or stub of {} outside the project's sources (an installed package, typeshed), not to the file renamed",
+                definition.display(),
+                tail.display()
+            )
+        })
+    })
 }
 
 /// Whether a 1-indexed line and character column lies inside one of the
