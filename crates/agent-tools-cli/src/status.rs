@@ -59,8 +59,10 @@ pub struct ServerAvailability {
     /// The server `lsp` uses for this language here.
     chosen: bool,
     usable: bool,
-    /// The directory with the root marker, relative to the root.
+    /// The directory the server would run for (its root), relative to the root.
     root: Option<PathBuf>,
+    /// Why that directory: "Cargo workspace at .", "outermost compile_commands.json at or above it", "nearest go.mod".
+    reason: Option<String>,
     /// Without a marker at the root: the project roots below it that the server serves.
     projects: Vec<PathBuf>,
     binary: Option<PathBuf>,
@@ -91,6 +93,7 @@ pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> 
                 chosen: a.chosen,
                 usable: a.usable(),
                 root: a.root.as_ref().ok().map(|r| workspace.relative(r).to_path_buf()),
+                reason: a.reason.clone(),
                 projects: a.projects.iter().map(|p| workspace.relative(p).to_path_buf()).collect(),
                 binary: a.binary.as_ref().ok().map(|b| b.path.clone()),
                 version: a.binary.as_ref().ok().map(|b| b.version.clone()),
@@ -186,7 +189,14 @@ impl Status {
                 (None, true) => {
                     let name = s.binary.as_ref().and_then(|b| b.file_name()).and_then(|n| n.to_str()).unwrap_or("");
                     let version = s.version.as_deref().unwrap_or("");
-                    if version.contains(name) { format!("used: {version}") } else { format!("used: {name} {version}") }
+                    let version = if version.contains(name) { version.to_string() } else { format!("{name} {version}") };
+                    let root = match s.root.as_deref().map(|r| r.display().to_string()) {
+                        Some(r) if r.is_empty() => ".".to_string(),
+                        Some(r) => r,
+                        None => ".".to_string(),
+                    };
+                    let reason = s.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+                    format!("used for {root}{reason}: {version}")
                 }
                 (None, false) => "usable (another server is chosen)".to_string(),
                 (Some(why), _) => format!("unusable: {why}"),

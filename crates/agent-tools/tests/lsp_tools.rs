@@ -172,7 +172,7 @@ async fn navigation_needs_a_symbol_and_reports_the_column_used() {
     let r = surface.call("lsp", json!({ "action": "symbols", "query": "alp" })).await.unwrap();
     assert_eq!(r.structured.as_ref().unwrap()["symbols"][0]["name"], "alpha", "{}", r.text);
     let r = surface.call("lsp", json!({ "action": "status" })).await.unwrap();
-    assert!(r.text.contains("fixture for .: running"), "{}", r.text);
+    assert!(r.text.contains("fixture for . (nearest fixture.toml): running"), "{}", r.text);
     let r = surface
         .call("lsp_rename", json!({ "file": "a.fix", "line": 3, "symbol": "alpha", "new_name": "omega" }))
         .await

@@ -8,6 +8,13 @@
 //! | typescript, javascript | `tsc --noEmit --pretty false` |
 //! | python | `pyright --outputjson` |
 //! | go | `go vet ./...` |
+//!
+//! A checker runs only where its project really is (`Cargo.toml`;
+//! `tsconfig.json`/`jsconfig.json`, or a `package.json` that depends on
+//! `typescript`; a Python project file; `go.mod`/`go.work`): a nested
+//! `package.json` of a C project's tooling is not a TypeScript project. A
+//! checker that fails without a diagnostic says so with the tail of its stderr
+//! (or stdout, where it writes its errors), and the other checkers' findings still stand.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -33,6 +40,45 @@ pub struct ProjectDiagnostics {
     pub diagnostics: Vec<Diagnostic>,
     /// Whether the checker itself succeeded (exit status 0).
     pub success: bool,
+    /// Why the checker failed without reporting a diagnostic (its exit status
+    /// and the tail of its stderr), when it did: its list says nothing then.
+    pub failure: Option<String>,
+}
+
+/// Lines of a failed checker's output shown.
+const TAIL_LINES: usize = 20;
+
+/// The last [`TAIL_LINES`] non-empty lines of `text`.
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+}
+
+/// Whether `dir` holds a project that `language`'s checker checks.
+fn is_project(language: Language, dir: &Path) -> bool {
+    let has = |name: &str| dir.join(name).is_file();
+    match language {
+        Language::Rust => has("Cargo.toml"),
+        Language::TypeScript | Language::JavaScript => {
+            has("tsconfig.json") || has("jsconfig.json") || depends_on_typescript(&dir.join("package.json"))
+        }
+        Language::Python => crate::spec::ServerSpec::builtin()
+            .iter()
+            .find(|s| s.id == "pyright")
+            .is_some_and(|s| s.root_markers.iter().any(|m| has(m))),
+        Language::Go => has("go.mod") || has("go.work"),
+        _ => false,
+    }
+}
+
+/// Whether a `package.json` lists `typescript` among its (dev, peer) dependencies.
+fn depends_on_typescript(package_json: &Path) -> bool {
+    let Some(value) = std::fs::read(package_json).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok()) else {
+        return false;
+    };
+    ["dependencies", "devDependencies", "peerDependencies"]
+        .iter()
+        .any(|k| value.get(k).and_then(|d| d.get("typescript")).is_some())
 }
 
 impl Supervisor {
@@ -54,7 +100,7 @@ impl Supervisor {
                     None => crate::supervisor::project_roots(spec, &root),
                 };
                 for r in found {
-                    if !roots.contains(&r) {
+                    if is_project(language, &r) && !roots.contains(&r) {
                         roots.push(r);
                     }
                 }
@@ -64,13 +110,19 @@ impl Supervisor {
         if runs.is_empty() {
             let what = language.map(|l| l.id()).unwrap_or("any language");
             return Err(Error::Checker(format!(
-                "no project checker applies for {what} at {} or up to 3 levels below: none of Cargo.toml, tsconfig.json/package.json, pyproject.toml/setup.py/requirements.txt, go.mod is there",
+                "no project checker applies for {what} at {} or up to 3 levels below: none of Cargo.toml, tsconfig.json (or a package.json that depends on typescript), pyproject.toml/setup.py/requirements.txt, go.mod is there",
                 root.display()
             )));
         }
         let mut out = Vec::new();
+        let single = runs.len() == 1;
         for (language, project) in runs {
-            out.push(self.run_checker(language, &project).await?);
+            let run = self.run_checker(language, &project).await?;
+            // One checker's failure is the answer when it is the only one; else the others' stand.
+            if single && let Some(failure) = &run.failure {
+                return Err(Error::Checker(failure.clone()));
+            }
+            out.push(run);
         }
         Ok(out)
     }
@@ -139,19 +191,19 @@ impl Supervisor {
                 d.message.clone(),
             ))
         });
-        if !out.status.success() && diagnostics.is_empty() {
-            return Err(Error::Checker(format!(
-                "`{command}` failed ({}) without a diagnostic: {}",
-                out.status,
-                stderr.trim()
-            )));
-        }
+        let failure = (!out.status.success() && diagnostics.is_empty()).then(|| {
+            let said = if stderr.trim().is_empty() { tail(&stdout) } else { tail(&stderr) };
+            let said =
+                if said.is_empty() { "it printed nothing".to_string() } else { format!("it ended with:\n{said}") };
+            format!("`{command}` in {} failed ({}) without a diagnostic; {said}", root.display(), out.status)
+        });
         Ok(ProjectDiagnostics {
             language,
             command,
             root: root.to_path_buf(),
             diagnostics,
             success: out.status.success(),
+            failure,
         })
     }
 }

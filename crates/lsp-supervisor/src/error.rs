@@ -25,8 +25,18 @@ pub enum Error {
         "{server} crashed {crashes} times in a row, so it is not restarted again (last: {last}); `reload` tries again"
     )]
     GaveUp { server: &'static str, crashes: u32, last: String },
-    #[error("{server} did not answer {method} within {} ms (timed out; the request was cancelled)", after.as_millis())]
-    Timeout { server: &'static str, method: &'static str, after: Duration },
+    #[error(
+        "{server} did not answer {method} within {} ms (timed out; the request was cancelled){}",
+        after.as_millis(),
+        busy.as_ref().map(|b| format!("; it was busy with {b}")).unwrap_or_default()
+    )]
+    Timeout {
+        server: &'static str,
+        method: &'static str,
+        after: Duration,
+        /// What the server was busy with (its progress), if anything.
+        busy: Option<String>,
+    },
     #[error(
         "{server} is not ready yet ({what}); nothing can be said about the result until it finishes, try again shortly"
     )]

@@ -39,14 +39,15 @@ mod uri;
 mod watch;
 
 pub use crate::checker::ProjectDiagnostics;
-pub use crate::detect::{Binary, find_root};
+pub use crate::detect::{Binary, RootChoice, choose_root, find_root, index_cache_dir};
 pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
+pub use crate::navigation::SymbolScope;
 pub use crate::results::{
-    Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerStatus,
-    Severity, Symbol,
+    Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerExit,
+    ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
-pub use crate::spec::{Language, ServerSpec};
+pub use crate::spec::{Language, RootRule, ServerSpec};
 pub use crate::supervisor::{FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};

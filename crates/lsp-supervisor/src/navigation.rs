@@ -1,7 +1,7 @@
 //! Navigation: a line and a symbol resolved to a position, the requests whose
 //! empty answer may mean "still loading", and the answers converted to locations and symbols.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
-use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol};
+use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol, WorkspaceSymbols};
 use crate::server::Server;
+use crate::spec::Language;
 use crate::supervisor::Supervisor;
 use crate::uri::{path_to_uri, uri_to_path};
 
@@ -123,11 +124,10 @@ impl Supervisor {
                 }
             }
             match server.loading() {
-                Some(what) => {
-                    if !server.wait_ready(deadline).await {
-                        return Err(Error::NotReady { server: server.spec.id, what: server.loading().unwrap_or(what) });
-                    }
+                Some(what) if !server.wait_ready(deadline).await => {
+                    return Err(Error::NotReady { server: server.spec.id, what: server.loading().unwrap_or(what) });
                 }
+                Some(_) => {}
                 // Idle and long started: the empty answer is the answer.
                 None if !in_grace => return Ok((answer, None)),
                 None => {}
@@ -220,18 +220,112 @@ impl Supervisor {
     }
 
     /// Workspace symbols matching `query`, from the server of `context` (a file
-    /// of the language to search), capped at `cap`.
+    /// of the language to search), capped at `cap`: inside the workspace root,
+    /// each containing the query case-insensitively, each place once.
     pub async fn workspace_symbols(
         &self,
         query: &str,
         context: &Path,
         cap: usize,
     ) -> Result<(&'static str, Capped<Symbol>)> {
+        let scope = SymbolScope { file: Some(context.to_path_buf()), language: None, dependencies: false, cap };
+        let found = self.search_symbols(query, &scope).await?;
+        let server = found.servers.first().map(|(id, _)| *id).unwrap_or("");
+        Ok((server, found.symbols))
+    }
+
+    /// Workspace symbols matching `query` from the server of `scope.file`, or
+    /// else from every (server, root) that serves a language with files under
+    /// the workspace root (only `scope.language`'s, when given), asked side by
+    /// side. Kept: names that contain the query case-insensitively, inside the
+    /// root (outside only with `scope.dependencies`), each place once; exact
+    /// matches first, then prefixes. A server that cannot answer is listed in
+    /// [`WorkspaceSymbols::failures`]; when none could, its error is the answer.
+    pub async fn search_symbols(&self, query: &str, scope: &SymbolScope) -> Result<WorkspaceSymbols> {
+        let contexts: Vec<PathBuf> = match &scope.file {
+            Some(file) => vec![file.clone()],
+            None => self.symbol_contexts(scope.language).await,
+        };
+        if contexts.is_empty() {
+            let what = scope.language.map(|l| format!("{l} ")).unwrap_or_default();
+            return Err(Error::NoServer {
+                language: scope.language.unwrap_or(Language::Rust),
+                why: format!("no {what}language server is usable for the files under the root; `status` says why"),
+            });
+        }
+        let answers = futures_util::future::join_all(contexts.iter().map(|c| self.symbols_of(query, c))).await;
+        let needle = query.to_lowercase();
+        let mut out = WorkspaceSymbols {
+            symbols: Capped { items: Vec::new(), total: 0 },
+            servers: Vec::new(),
+            failures: Vec::new(),
+            outside: 0,
+            notes: Vec::new(),
+        };
+        let mut first_error = None;
+        let mut seen = HashSet::new();
+        for (context, answer) in contexts.iter().zip(answers) {
+            let (server, symbols, partial) = match answer {
+                Ok(found) => found,
+                Err(e) => {
+                    let root = self.root_of(context);
+                    let server = self.server_id_for(context).unwrap_or("");
+                    out.failures.push((server, root, e.to_string()));
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+            };
+            out.servers.push((server.0, server.1));
+            out.notes.extend(partial);
+            for symbol in symbols {
+                if !symbol.name.to_lowercase().contains(&needle) {
+                    continue;
+                }
+                if !symbol.location.path.starts_with(&self.config.root) && !scope.dependencies {
+                    out.outside += 1;
+                    continue;
+                }
+                let l = &symbol.location;
+                if seen.insert((symbol.name.clone(), symbol.kind, l.path.clone(), l.line, l.column)) {
+                    out.symbols.items.push(symbol);
+                }
+            }
+        }
+        if out.servers.is_empty()
+            && let Some(e) = first_error
+        {
+            return Err(e);
+        }
+        let root = &self.config.root;
+        let rank = |s: &Symbol| {
+            let name = s.name.to_lowercase();
+            let closeness = if name == needle {
+                0
+            } else if name.starts_with(&needle) {
+                1
+            } else {
+                2
+            };
+            (!s.location.path.starts_with(root), closeness)
+        };
+        out.symbols.items.sort_by_key(rank);
+        out.symbols.total = out.symbols.items.len();
+        out.symbols.items.truncate(scope.cap);
+        Ok(out)
+    }
+
+    /// One server's raw answer to `workspace/symbol`, converted.
+    async fn symbols_of(
+        &self,
+        query: &str,
+        context: &Path,
+    ) -> Result<((&'static str, PathBuf), Vec<Symbol>, Option<String>)> {
         let (server, language) = self.server_for(context).await?;
         if context.is_file() {
             server.sync(context, language).await?;
         }
-        let answer = self.query(&server, "workspace/symbol", json!({ "query": query })).await?;
+        let (answer, partial) =
+            self.query_partial(&server, "workspace/symbol", json!({ "query": query }), true).await?;
         let mut out = Vec::new();
         for item in answer.as_array().into_iter().flatten() {
             let Some(location) = item.get("location") else { continue };
@@ -254,9 +348,48 @@ impl Supervisor {
                 location,
             });
         }
-        let total = out.len();
-        out.truncate(cap);
-        Ok((server.spec.id, Capped { items: out, total }))
+        Ok(((server.spec.id, server.root.clone()), out, partial))
+    }
+
+    /// A file per (server, root) to ask a workspace query through: for each
+    /// language (or only `language`) whose chosen server has a root at or below
+    /// the workspace root, the first file of the language under that root; a
+    /// root without one is not asked, and a server serving two languages
+    /// (C and C++, TypeScript and JavaScript) is asked once per root.
+    async fn symbol_contexts(&self, language: Option<Language>) -> Vec<PathBuf> {
+        let available = self.availability(&self.config.root).await;
+        let mut asked: Vec<(&'static str, PathBuf)> = Vec::new();
+        let mut contexts = Vec::new();
+        for a in available.iter().filter(|a| a.chosen && language.is_none_or(|l| l == a.language)) {
+            for root in a.roots() {
+                if asked.contains(&(a.server, root.clone())) {
+                    continue;
+                }
+                if let Some(file) = first_file_of(&root, a.language) {
+                    asked.push((a.server, root));
+                    contexts.push(file);
+                }
+            }
+        }
+        contexts
+    }
+
+    /// The root a file's server would run for (for naming a failure).
+    fn root_of(&self, file: &Path) -> PathBuf {
+        Language::from_path(file)
+            .and_then(|l| self.config.servers.iter().find(|s| s.languages.contains(&l)))
+            .and_then(|spec| crate::detect::find_root(spec, &self.config.root, file))
+            .unwrap_or_else(|| self.config.root.clone())
+    }
+
+    fn server_id_for(&self, file: &Path) -> Option<&'static str> {
+        let language = Language::from_path(file)?;
+        let preferred = self.config.preferred.get(&language);
+        self.config
+            .servers
+            .iter()
+            .find(|s| s.languages.contains(&language) && preferred.is_none_or(|p| p == s.id))
+            .map(|s| s.id)
     }
 
     /// The code actions offered on the symbol's line (not applied).
@@ -301,6 +434,30 @@ impl Supervisor {
         }
         Ok((target.cursor, out))
     }
+}
+
+/// Where a workspace symbol search looks ([`Supervisor::search_symbols`]).
+#[derive(Debug, Clone)]
+pub struct SymbolScope {
+    /// Ask only the server of this file.
+    pub file: Option<PathBuf>,
+    /// Ask only the servers of this language.
+    pub language: Option<Language>,
+    /// Keep matches outside the workspace root (dependencies, standard libraries).
+    pub dependencies: bool,
+    /// How many matches are kept.
+    pub cap: usize,
+}
+
+/// The first file of the language under `root` (gitignore-aware, 6 levels deep).
+fn first_file_of(root: &Path, language: Language) -> Option<PathBuf> {
+    ignore::WalkBuilder::new(root)
+        .max_depth(Some(6))
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .find(|p| Language::from_path(p) == Some(language))
 }
 
 fn is_empty(value: &Value) -> bool {

@@ -121,6 +121,24 @@ pub struct Symbol {
     pub location: Location,
 }
 
+/// What a workspace symbol search found, over one server or several
+/// ([`crate::Supervisor::search_symbols`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkspaceSymbols {
+    /// The matches: each name contains the query (case-insensitively), each
+    /// place once, the closest matches first; inside the workspace root unless
+    /// dependencies were asked for.
+    pub symbols: Capped<Symbol>,
+    /// The (server, root) pairs that answered.
+    pub servers: Vec<(&'static str, PathBuf)>,
+    /// The (server, root) pairs that could not answer, and why (not ready, timed out, crashed, …).
+    pub failures: Vec<(&'static str, PathBuf, String)>,
+    /// How many matches lay outside the workspace root and were left out (dependencies not asked for).
+    pub outside: usize,
+    /// Why some answers may be partial (a server still building build scripts and proc macros).
+    pub notes: Vec<String>,
+}
+
 /// A code action a server offers (not applied).
 #[derive(Debug, Clone, Serialize)]
 pub struct CodeAction {
@@ -134,21 +152,59 @@ pub struct CodeAction {
     pub disabled: Option<String>,
 }
 
+/// How a server process ended (or failed to start).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerExit {
+    /// "exited with status 3", "sent a malformed frame: …", "did not answer initialize …".
+    pub what: String,
+    /// The last lines it wrote to stderr.
+    pub stderr_tail: String,
+}
+
+impl ServerExit {
+    /// `what`, then the stderr tail when there is one.
+    pub fn describe(&self) -> String {
+        if self.stderr_tail.trim().is_empty() {
+            self.what.clone()
+        } else {
+            format!("{}; its stderr ended with:\n{}", self.what, self.stderr_tail.trim_end())
+        }
+    }
+}
+
 /// The state of one (server, root) slot, for `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerStatus {
     pub server: &'static str,
     pub root: PathBuf,
+    /// Why this root ("Cargo workspace of crates/x", "outermost compile_commands.json that lists it", …).
+    pub root_reason: String,
     pub binary: Option<PathBuf>,
-    /// `running`, `crashed` (restarts on next use), `gave up`, `stopped`.
+    /// `running`, `starting`, `crashed (…); restarts on next use`, `gave up after N crashes …`, `stopped`.
     pub state: String,
     pub pid: Option<u32>,
     pub encoding: Option<PositionEncoding>,
+    /// What it is busy with: its oldest progress (title, message, percentage), its check on save included.
     pub busy: Option<String>,
+    /// Whether it is still loading what answers need (`loading: …`) or has loaded
+    /// all but what build scripts and proc macros generate (`partly loaded, still …`); `None` when ready.
+    pub load: Option<String>,
     pub open_documents: usize,
+    /// Crashes in a row without an answered request between them.
     pub crashes: u32,
+    /// Processes started for this root after the first (after crashes).
+    pub restarts: u32,
+    /// What the last exit was (`last_exit.what`).
     pub last_crash: Option<String>,
+    /// How the last process ended: its status and stderr tail.
+    pub last_exit: Option<ServerExit>,
+    /// After it has given up: why (the last crash, with its stderr tail).
+    pub gave_up: Option<String>,
+    /// How long the running process has been up.
     pub uptime_ms: Option<u128>,
+    /// How long its first request may wait for its first load, when that is
+    /// longer than the request timeout (rust-analyzer on a cold project).
+    pub first_load_timeout_ms: Option<u128>,
     /// The last errors and warnings the server showed (`window/showMessage`).
     pub messages: Vec<String>,
 }
@@ -162,6 +218,8 @@ pub struct Availability {
     pub chosen: bool,
     /// The directory holding a root marker, or why there is none.
     pub root: std::result::Result<PathBuf, String>,
+    /// Why that directory ([`crate::RootChoice::why`]), when there is one.
+    pub reason: Option<String>,
     /// When there is no root marker at or above the directory: the project
     /// roots below it (up to 3 levels down), whose files the server serves.
     pub projects: Vec<PathBuf>,

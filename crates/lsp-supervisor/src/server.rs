@@ -36,13 +36,53 @@ pub(crate) struct Doc {
     pub language: Language,
 }
 
+/// One work-done progress, as its `begin` and latest `report` left it.
+#[derive(Debug, Clone)]
+struct Progress {
+    title: String,
+    message: Option<String>,
+    percentage: Option<u32>,
+    /// Order of its `begin` among all progress, from 1.
+    order: u64,
+}
+
+impl Progress {
+    /// `Roots Scanned: 12/222 (5%)`, the message cut at 100 characters.
+    fn describe(&self) -> String {
+        let mut text = self.title.clone();
+        if let Some(message) = self.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+            let cut: String = message.chars().take(100).collect();
+            let more = if cut.len() < message.len() { "…" } else { "" };
+            text.push_str(&format!(": {cut}{more}"));
+        }
+        if let Some(percentage) = self.percentage {
+            text.push_str(&format!(" ({percentage}%)"));
+        }
+        text
+    }
+}
+
+/// How far a server's loading has come, for a request deciding whether to wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Load {
+    /// Nothing that changes its answers is going on.
+    Ready,
+    /// Only work during which answers are right but may lack what it produces
+    /// ([`ServerSpec::partial_progress`]); what it is.
+    Partial(String),
+    /// Still loading; what it is doing.
+    Loading(String),
+}
+
 #[derive(Debug, Default)]
 struct State {
     docs: HashMap<PathBuf, Doc>,
     published: HashMap<PathBuf, Published>,
     seq: u64,
-    /// Work-done progress tokens begun and not ended, with their titles.
-    progress: HashMap<String, String>,
+    /// Work-done progress tokens begun and not ended.
+    progress: HashMap<String, Progress>,
+    /// Titles of progress that has ended at least once.
+    progress_ended: std::collections::HashSet<String>,
     /// How many progress tokens have begun so far.
     progress_begins: u64,
     /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
@@ -299,7 +339,13 @@ impl Server {
                 self.answered.store(true, Ordering::Relaxed);
                 Ok(value)
             }
-            Err(e) => Err(request_error(self.spec.id, method, e)),
+            Err(e) => Err(match request_error(self.spec.id, method, e) {
+                // What it was doing is why it did not answer, often.
+                Error::Timeout { server, method, after, .. } => {
+                    Error::Timeout { server, method, after, busy: self.busy() }
+                }
+                other => other,
+            }),
         }
     }
 
@@ -330,19 +376,55 @@ impl Server {
         self.spec.advertise_pull && self.supports("diagnosticProvider", "textDocument/diagnostic")
     }
 
-    /// What the server is busy with (a progress title, "loading"), if anything.
+    /// What the server is busy with (its oldest progress: title, message and
+    /// percentage; "loading the project" while it is not quiescent), if anything.
     pub fn busy(&self) -> Option<String> {
         let state = lock(&self.state);
-        if let Some(title) = state.progress.values().next() {
-            return Some(title.clone());
+        if let Some(progress) = state.progress.values().min_by_key(|p| p.order) {
+            return Some(progress.describe());
         }
         (state.quiescent == Some(false)).then(|| "loading the project".to_string())
     }
 
+    /// How far loading has come: progress of [`ServerSpec::background_progress`]
+    /// does not count; [`ServerSpec::partial_progress`] alone, once the files
+    /// have loaded ([`ServerSpec::files_progress`]), is [`Load::Partial`].
+    pub fn load(&self) -> Load {
+        let state = lock(&self.state);
+        let has = |titles: &[&str], p: &Progress| titles.iter().any(|t| p.title.starts_with(t));
+        let mut active: Vec<&Progress> =
+            state.progress.values().filter(|p| !has(&self.spec.background_progress, p)).collect();
+        active.sort_by_key(|p| p.order);
+        let files_loaded = self.spec.files_progress.is_none_or(|t| state.progress_ended.contains(t));
+        if let Some(p) = active.iter().find(|p| !has(&self.spec.partial_progress, p) || !files_loaded) {
+            return Load::Loading(p.describe());
+        }
+        if let Some(p) = active.first() {
+            return Load::Partial(p.describe());
+        }
+        if state.quiescent == Some(false) {
+            return Load::Loading("loading the project".to_string());
+        }
+        Load::Ready
+    }
+
+    /// What the server is loading ([`Server::load`]), if it is not ready.
+    pub fn loading(&self) -> Option<String> {
+        match self.load() {
+            Load::Ready => None,
+            Load::Partial(what) | Load::Loading(what) => Some(what),
+        }
+    }
+
+    /// Whether the server's first load has been waited out ([`Server::first_load`]).
+    pub fn loaded(&self) -> bool {
+        self.loaded.load(Ordering::Relaxed)
+    }
+
     /// Waits out the server's first load: its first seconds (a server may not
-    /// have announced its loading yet) and then any loading it announced.
-    /// After the first time it is idle this returns at once. Returns what it is
-    /// still busy with when `deadline` passes.
+    /// have announced its loading yet) and then any loading it announced,
+    /// background progress included. After the first time it is idle this
+    /// returns at once. Returns what it is still busy with when `deadline` passes.
     pub async fn initial_load(&self, grace: Duration, deadline: tokio::time::Instant) -> Option<String> {
         if self.loaded.load(Ordering::Relaxed) {
             return None;
@@ -358,6 +440,68 @@ impl Server {
             None
         } else {
             self.busy()
+        }
+    }
+
+    /// Waits out the server's first load for a request ([`Server::load`]: its
+    /// background progress does not count): its first seconds, then any
+    /// loading it announced. After the first time it is ready this returns at once. With
+    /// `partial_ok`, a [`Load::Partial`] server is waited for no longer:
+    /// `Ok(Some(what))` says what is still going on. `Err(what)` is what it is
+    /// still loading when `deadline` passes.
+    pub async fn first_load(
+        &self,
+        grace: Duration,
+        deadline: tokio::time::Instant,
+        partial_ok: bool,
+    ) -> std::result::Result<Option<String>, String> {
+        if self.loaded.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let grace_end = tokio::time::Instant::from_std(self.started) + grace;
+        while self.load() == Load::Ready && tokio::time::Instant::now() < grace_end {
+            if !self.next_change(grace_end.min(deadline)).await {
+                break;
+            }
+        }
+        let mut changed = self.changed.clone();
+        loop {
+            changed.borrow_and_update();
+            match self.load() {
+                Load::Ready => {
+                    self.loaded.store(true, Ordering::Relaxed);
+                    return Ok(None);
+                }
+                Load::Partial(what) if partial_ok => return Ok(Some(what)),
+                Load::Partial(what) | Load::Loading(what) => {
+                    let waited = tokio::time::timeout_at(deadline, changed.changed()).await;
+                    if self.death().is_some() || !matches!(waited, Ok(Ok(()))) {
+                        return match self.load() {
+                            Load::Ready => Ok(None),
+                            Load::Partial(what) if partial_ok => Ok(Some(what)),
+                            _ => Err(self.loading().unwrap_or(what)),
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until the server is [`Load::Ready`] or `deadline` passes; true when it is.
+    pub async fn wait_ready(&self, deadline: tokio::time::Instant) -> bool {
+        let mut changed = self.changed.clone();
+        loop {
+            changed.borrow_and_update();
+            if self.load() == Load::Ready {
+                return true;
+            }
+            if self.death().is_some() {
+                return false;
+            }
+            match tokio::time::timeout_at(deadline, changed.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return self.load() == Load::Ready,
+            }
         }
     }
 
@@ -550,7 +694,7 @@ fn kill_group(pid: Option<u32>) {
 
 pub(crate) fn request_error(server: &'static str, method: &'static str, error: RequestError) -> Error {
     match error {
-        RequestError::Timeout(after) => Error::Timeout { server, method, after },
+        RequestError::Timeout(after) => Error::Timeout { server, method, after, busy: None },
         RequestError::Dead(death) => Error::Crashed { server, what: death.what, stderr_tail: death.stderr_tail },
         // Method not found: the server does not implement it.
         RequestError::Response { code: -32601, .. } => Error::Unsupported { server, what: method },
@@ -605,17 +749,37 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
                 Some(other) => other.to_string(),
                 None => return,
             };
+            use lsp_types::{ProgressParamsValue, WorkDoneProgress};
             let value = params.get("value").cloned().unwrap_or(Value::Null);
-            match value.get("kind").and_then(Value::as_str) {
-                Some("begin") => {
-                    let title = value.get("title").and_then(Value::as_str).unwrap_or("working").to_string();
-                    state.progress.insert(token, title);
+            let Ok(ProgressParamsValue::WorkDone(value)) = serde_json::from_value::<ProgressParamsValue>(value) else {
+                return;
+            };
+            match value {
+                WorkDoneProgress::Begin(begin) => {
                     state.progress_begins += 1;
+                    let progress = Progress {
+                        title: begin.title,
+                        message: begin.message,
+                        percentage: begin.percentage,
+                        order: state.progress_begins,
+                    };
+                    state.progress.insert(token, progress);
                 }
-                Some("end") => {
-                    state.progress.remove(&token);
+                WorkDoneProgress::Report(report) => {
+                    if let Some(progress) = state.progress.get_mut(&token) {
+                        if report.message.is_some() {
+                            progress.message = report.message;
+                        }
+                        if report.percentage.is_some() {
+                            progress.percentage = report.percentage;
+                        }
+                    }
                 }
-                _ => {}
+                WorkDoneProgress::End(_) => {
+                    if let Some(progress) = state.progress.remove(&token) {
+                        state.progress_ended.insert(progress.title);
+                    }
+                }
             }
         }
         "experimental/serverStatus" => {

@@ -85,6 +85,24 @@ impl std::fmt::Display for Language {
     }
 }
 
+/// How a server's root is chosen from a file: the way the language's
+/// toolchain draws a project (see [`crate::detect`] for each rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootRule {
+    /// The nearest directory with a root marker.
+    Nearest,
+    /// The Cargo workspace that lists the package.
+    CargoWorkspace,
+    /// The `go.work` that uses the module, else the module.
+    GoWork,
+    /// The outermost compilation database that lists the file.
+    CompileDatabase,
+    /// The outermost `tsconfig.json` whose `references` reach the nearest project.
+    TsconfigReferences,
+    /// The nearest Python project file, with its `.venv`.
+    PythonProject,
+}
+
 /// How to find, start and talk to one language server.
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
@@ -103,6 +121,29 @@ pub struct ServerSpec {
     pub probe_sibling: Option<&'static str>,
     /// Files or directories whose presence in a directory makes it a root for this server.
     pub root_markers: Vec<&'static str>,
+    /// How the root is chosen among the directories with markers.
+    pub root_rule: RootRule,
+    /// Whether the server keeps an index on disk beside the project
+    /// (clangd's `.cache/clangd/index`), which is sent to a cache directory
+    /// outside the root instead ([`crate::detect::launch_spec`]).
+    pub index_outside_root: bool,
+    /// Titles (prefixes) of progress that does not change the server's
+    /// answers, so a request does not wait for it (rust-analyzer's `cargo
+    /// check` on save). Diagnostics still wait for it.
+    pub background_progress: Vec<&'static str>,
+    /// Titles (prefixes) of progress during which the server's answers are
+    /// right but may lack what that work produces (rust-analyzer building
+    /// build scripts and proc macros, which can take minutes on a cold
+    /// project): navigation answers then, with a note; a rename waits.
+    pub partial_progress: Vec<&'static str>,
+    /// The title of the progress that loads the project's files: answers are
+    /// taken as partial only once it has ended (rust-analyzer's `Roots Scanned`).
+    pub files_progress: Option<&'static str>,
+    /// How long the first request may wait for the server's first load, when
+    /// longer than [`crate::SupervisorConfig::request_timeout`]: a cold
+    /// rust-analyzer reads every dependency's sources and analyses the crate
+    /// graph before its first answer.
+    pub first_load_timeout: Option<std::time::Duration>,
     /// `initializationOptions`.
     pub initialization_options: Value,
     /// What `workspace/configuration` answers, looked up by section (dotted path); `null` when absent.
@@ -181,6 +222,12 @@ impl ServerSpec {
             probe_args: vec!["--version".to_string()],
             probe_sibling: None,
             root_markers: markers.to_vec(),
+            root_rule: RootRule::Nearest,
+            index_outside_root: false,
+            background_progress: Vec::new(),
+            partial_progress: Vec::new(),
+            files_progress: None,
+            first_load_timeout: None,
             initialization_options: Value::Null,
             settings: Value::Null,
             env: Vec::new(),
@@ -210,12 +257,26 @@ impl ServerSpec {
         rust_analyzer.pulled_source = Some("rust-analyzer");
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
+        rust_analyzer.root_rule = RootRule::CargoWorkspace;
+        // Its check on save (and on start, once loaded) is `cargo check`; it does not change answers.
+        rust_analyzer.background_progress = vec!["cargo "];
+        // Build scripts and proc macros take minutes to build on a cold project
+        // (3 min 20 s for this workspace on 2 cores); navigation answers meanwhile.
+        rust_analyzer.partial_progress =
+            vec!["Building compile-time-deps", "Building build-artifacts", "Loading proc-macros"];
+        rust_analyzer.files_progress = Some("Roots Scanned");
+        // A cold start reads every dependency's sources before its first answer
+        // (40 s for this workspace on a loaded 2-core machine).
+        rust_analyzer.first_load_timeout = Some(std::time::Duration::from_secs(120));
         let mut pyright = ServerSpec::new("pyright", &[Python], &["pyright-langserver"], &["--stdio"], PYTHON_MARKERS);
         // pyright-langserver has no --version; `pyright` beside it has.
         pyright.probe_sibling = Some("pyright");
+        pyright.root_rule = RootRule::PythonProject;
         pyright.settings = json!({ "python": { "analysis": { "diagnosticMode": "openFilesOnly" } } });
-        let pylsp = ServerSpec::new("pylsp", &[Python], &["pylsp"], &[], PYTHON_MARKERS);
-        let ruff = ServerSpec::new("ruff", &[Python], &["ruff"], &["server"], PYTHON_MARKERS);
+        let mut pylsp = ServerSpec::new("pylsp", &[Python], &["pylsp"], &[], PYTHON_MARKERS);
+        pylsp.root_rule = RootRule::PythonProject;
+        let mut ruff = ServerSpec::new("ruff", &[Python], &["ruff"], &["server"], PYTHON_MARKERS);
+        ruff.root_rule = RootRule::PythonProject;
         let mut tsls = ServerSpec::new(
             "typescript-language-server",
             &[TypeScript, JavaScript],
@@ -245,13 +306,17 @@ impl ServerSpec {
             "allowRenameOfImportPath": false,
         } });
         tsls.renames_at_declaration = true;
+        tsls.root_rule = RootRule::TsconfigReferences;
         // It announces loading the project only once a file is open, and a
         // loaded machine's node can take seconds to get there; it always announces it.
         tsls.load_grace = std::time::Duration::from_secs(10);
         clangd.index_files = vec!["compile_commands.json", "build/compile_commands.json"];
         clangd.opens_changed_files = true;
-        let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.mod", "go.work"]);
+        clangd.root_rule = RootRule::CompileDatabase;
+        clangd.index_outside_root = true;
+        let mut gopls = ServerSpec::new("gopls", &[Go], &["gopls"], &[], &["go.work", "go.mod"]);
         gopls.probe_args = vec!["version".into()];
+        gopls.root_rule = RootRule::GoWork;
         let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
         fixture.publishes_in_rounds = true;
         vec![rust_analyzer, pyright, pylsp, ruff, tsls, clangd, gopls, fixture]

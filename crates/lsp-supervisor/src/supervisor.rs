@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::detect::{find_root, resolve_binary, search_path};
+use crate::detect::{RootChoice, choose_root, project_search_path, resolve_binary};
 use crate::error::{Error, Result};
-use crate::results::{Availability, ServerStatus};
+use crate::results::{Availability, ServerExit, ServerStatus};
 use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
 use crate::uri::path_to_uri;
@@ -78,15 +78,26 @@ impl SupervisorConfig {
 struct Slot {
     server: Option<Arc<Server>>,
     crashes: u32,
-    last_death: Option<String>,
+    /// How the last process of this slot ended (a crash, or a start that failed).
+    last_exit: Option<ServerExit>,
     docs: Vec<(PathBuf, Language)>,
+    /// Why this root ([`RootChoice::why`]).
+    why: String,
+    /// Processes started for this slot after the first.
+    restarts: u32,
+    /// Processes started for this slot.
+    starts: u32,
 }
+
+type SlotKey = (&'static str, PathBuf);
 
 /// Supervises the language servers of one checkout.
 pub struct Supervisor {
     pub(crate) config: SupervisorConfig,
-    path: OsString,
-    slots: tokio::sync::Mutex<HashMap<(&'static str, PathBuf), Slot>>,
+    slots: tokio::sync::Mutex<HashMap<SlotKey, Slot>>,
+    /// One gate per slot, held while its server starts, so starts of
+    /// different servers run side by side and one slot never starts twice.
+    starting: std::sync::Mutex<HashMap<SlotKey, Arc<tokio::sync::Mutex<()>>>>,
     /// Every server started, for the watcher to tell (dead ones are skipped).
     live: Arc<std::sync::Mutex<Vec<std::sync::Weak<Server>>>>,
     /// The root's watcher, started with the first server; `Err` says why it could not be.
@@ -123,11 +134,10 @@ pub fn project_roots(spec: &ServerSpec, dir: &Path) -> Vec<PathBuf> {
 
 impl Supervisor {
     pub fn new(config: SupervisorConfig) -> Supervisor {
-        let path = search_path(&config.root, &config.extra_path);
         Supervisor {
             config,
-            path,
             slots: tokio::sync::Mutex::default(),
+            starting: std::sync::Mutex::default(),
             live: Arc::default(),
             watcher: std::sync::OnceLock::new(),
         }
@@ -152,7 +162,9 @@ impl Supervisor {
             let mut chosen_seen = false;
             for spec in self.config.servers.iter().filter(|s| s.languages.contains(&language)) {
                 let preferred_ok = self.config.preferred.get(&language).is_none_or(|id| id == spec.id);
-                let root = find_root(spec, &self.config.root, dir).ok_or_else(|| {
+                let choice = choose_root(spec, &self.config.root, dir);
+                let reason = choice.as_ref().map(|c| c.why.clone());
+                let root = choice.map(|c| c.dir).ok_or_else(|| {
                     let place = if dir == self.config.root {
                         format!("in {}", dir.display())
                     } else {
@@ -161,8 +173,11 @@ impl Supervisor {
                     format!("no root marker ({}) {place}", spec.root_markers.join(", "))
                 });
                 let projects = if root.is_err() { project_roots(spec, dir) } else { Vec::new() };
-                let binary = resolve_binary(spec, &self.config.root, &self.path).await;
-                let mut entry = Availability { language, server: spec.id, chosen: false, root, projects, binary };
+                let project = root.as_ref().unwrap_or(&self.config.root);
+                let path = project_search_path(project, &self.config.root, &self.config.extra_path);
+                let binary = resolve_binary(spec, project, &path).await;
+                let mut entry =
+                    Availability { language, server: spec.id, chosen: false, root, reason, projects, binary };
                 entry.chosen = entry.usable() && preferred_ok && !chosen_seen;
                 chosen_seen |= entry.chosen;
                 out.push(entry);
@@ -177,7 +192,7 @@ impl Supervisor {
         let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
         let mut why = Vec::new();
         for spec in self.candidates(language) {
-            let Some(root) = find_root(spec, &self.config.root, path) else {
+            let Some(choice) = choose_root(spec, &self.config.root, path) else {
                 why.push(format!(
                     "{}: no root marker ({}) between the file and the workspace root",
                     spec.id,
@@ -185,8 +200,10 @@ impl Supervisor {
                 ));
                 continue;
             };
-            match resolve_binary(spec, &self.config.root, &self.path).await {
-                Ok(binary) => return Ok((self.ensure(spec, root, binary.path).await?, language)),
+            // The project's own tools first (its `.venv/bin`, `node_modules/.bin`).
+            let search = project_search_path(&choice.dir, &self.config.root, &self.config.extra_path);
+            match resolve_binary(spec, &choice.dir, &search).await {
+                Ok(binary) => return Ok((self.ensure(spec, choice, binary.path, &search).await?, language)),
                 Err(e) => why.push(format!("{}: {e}", spec.id)),
             }
         }
@@ -196,48 +213,80 @@ impl Supervisor {
         Err(Error::NoServer { language, why: why.join("; ") })
     }
 
-    async fn ensure(&self, spec: &ServerSpec, root: PathBuf, binary: PathBuf) -> Result<Arc<Server>> {
-        let mut slots = self.slots.lock().await;
-        let slot = slots.entry((spec.id, root.clone())).or_default();
-        if let Some(server) = &slot.server {
-            match server.death() {
-                None => return Ok(Arc::clone(server)),
-                Some(death) => {
-                    slot.crashes = if server.answered.load(Ordering::Relaxed) { 1 } else { slot.crashes + 1 };
-                    slot.last_death = Some(death.what.clone());
-                    slot.docs = server.open_docs();
-                    slot.server = None;
-                    tracing::warn!(server = spec.id, what = %death.what, crashes = slot.crashes, "language server crashed");
+    async fn ensure(
+        &self,
+        spec: &ServerSpec,
+        choice: RootChoice,
+        binary: PathBuf,
+        search: &OsString,
+    ) -> Result<Arc<Server>> {
+        let root = choice.dir;
+        let key: SlotKey = (spec.id, root.clone());
+        let gate = {
+            let mut gates = self.starting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            Arc::clone(gates.entry(key.clone()).or_default())
+        };
+        let _starting = gate.lock().await;
+        let docs = {
+            let mut slots = self.slots.lock().await;
+            let slot = slots.entry(key.clone()).or_default();
+            if slot.why.is_empty() {
+                slot.why = choice.why;
+            }
+            if let Some(server) = &slot.server {
+                match server.death() {
+                    None => return Ok(Arc::clone(server)),
+                    Some(death) => {
+                        slot.crashes = if server.answered.load(Ordering::Relaxed) { 1 } else { slot.crashes + 1 };
+                        slot.last_exit = Some(ServerExit { what: death.what.clone(), stderr_tail: death.stderr_tail });
+                        slot.docs = server.open_docs();
+                        slot.server = None;
+                        tracing::warn!(server = spec.id, what = %death.what, crashes = slot.crashes, "language server crashed");
+                    }
                 }
             }
-        }
-        if slot.crashes >= self.config.max_crashes {
-            return Err(Error::GaveUp {
-                server: spec.id,
-                crashes: slot.crashes,
-                last: slot.last_death.clone().unwrap_or_default(),
-            });
-        }
+            if slot.crashes >= self.config.max_crashes {
+                return Err(Error::GaveUp {
+                    server: spec.id,
+                    crashes: slot.crashes,
+                    last: slot.last_exit.as_ref().map(ServerExit::describe).unwrap_or_default(),
+                });
+            }
+            slot.restarts += u32::from(slot.starts > 0);
+            slot.starts += 1;
+            std::mem::take(&mut slot.docs)
+        };
+        // Started without the slots locked: other servers start and answer meanwhile.
         let started = Server::start(
-            spec.clone(),
+            crate::detect::launch_spec(spec, &root),
             root,
             binary,
-            &self.path,
+            search,
             self.config.request_timeout,
             self.config.init_timeout,
         )
         .await;
+        let mut slots = self.slots.lock().await;
+        let slot = slots.entry(key).or_default();
         let server = match started {
             Ok(server) => Arc::new(server),
             Err(e) => {
-                if matches!(e, Error::Crashed { .. } | Error::Timeout { .. }) {
+                let exit = match &e {
+                    Error::Crashed { what, stderr_tail, .. } => {
+                        Some(ServerExit { what: what.clone(), stderr_tail: stderr_tail.clone() })
+                    }
+                    Error::Timeout { .. } => Some(ServerExit { what: e.to_string(), stderr_tail: String::new() }),
+                    _ => None,
+                };
+                if let Some(exit) = exit {
                     slot.crashes += 1;
-                    slot.last_death = Some(e.to_string());
+                    slot.last_exit = Some(exit);
                 }
+                slot.docs = docs;
                 return Err(e);
             }
         };
-        for (path, language) in std::mem::take(&mut slot.docs) {
+        for (path, language) in docs {
             if path.exists() {
                 server.sync(&path, language).await?;
             }
@@ -255,32 +304,58 @@ impl Supervisor {
 
     /// Every slot's state.
     pub async fn status(&self) -> Vec<ServerStatus> {
+        let starting: Vec<SlotKey> = {
+            let gates = self.starting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            gates.iter().filter(|(_, gate)| gate.try_lock().is_err()).map(|(key, _)| key.clone()).collect()
+        };
         let slots = self.slots.lock().await;
         let mut out: Vec<ServerStatus> = slots
             .iter()
-            .map(|((id, root), slot)| {
+            .map(|(key, slot)| {
+                let (id, root) = key;
                 let server = slot.server.as_ref();
                 let dead = server.and_then(|s| s.death());
+                let gave_up = slot.crashes >= self.config.max_crashes;
                 let state = match (server, &dead) {
                     (Some(_), None) => "running".to_string(),
                     (Some(_), Some(d)) => format!("crashed ({}); restarts on next use", d.what),
-                    (None, _) if slot.crashes >= self.config.max_crashes => {
+                    (None, _) if starting.contains(key) => "starting".to_string(),
+                    (None, _) if gave_up => {
                         format!("gave up after {} crashes in a row; `reload` tries again", slot.crashes)
                     }
                     (None, _) => "stopped".to_string(),
                 };
+                let last_exit = dead
+                    .as_ref()
+                    .map(|d| ServerExit { what: d.what.clone(), stderr_tail: d.stderr_tail.clone() })
+                    .or_else(|| slot.last_exit.clone());
+                let spec = self.config.servers.iter().find(|s| s.id == *id);
+                let first_load = spec
+                    .and_then(|s| s.first_load_timeout)
+                    .filter(|t| *t > self.config.request_timeout)
+                    .map(|t| t.as_millis());
                 ServerStatus {
                     server: id,
                     root: root.clone(),
+                    root_reason: slot.why.clone(),
                     binary: server.map(|s| s.binary.clone()),
                     state,
                     pid: server.and_then(|s| s.pid).filter(|_| dead.is_none()),
                     encoding: server.map(|s| s.encoding),
-                    busy: server.and_then(|s| s.busy()),
+                    busy: server.filter(|_| dead.is_none()).and_then(|s| s.busy()),
+                    load: server.filter(|_| dead.is_none()).map(|s| s.load()).and_then(|l| match l {
+                        crate::server::Load::Ready => None,
+                        crate::server::Load::Partial(what) => Some(format!("partly loaded, still {what}")),
+                        crate::server::Load::Loading(what) => Some(format!("loading: {what}")),
+                    }),
                     open_documents: server.map(|s| s.open_docs().len()).unwrap_or(0),
                     crashes: slot.crashes,
-                    last_crash: slot.last_death.clone().or(dead.map(|d| d.what)),
-                    uptime_ms: server.map(|s| s.started.elapsed().as_millis()),
+                    restarts: slot.restarts,
+                    last_crash: last_exit.as_ref().map(|e| e.what.clone()),
+                    last_exit: last_exit.clone(),
+                    gave_up: gave_up.then(|| last_exit.as_ref().map(ServerExit::describe).unwrap_or_default()),
+                    uptime_ms: server.filter(|_| dead.is_none()).map(|s| s.started.elapsed().as_millis()),
+                    first_load_timeout_ms: first_load,
                     messages: server.map(|s| s.messages()).unwrap_or_default(),
                 }
             })
@@ -292,6 +367,8 @@ impl Supervisor {
     /// Stops the servers whose root contains `dir` (all when `None`) and forgets their crashes;
     /// they start again on next use. Returns the (server, root) pairs stopped.
     pub async fn reload(&self, dir: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
+        // Detection runs again: a binary installed or fixed since is probed anew.
+        crate::detect::clear_caches();
         let mut slots = self.slots.lock().await;
         let keys: Vec<_> = slots
             .keys()

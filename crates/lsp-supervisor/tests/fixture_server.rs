@@ -152,7 +152,7 @@ async fn while_indexing_an_empty_answer_is_not_ready_and_waits_when_it_can() {
     slow.request_timeout = Duration::from_millis(1500);
     let sup = Supervisor::new(slow);
     let error = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap_err();
-    assert!(matches!(&error, Error::NotReady { what, .. } if what == "Indexing"), "{error}");
+    assert!(matches!(&error, Error::NotReady { what, .. } if what == "Indexing: fixture files (0%)"), "{error}");
     sup.shutdown().await;
 
     let sup = Supervisor::new(config(&root, &[("FIXTURE_LSP_INDEX_MS", "1500")]));

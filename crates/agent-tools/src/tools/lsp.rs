@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use lsp_supervisor::{Capped, Cursor, Diagnostic, Language, Location, Supervisor, Symbol};
+use lsp_supervisor::{Capped, Cursor, Diagnostic, Language, Location, Supervisor, Symbol, SymbolScope};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -73,6 +73,8 @@ pub struct LspInput {
     pub query: Option<String>,
     /// diagnostics "*" and symbols with a query: limit to this language (rust, python, typescript, javascript, c, cpp, go).
     pub language: Option<String>,
+    /// symbols with a query: also list matches outside the working directory (dependencies, standard libraries), marked as such.
+    pub dependencies: Option<bool>,
 }
 
 struct Lsp(LspWiring);
@@ -400,7 +402,8 @@ impl Lsp {
             }
             LspAction::Symbols => match (&input.query, &input.file) {
                 (Some(query), _) => {
-                    self.workspace_symbols(query, input.file.as_deref(), input.language.as_deref()).await
+                    let dependencies = input.dependencies.unwrap_or(false);
+                    self.workspace_symbols(query, input.file.as_deref(), input.language.as_deref(), dependencies).await
                 }
                 (None, Some(_)) => {
                     let path = self.file(&input)?;
@@ -445,9 +448,13 @@ impl Lsp {
             for d in &run.diagnostics {
                 let _ = writeln!(text, "{}", diagnostic_line(ws, d));
             }
+            if let Some(failure) = &run.failure {
+                let _ = writeln!(text, "{}", relative_text(ws, failure));
+            }
             structured.push(json!({
                 "language": run.language, "command": run.command, "success": run.success,
                 "diagnostics": run.diagnostics.iter().map(|d| diagnostic_json(ws, d)).collect::<Vec<_>>(),
+                "failure": run.failure.as_deref().map(|f| relative_text(ws, f)),
             }));
         }
         Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "checkers": structured })))
@@ -458,54 +465,68 @@ impl Lsp {
         query: &str,
         file: Option<&str>,
         language: Option<&str>,
+        dependencies: bool,
     ) -> std::result::Result<ToolResult, String> {
         let sup = &self.0.supervisor;
         let ws = &self.0.workspace;
-        // The server is the one of `file`, or of each language usable at the root.
-        let contexts: Vec<PathBuf> = match (file, language) {
-            (Some(file), _) => vec![ws.resolve(file).map_err(|e| e.to_string())?],
-            (None, language) => {
-                let wanted = match language {
-                    Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
-                    None => None,
-                };
-                let available = sup.availability(ws.root()).await;
-                let mut contexts = Vec::new();
-                for a in available.iter().filter(|a| a.chosen && wanted.is_none_or(|w| w == a.language)) {
-                    if a.language == Language::JavaScript
-                        && available
-                            .iter()
-                            .any(|b| b.chosen && b.language == Language::TypeScript && b.server == a.server)
-                    {
-                        continue;
-                    }
-                    for root in a.roots() {
-                        if let Some(file) = first_file_of(&root, a.language) {
-                            contexts.push(file);
-                        }
-                    }
-                }
-                if contexts.is_empty() {
-                    return Err(
-                        "no language server is usable at the working directory's root; `status` says why".into()
-                    );
-                }
-                contexts
-            }
+        let file = file.map(|f| ws.resolve(f).map_err(|e| e.to_string())).transpose()?;
+        let language = match language {
+            Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
+            None => None,
         };
-        let mut all = Capped { items: Vec::new(), total: 0 };
-        let mut servers = Vec::new();
-        for context in contexts {
-            let (server, found) =
-                sup.workspace_symbols(query, &context, WORKSPACE_SYMBOLS_CAP).await.map_err(|e| e.to_string())?;
-            servers.push(server);
-            all.total += found.total;
-            all.items.extend(found.items);
+        let scope = SymbolScope { file, language, dependencies, cap: WORKSPACE_SYMBOLS_CAP };
+        let found = sup.search_symbols(query, &scope).await.map_err(|e| relative_text(ws, &e.to_string()))?;
+        let servers: Vec<String> =
+            found.servers.iter().map(|(id, root)| format!("{id} for {}", display_root(ws, root))).collect();
+        let symbols = &found.symbols;
+        let mut text = format!(
+            "symbols matching {query:?} ({}): {}{}\n",
+            servers.join(", "),
+            symbols.total,
+            capped_note(symbols)
+        );
+        for s in &symbols.items {
+            let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
+            let outside = if s.location.path.starts_with(ws.root()) { "" } else { " (dependency)" };
+            let _ = writeln!(text, "{} {}{container}  {}{outside}", s.kind, s.name, loc(ws, &s.location));
         }
-        // The project's own symbols first (gopls mixes in the standard library's), then the rest.
-        all.items.sort_by_key(|s| !s.location.path.starts_with(ws.root()));
-        all.items.truncate(WORKSPACE_SYMBOLS_CAP);
-        Ok(symbols_result(ws, &format!("symbols matching {query:?} ({})", servers.join(", ")), &all))
+        if found.outside > 0 {
+            let _ = writeln!(
+                text,
+                "{} outside the working directory left out (dependencies: true lists them)",
+                count(found.outside, "hit")
+            );
+        }
+        for (id, root, why) in &found.failures {
+            let _ = writeln!(text, "{id} for {} could not answer: {}", display_root(ws, root), relative_text(ws, why));
+        }
+        for note in &found.notes {
+            let _ = writeln!(text, "note: {note}");
+        }
+        let items: Vec<_> = symbols
+            .items
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name, "kind": s.kind, "container": s.container,
+                    "location": location_json(ws, &s.location),
+                    "dependency": !s.location.path.starts_with(ws.root()),
+                })
+            })
+            .collect();
+        let failures: Vec<_> = found
+            .failures
+            .iter()
+            .map(|(id, root, why)| json!({ "server": id, "root": display_root(ws, root), "error": relative_text(ws, why) }))
+            .collect();
+        Ok(ToolResult::text(text.trim_end()).with_structured(json!({
+            "symbols": items,
+            "total": symbols.total,
+            "servers": servers,
+            "outside": found.outside,
+            "failures": failures,
+            "notes": found.notes,
+        })))
     }
 
     async fn status(&self) -> ToolResult {
@@ -518,16 +539,49 @@ impl Lsp {
             text.push_str("  none running (a server starts on first use)\n");
         }
         for s in &running {
-            let busy = s.busy.as_ref().map(|b| format!(", busy: {b}")).unwrap_or_default();
-            let _ = writeln!(
-                text,
-                "  {} for {}: {}{busy}, {} open documents",
-                s.server,
-                display_root(ws, &s.root),
-                s.state,
-                s.open_documents
-            );
+            let reason = if s.root_reason.is_empty() { String::new() } else { format!(" ({})", s.root_reason) };
+            let mut line = format!("  {} for {}{reason}: {}", s.server, display_root(ws, &s.root), s.state);
+            if let Some(pid) = s.pid {
+                line.push_str(&format!(", pid {pid}"));
+            }
+            if let Some(up) = s.uptime_ms {
+                line.push_str(&format!(", up {}", duration_text(up)));
+            }
+            line.push_str(&format!(", {}, {} open documents", count(s.restarts as usize, "restart"), s.open_documents));
+            if let Some(busy) = &s.busy {
+                line.push_str(&format!(", busy: {busy}"));
+            }
+            let _ = writeln!(text, "{line}");
+            if let Some(load) = &s.load {
+                let _ = writeln!(text, "    {load}");
+            }
+            if let Some(first) = s.first_load_timeout_ms {
+                let _ = writeln!(
+                    text,
+                    "    its first request may wait up to {} for its first load (a cold project), later ones {}",
+                    duration_text(first),
+                    duration_text(sup.config().request_timeout.as_millis())
+                );
+            }
+            match (&s.gave_up, &s.last_exit) {
+                (Some(why), _) => {
+                    let _ = writeln!(text, "    gave up because: {}", indent(&relative_text(ws, why)));
+                }
+                (None, Some(exit)) => {
+                    let _ = writeln!(text, "    last exit: {}", indent(&relative_text(ws, &exit.describe())));
+                }
+                (None, None) => {}
+            }
+            for message in &s.messages {
+                let _ = writeln!(text, "    it said: {message}");
+            }
         }
+        let watching = match sup.watching() {
+            Some(Ok(dirs)) => format!("watched for changes on disk ({}, .gitignore honoured)", count(dirs, "directory")),
+            Some(Err(why)) => why,
+            None => "not watched yet (the watch starts with the first server)".to_string(),
+        };
+        let _ = writeln!(text, "the root: {watching}");
         text.push_str("languages at the root:\n");
         for a in available.iter().filter(|a| a.language != Language::Fixture || a.usable()) {
             let projects: Vec<String> = a.projects.iter().map(|p| format!("{}/", display_root(ws, p))).collect();
@@ -535,7 +589,12 @@ impl Lsp {
                 (Err(_), Ok(b)) if a.chosen && !projects.is_empty() => {
                     format!("used for the projects in {} ({})", projects.join(", "), version_text(&b.path, &b.version))
                 }
-                (Ok(_), Ok(b)) if a.chosen => format!("used ({})", version_text(&b.path, &b.version)),
+                (Ok(root), Ok(b)) if a.chosen => format!(
+                    "used for {}{} ({})",
+                    display_root(ws, root),
+                    a.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default(),
+                    version_text(&b.path, &b.version)
+                ),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
                 (Err(why), Ok(_)) => format!("binary found, but {why}"),
                 (Ok(_), Err(why)) => format!("root marker found, but {why}"),
@@ -545,9 +604,11 @@ impl Lsp {
         }
         let structured = json!({
             "running": running,
+            "watching": watching,
             "availability": available.iter().map(|a| json!({
                 "language": a.language, "server": a.server, "chosen": a.chosen, "usable": a.usable(),
                 "root": a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
+                "reason": a.reason,
                 "projects": a.projects.iter().map(|p| ws.relative(p).to_path_buf()).collect::<Vec<_>>(),
                 "binary": a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
             })).collect::<Vec<_>>(),
@@ -560,6 +621,20 @@ impl Lsp {
 pub(crate) fn version_text(program: &Path, version: &str) -> String {
     let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if version.contains(name) { version.to_string() } else { format!("{name} {version}") }
+}
+
+/// `850 ms`, `12 s`, `3 min 5 s`.
+fn duration_text(ms: u128) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{} s", ms / 1_000),
+        _ => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1_000),
+    }
+}
+
+/// Continuation lines indented under a status entry.
+fn indent(text: &str) -> String {
+    text.trim_end().replace('\n', "\n      ")
 }
 
 /// "1 diagnostic", "2 diagnostics".
@@ -585,16 +660,6 @@ fn action_name(action: LspAction) -> &'static str {
         LspAction::Status => "status",
         LspAction::Reload => "reload",
     }
-}
-
-/// A file of the language under `root` (gitignore-aware), to route a workspace query to its server.
-fn first_file_of(root: &Path, language: Language) -> Option<PathBuf> {
-    ignore::WalkBuilder::new(root)
-        .max_depth(Some(6))
-        .build()
-        .flatten()
-        .map(|e| e.into_path())
-        .find(|p| p.is_file() && Language::from_path(p) == Some(language))
 }
 
 fn symbols_result(ws: &Workspace, title: &str, symbols: &Capped<Symbol>) -> ToolResult {
