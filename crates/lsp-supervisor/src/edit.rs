@@ -424,4 +424,27 @@ mod tests {
         assert_eq!(std::fs::read_to_string(root.join("a.txt"))?, "héllo earth\r\n2nd\n");
         Ok(())
     }
+
+    #[test]
+    fn a_range_that_does_not_hold_the_old_name_on_disk_is_a_stale_edit() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        // The server saw `def to_key(v):` on line 2; the disk now has another line there.
+        std::fs::write(root.join("u.py"), "import os\nVALUE = 1\ndef to_key(v):\n    return v\n")?;
+        let edit = |line: u32, start: u32, end: u32, new: &str| {
+            json!({ "changes": { path_to_uri(&root.join("u.py")): [
+                { "range": { "start": { "line": line, "character": start }, "end": { "line": line, "character": end } }, "newText": new }
+            ] } })
+        };
+        let stale = plan_workspace_edit(&root, &edit(1, 4, 10, "as_key"), PositionEncoding::Utf16)?;
+        assert_eq!(stale.stale_edit("to_key"), Some((root.join("u.py"), 2, "E = 1".to_string())));
+        let current = plan_workspace_edit(&root, &edit(2, 4, 10, "as_key"), PositionEncoding::Utf16)?;
+        assert_eq!(current.stale_edit("to_key"), None);
+        // Prefix and suffix text keep the old name in the new text; the range still holds it.
+        let shorthand = plan_workspace_edit(&root, &edit(2, 4, 10, "to_key: as_key"), PositionEncoding::Utf16)?;
+        assert_eq!(shorthand.stale_edit("to_key"), None);
+        // Nothing is written by planning.
+        assert_eq!(std::fs::read_to_string(root.join("u.py"))?, "import os\nVALUE = 1\ndef to_key(v):\n    return v\n");
+        Ok(())
+    }
 }

@@ -299,3 +299,43 @@ async fn a_directory_of_projects_serves_each_project() {
     assert_eq!(roots, [root.join("nested/two"), root.join("one")]);
     sup.shutdown().await;
 }
+
+/// Files changed on disk by someone else reach the server before the next
+/// request: the ones its registered watcher (`**/*.fix`) asks for as
+/// `workspace/didChangeWatchedFiles`, an open one as `didChange` with the disk's
+/// text; a file no watcher asks for is not sent.
+#[tokio::test]
+async fn changes_on_disk_reach_the_server_by_its_registered_watchers_before_the_next_request() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("log.jsonl");
+    let sup = Supervisor::new(config(
+        &root,
+        &[("FIXTURE_LSP_ODD_REQUESTS", "1"), ("FIXTURE_LSP_LOG", log.to_str().unwrap())],
+    ));
+    let a = root.join("a.fix");
+    assert_eq!(sup.definition(&a, 2, "alpha").await.unwrap().locations.total, 1);
+    // The server's own applyEdit was refused; now a shell edits behind its back.
+    std::fs::write(root.join("b.fix"), "def beta\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "not a fixture file\n").unwrap();
+    std::fs::write(&a, "def alpha\n\nalpha\n").unwrap();
+    let nav = sup.definition(&a, 3, "alpha").await.unwrap();
+    assert_eq!(nav.locations.items.iter().map(|l| l.line).collect::<Vec<_>>(), [1]);
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let watched: Vec<(String, u64)> = lines
+        .iter()
+        .filter(|l| l["method"] == "workspace/didChangeWatchedFiles")
+        .flat_map(|l| l["params"]["changes"].as_array().cloned().unwrap_or_default())
+        .map(|c| (c["uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), c["type"].as_u64().unwrap()))
+        .collect();
+    assert!(watched.contains(&("b.fix".to_string(), 1)), "{watched:?}");
+    assert!(watched.contains(&("a.fix".to_string(), 2)), "{watched:?}");
+    assert!(!watched.iter().any(|(name, _)| name == "notes.txt"), "{watched:?}");
+    let synced = lines.iter().any(|l| {
+        l["method"] == "textDocument/didChange" && l["params"]["contentChanges"][0]["text"] == "def alpha\n\nalpha\n"
+    });
+    assert!(synced, "the open document was synced with the disk");
+    assert!(matches!(sup.watching(), Some(Ok(n)) if n >= 1));
+    sup.shutdown().await;
+}
