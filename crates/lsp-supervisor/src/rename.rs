@@ -244,7 +244,11 @@ impl Supervisor {
             let edited = plan.edited.get(path).map(|(_, spans)| spans.as_slice()).unwrap_or(&[]);
             let all = lines(&text);
             for (line, byte, offset) in occurrences(&text, old) {
-                if edited.iter().any(|&(s, e, _)| s <= offset && offset < e.max(s + 1)) {
+                // Inside an edited range, or touched by an insertion next to it
+                // (rust-analyzer makes `S { x }` into `S { x: y }` by inserting `: y`).
+                let end = offset + old.trim_start_matches('\'').len();
+                if edited.iter().any(|&(s, e, _)| (s <= offset && offset < e) || (s == e && (s == offset || s == end)))
+                {
                     continue;
                 }
                 let line_text = all.get(line).copied().unwrap_or("").to_string();
@@ -347,7 +351,8 @@ fn renamed_at(plan: &Plan, old: &str, path: &Path, line: u32, column: u32) -> bo
     let Some(line_start) = crate::encoding::line_starts(text).get(line as usize - 1).copied() else { return false };
     let line_text = &text[line_start..];
     let byte = line_start + line_text.char_indices().nth(column as usize - 1).map_or(line_text.len(), |(i, _)| i);
-    spans.iter().any(|(s, e, new)| *s <= byte && byte <= *e && occurrences(new, old).is_empty())
+    // An insertion (`z: ` before a shorthand field) renames nothing where it stands.
+    spans.iter().any(|(s, e, new)| *s <= byte && byte < *e && occurrences(new, old).is_empty())
 }
 
 #[cfg(test)]

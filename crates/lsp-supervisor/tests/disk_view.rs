@@ -182,3 +182,58 @@ async fn typescript_renames_keep_keys_and_reach_the_declaration_from_an_import()
     let a = read(&root, "source/a.ts");
     assert!(a.contains("interface S { done: boolean }") && a.contains("const { done: ready } = s;"), "{a}");
 }
+
+/// The same trap on the other servers: a local renamed where it fills a field
+/// or a keyword argument keeps the field's or the keyword's name, and a field
+/// renamed changes every key (rust-analyzer, pyright, gopls).
+#[tokio::test(flavor = "multi_thread")]
+async fn renames_keep_field_and_keyword_names_on_rust_python_and_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let rust = "struct S {\n    x: i32,\n}\n\nfn make() -> S {\n    let x = 1;\n    S { x }\n}\n\nfn main() {\n    let S { x } = make();\n    println!(\"{x}\");\n}\n";
+    write(&root, "rs/Cargo.toml", "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n");
+    write(&root, "rs/src/main.rs", rust);
+    let python = "def scale(value, factor=2):\n    return value * factor\n\n\ndef use():\n    value = 3\n    return scale(value=value) + scale(value, factor=value)\n";
+    write(&root, "py/pyproject.toml", "[project]\nname = \"t\"\nversion = \"0\"\n");
+    write(&root, "py/m.py", python);
+    let go = "package t\n\ntype T struct {\n\tx int\n}\n\nfunc Make() T {\n\tx := 1\n\treturn T{x: x}\n}\n";
+    write(&root, "go/go.mod", "module t\n\ngo 1.19\n");
+    write(&root, "go/t.go", go);
+
+    if let Some(sup) = common::supervisor(&root, Language::Rust, "rust-analyzer").await {
+        let main = root.join("rs/src/main.rs");
+        sup.rename(&main, 6, "x", "y").await.unwrap();
+        assert!(
+            read(&root, "rs/src/main.rs").contains("let y = 1;\n    S { x: y }"),
+            "{}",
+            read(&root, "rs/src/main.rs")
+        );
+        write(&root, "rs/src/main.rs", rust);
+        let outcome = sup.rename(&main, 2, "x", "z").await.unwrap();
+        let renamed = read(&root, "rs/src/main.rs");
+        assert!(renamed.contains("S { z: x }") && renamed.contains("let S { z: x } = make();"), "{renamed}");
+        assert_eq!(outcome.edits, 3);
+        sup.shutdown().await;
+    }
+    if let Some(sup) = common::supervisor(&root, Language::Python, "pyright").await {
+        let m = root.join("py/m.py");
+        sup.rename(&m, 6, "value", "v").await.unwrap();
+        assert!(read(&root, "py/m.py").ends_with("    v = 3\n    return scale(value=v) + scale(v, factor=v)\n"));
+        write(&root, "py/m.py", python);
+        sup.rename(&m, 1, "value", "amount").await.unwrap();
+        let renamed = read(&root, "py/m.py");
+        assert!(renamed.starts_with("def scale(amount, factor=2):\n    return amount * factor\n"), "{renamed}");
+        assert!(renamed.ends_with("    return scale(amount=value) + scale(value, factor=value)\n"), "{renamed}");
+        sup.shutdown().await;
+    }
+    if let Some(sup) = common::supervisor(&root, Language::Go, "gopls").await {
+        let t = root.join("go/t.go");
+        sup.rename(&t, 8, "x", "y").await.unwrap();
+        assert!(read(&root, "go/t.go").ends_with("\ty := 1\n\treturn T{x: y}\n}\n"));
+        write(&root, "go/t.go", go);
+        sup.rename(&t, 4, "x", "z").await.unwrap();
+        let renamed = read(&root, "go/t.go");
+        assert!(renamed.contains("\tz int\n") && renamed.ends_with("\tx := 1\n\treturn T{z: x}\n}\n"), "{renamed}");
+        sup.shutdown().await;
+    }
+}
