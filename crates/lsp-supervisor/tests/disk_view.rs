@@ -138,6 +138,11 @@ async fn pyright_lists_the_uses_its_configuration_leaves_out_and_does_not_rename
     let comment: Vec<u32> = outcome.unresolved.iter().map(|l| l.location.line).collect();
     assert_eq!(comment, [6], "the mention in a comment is listed as unresolved");
     assert_eq!(read(&root, "tests/test_utils.py"), test, "files outside the configuration are not renamed");
+    // References say so too.
+    let nav = sup.references(&root.join("pkg/utils.py"), 1, "pairs", 50).await.unwrap();
+    assert_eq!(nav.locations.total, 3);
+    let warning = nav.warning.unwrap_or_default();
+    assert!(warning.starts_with("1 file under ") && warning.contains("not searched"), "{warning}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
