@@ -577,7 +577,10 @@ impl Lsp {
             }
         }
         let watching = match sup.watching() {
-            Some(Ok(dirs)) => format!("watched for changes on disk ({}, .gitignore honoured)", count(dirs, "directory")),
+            Some(Ok(dirs)) => format!(
+                "watched for changes on disk ({dirs} {}, .gitignore honoured)",
+                if dirs == 1 { "directory" } else { "directories" }
+            ),
             Some(Err(why)) => why,
             None => "not watched yet (the watch starts with the first server)".to_string(),
         };
