@@ -76,6 +76,11 @@ pub fn edited_files(edit: &Value) -> Vec<PathBuf> {
     out
 }
 
+/// The path of a `file:` URI; any other scheme refuses the edit.
+fn file_path(uri: &lsp_types::Uri) -> Result<PathBuf> {
+    uri_to_path(uri.as_str()).ok_or_else(|| Error::EditRefused(format!("a non-file URI {}", uri.as_str())))
+}
+
 /// The in-memory view: a path's planned content (`None` = deleted).
 pub(crate) struct Plan {
     root: PathBuf,
@@ -142,26 +147,24 @@ impl Plan {
         Ok(())
     }
 
-    fn text_edits(&mut self, path: &Path, edits: &[Value], encoding: PositionEncoding) -> Result<()> {
+    fn text_edits(&mut self, path: &Path, edits: &[lsp_types::TextEdit], encoding: PositionEncoding) -> Result<()> {
         let Some(text) = self.current(path)? else {
             return Err(Error::EditRefused(format!("it edits {}, which does not exist", path.display())));
         };
         let starts = line_starts(&text);
-        let offset = |pos: &Value| -> usize {
-            let line = pos.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let character = pos.get("character").and_then(Value::as_u64).unwrap_or(0) as u32;
+        let offset = |pos: lsp_types::Position| -> usize {
+            let line = pos.line as usize;
             let Some(&start) = starts.get(line) else { return text.len() };
             let end = starts.get(line + 1).copied().unwrap_or(text.len());
             let line_text = text[start..end].trim_end_matches(['\n', '\r']);
-            start + from_lsp_column(line_text, character, encoding)
+            start + from_lsp_column(line_text, pos.character, encoding)
         };
         let mut spans: Vec<(usize, usize, String)> = edits
             .iter()
             .map(|e| {
-                let range = e.get("range").cloned().unwrap_or(Value::Null);
-                let start = offset(range.get("start").unwrap_or(&Value::Null));
-                let end = offset(range.get("end").unwrap_or(&Value::Null)).max(start);
-                (start, end, e.get("newText").and_then(Value::as_str).unwrap_or("").to_string())
+                let start = offset(e.range.start);
+                let end = offset(e.range.end).max(start);
+                (start, end, e.new_text.clone())
             })
             .collect();
         spans.sort_by_key(|s| (s.0, s.1));
@@ -183,62 +186,66 @@ impl Plan {
         Ok(())
     }
 
-    fn operation(&mut self, op: &Value, encoding: PositionEncoding) -> Result<()> {
-        let path_of = |key: &str| -> Result<PathBuf> {
-            op.get(key)
-                .and_then(Value::as_str)
-                .and_then(uri_to_path)
-                .ok_or_else(|| Error::EditRefused(format!("an operation without a file: URI in `{key}`")))
-        };
-        let flag = |key: &str| op.pointer(&format!("/options/{key}")).and_then(Value::as_bool).unwrap_or(false);
-        match op.get("kind").and_then(Value::as_str) {
-            None => {
-                let path = op
-                    .pointer("/textDocument/uri")
-                    .and_then(Value::as_str)
-                    .and_then(uri_to_path)
-                    .ok_or_else(|| Error::EditRefused("a text edit without a file: URI".into()))?;
-                let edits = op.get("edits").and_then(Value::as_array).cloned().unwrap_or_default();
-                self.text_edits(&path, &edits, encoding)
-            }
-            Some("create") => {
-                let path = path_of("uri")?;
+    fn document_edit(&mut self, edit: lsp_types::TextDocumentEdit, encoding: PositionEncoding) -> Result<()> {
+        let path = file_path(&edit.text_document.uri)?;
+        // An annotated edit is applied like a plain one: nobody is asked to confirm it.
+        let edits: Vec<lsp_types::TextEdit> = edit
+            .edits
+            .into_iter()
+            .map(|e| match e {
+                lsp_types::OneOf::Left(plain) => plain,
+                lsp_types::OneOf::Right(annotated) => annotated.text_edit,
+            })
+            .collect();
+        self.text_edits(&path, &edits, encoding)
+    }
+
+    fn operation(&mut self, op: lsp_types::ResourceOp) -> Result<()> {
+        use lsp_types::ResourceOp;
+        let flag = |value: Option<bool>| value.unwrap_or(false);
+        match op {
+            ResourceOp::Create(create) => {
+                let path = file_path(&create.uri)?;
+                let (overwrite, ignore) =
+                    create.options.map_or((false, false), |o| (flag(o.overwrite), flag(o.ignore_if_exists)));
                 match self.current(&path)? {
-                    Some(_) if flag("ignoreIfExists") && !flag("overwrite") => Ok(()),
-                    Some(_) if !flag("overwrite") => {
+                    Some(_) if ignore && !overwrite => Ok(()),
+                    Some(_) if !overwrite => {
                         Err(Error::EditRefused(format!("it creates {}, which exists", path.display())))
                     }
                     _ => self.set(&path, Some(String::new())),
                 }
             }
-            Some("rename") => {
-                let (old, new) = (path_of("oldUri")?, path_of("newUri")?);
+            ResourceOp::Rename(rename) => {
+                let (old, new) = (file_path(&rename.old_uri)?, file_path(&rename.new_uri)?);
+                let (overwrite, ignore) =
+                    rename.options.map_or((false, false), |o| (flag(o.overwrite), flag(o.ignore_if_exists)));
                 let content = self
                     .current(&old)?
                     .ok_or_else(|| Error::EditRefused(format!("it renames {}, which does not exist", old.display())))?;
                 if self.current(&new)?.is_some() {
-                    if flag("ignoreIfExists") && !flag("overwrite") {
+                    if ignore && !overwrite {
                         return Ok(());
                     }
-                    if !flag("overwrite") {
+                    if !overwrite {
                         return Err(Error::EditRefused(format!("it renames onto {}, which exists", new.display())));
                     }
                 }
                 self.set(&old, None)?;
                 self.set(&new, Some(content))
             }
-            Some("delete") => {
-                let path = path_of("uri")?;
+            ResourceOp::Delete(delete) => {
+                let path = file_path(&delete.uri)?;
                 if path.is_dir() {
                     return Err(Error::EditRefused(format!("it deletes the directory {}", path.display())));
                 }
+                let ignore = flag(delete.options.and_then(|o| o.ignore_if_not_exists));
                 match self.current(&path)? {
-                    None if flag("ignoreIfNotExists") => Ok(()),
+                    None if ignore => Ok(()),
                     None => Err(Error::EditRefused(format!("it deletes {}, which does not exist", path.display()))),
                     Some(_) => self.set(&path, None),
                 }
             }
-            Some(other) => Err(Error::EditRefused(format!("an unknown operation kind {other:?}"))),
         }
     }
 
@@ -357,15 +364,31 @@ pub(crate) fn plan_workspace_edit(root: &Path, edit: &Value, encoding: PositionE
         bom: Default::default(),
         edits: 0,
     };
-    if let Some(document_changes) = edit.get("documentChanges").and_then(Value::as_array) {
-        for op in document_changes {
-            plan.operation(op, encoding)?;
+    let edit: lsp_types::WorkspaceEdit = serde_json::from_value(edit.clone())
+        .map_err(|e| Error::EditRefused(format!("the server's answer is not a WorkspaceEdit of the protocol ({e})")))?;
+    match (edit.document_changes, edit.changes) {
+        (Some(lsp_types::DocumentChanges::Edits(edits)), _) => {
+            for e in edits {
+                plan.document_edit(e, encoding)?;
+            }
         }
-    } else if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
-        for (uri, edits) in changes {
-            let path = uri_to_path(uri).ok_or_else(|| Error::EditRefused(format!("a non-file URI {uri}")))?;
-            plan.text_edits(&path, edits.as_array().map(Vec::as_slice).unwrap_or(&[]), encoding)?;
+        (Some(lsp_types::DocumentChanges::Operations(operations)), _) => {
+            for operation in operations {
+                match operation {
+                    lsp_types::DocumentChangeOperation::Edit(e) => plan.document_edit(e, encoding)?,
+                    lsp_types::DocumentChangeOperation::Op(op) => plan.operation(op)?,
+                }
+            }
         }
+        // `documentChanges` wins over `changes` when a server sends both (LSP 3.17 "WorkspaceEdit").
+        (None, Some(changes)) => {
+            let mut changes: Vec<_> = changes.into_iter().collect();
+            changes.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+            for (uri, edits) in changes {
+                plan.text_edits(&file_path(&uri)?, &edits, encoding)?;
+            }
+        }
+        (None, None) => {}
     }
     Ok(plan)
 }
