@@ -106,7 +106,7 @@ fn pyright(root: &Path, rel: &Path) -> Option<String> {
         .unwrap_or_else(|| vec!["**/node_modules".into(), "**/__pycache__".into(), "**/.*".into()]);
     patterns(root, &exclude)
         .is_match(&path)
-        .then(|| format!("pyright's configuration ({source}) excludes it ({})", exclude.join(", ")))
+        .then(|| format!("pyright's configuration ({source}) excludes them ({})", exclude.join(", ")))
 }
 
 /// JSON with comments (tsconfig, pyrightconfig) as JSON: comments and trailing commas dropped.
@@ -212,8 +212,9 @@ fn ts_covers(config: &Path, path: &Path, depth: usize) -> Option<bool> {
 fn typescript(root: &Path, path: &Path) -> Option<String> {
     let config = ["tsconfig.json", "jsconfig.json"].iter().map(|n| root.join(n)).find(|p| p.is_file())?;
     let name = config.file_name()?.to_string_lossy().into_owned();
-    (ts_covers(&config, path, 3) == Some(false))
-        .then(|| format!("the root's {name} does not include it (its files, include, exclude and references)"))
+    (ts_covers(&config, path, 3) == Some(false)).then(|| {
+        format!("they lie outside what the root's {name} includes (its files, include, exclude and references)")
+    })
 }
 
 /// The directories of the workspace's Go modules: `go.work`'s `use`, else the root.
@@ -257,10 +258,10 @@ fn go(root: &Path, path: &Path) -> Option<String> {
     match module {
         Some(m) if modules.iter().any(|k| k == m) => None,
         Some(m) => Some(format!(
-            "it belongs to the Go module in {}, which is not one of the workspace's (go.work's use, or the root's go.mod)",
+            "they belong to the Go module in {}, which is not one of the workspace's (go.work's use, or the root's go.mod)",
             m.strip_prefix(root).unwrap_or(m).display()
         )),
-        None => Some("no go.mod of the workspace lies above it".to_string()),
+        None => Some("no go.mod of the workspace lies above them".to_string()),
     }
 }
 
@@ -278,7 +279,7 @@ fn clangd(root: &Path, path: &Path) -> Option<String> {
         let full = if file.is_absolute() { file.to_path_buf() } else { dir.join(file) };
         full == path || full.canonicalize().is_ok_and(|f| f == path)
     });
-    (!listed).then(|| format!("{} does not list it", database.strip_prefix(root).unwrap_or(&database).display()))
+    (!listed).then(|| format!("{} does not list them", database.strip_prefix(root).unwrap_or(&database).display()))
 }
 
 #[cfg(test)]
