@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
 use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol, WorkspaceSymbols};
-use crate::server::Server;
+use crate::server::{Load, Server};
 use crate::spec::Language;
 use crate::supervisor::Supervisor;
 use crate::uri::{path_to_uri, uri_to_path};
@@ -19,6 +19,9 @@ use crate::uri::{path_to_uri, uri_to_path};
 /// How long after a project file changed (`Cargo.lock`, `go.mod`, …) an empty
 /// answer may be the server not yet announcing that it reloads.
 const PROJECT_RELOAD_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a partly loaded server ([`Load::Partial`]) is asked again after an empty answer.
+const PARTIAL_RETRY: Duration = Duration::from_secs(1);
 
 /// What resolving `line` + `symbol` gave.
 pub(crate) struct Target {
@@ -91,10 +94,11 @@ impl Supervisor {
             .map_err(|what| Error::NotReady { server: server.spec.id, what })?
             .map(|what| {
                 format!(
-                    "{} is still {what}, so what that work generates (build scripts, proc macros) may be missing",
+                    "{} has not finished its first load ({what}), so what build scripts and proc macros generate may be missing",
                     server.spec.id
                 )
             });
+        tracing::debug!(server = server.spec.id, method, partial = ?partial, "asking");
         let mut asked_after_idle = false;
         loop {
             let remaining =
@@ -104,11 +108,22 @@ impl Supervisor {
                 Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
                 other => other?,
             };
+            tracing::debug!(server = server.spec.id, method, empty = is_empty(&answer), load = ?server.load(), "answered");
             if !is_empty(&answer) {
                 return Ok((answer, if asked_after_idle { None } else { partial }));
             }
             if asked_after_idle {
                 return Ok((answer, None));
+            }
+            // Partly loaded (rust-analyzer building build scripts): it answers
+            // nothing, or cancels, until it has caught up with its latest crate
+            // graph; ask again every second, until the deadline.
+            if partial_ok && let Load::Partial(what) = server.load() {
+                if tokio::time::Instant::now() + PARTIAL_RETRY >= deadline {
+                    return Err(Error::NotReady { server: server.spec.id, what });
+                }
+                tokio::time::sleep(PARTIAL_RETRY).await;
+                continue;
             }
             // A server that has just started, or just heard that a project file
             // changed (it reloads), may not have announced its loading yet.

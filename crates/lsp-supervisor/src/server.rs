@@ -756,6 +756,7 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
             };
             match value {
                 WorkDoneProgress::Begin(begin) => {
+                    tracing::debug!(title = %begin.title, message = ?begin.message, "progress begins");
                     state.progress_begins += 1;
                     let progress = Progress {
                         title: begin.title,
@@ -777,6 +778,7 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
                 }
                 WorkDoneProgress::End(_) => {
                     if let Some(progress) = state.progress.remove(&token) {
+                        tracing::debug!(title = %progress.title, "progress ends");
                         state.progress_ended.insert(progress.title);
                     }
                 }
