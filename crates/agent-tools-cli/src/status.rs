@@ -189,7 +189,8 @@ impl Status {
                 (None, true) => {
                     let name = s.binary.as_ref().and_then(|b| b.file_name()).and_then(|n| n.to_str()).unwrap_or("");
                     let version = s.version.as_deref().unwrap_or("");
-                    let version = if version.contains(name) { version.to_string() } else { format!("{name} {version}") };
+                    let version =
+                        if version.contains(name) { version.to_string() } else { format!("{name} {version}") };
                     let root = match s.root.as_deref().map(|r| r.display().to_string()) {
                         Some(r) if r.is_empty() => ".".to_string(),
                         Some(r) => r,

@@ -479,12 +479,8 @@ impl Lsp {
         let servers: Vec<String> =
             found.servers.iter().map(|(id, root)| format!("{id} for {}", display_root(ws, root))).collect();
         let symbols = &found.symbols;
-        let mut text = format!(
-            "symbols matching {query:?} ({}): {}{}\n",
-            servers.join(", "),
-            symbols.total,
-            capped_note(symbols)
-        );
+        let mut text =
+            format!("symbols matching {query:?} ({}): {}{}\n", servers.join(", "), symbols.total, capped_note(symbols));
         for s in &symbols.items {
             let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
             let outside = if s.location.path.starts_with(ws.root()) { "" } else { " (dependency)" };
