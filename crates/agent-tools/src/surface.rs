@@ -7,6 +7,13 @@
 //! ([`crate::RegistryBuilder::with_approval`]), the gate decides allow, ask or
 //! deny before anything of the tool runs; without one, every call within the
 //! cap runs.
+//!
+//! A host that wants progress passes a [`ProgressSink`]
+//! ([`Surface::call_with_progress`]); the tool's reports reach it paced
+//! ([`Pacing`]), and nothing reaches it once the call has returned.
+//! Cancelling a call is dropping its future: the gate's question is dropped
+//! with it, the per-tool lock is released, and the tool's own future is
+//! dropped (each tool stops its work on drop).
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,6 +21,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::progress::{Pacer, Pacing, Progress, ProgressSink};
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -62,12 +70,19 @@ impl std::error::Error for Refusal {}
 pub struct Surface {
     registry: Arc<Registry>,
     cap: Tier,
+    pacing: Pacing,
 }
 
 impl Surface {
     /// A surface of `registry` capped at `cap`.
     pub fn new(registry: Arc<Registry>, cap: Tier) -> Surface {
-        Surface { registry, cap }
+        Surface { registry, cap, pacing: Pacing::default() }
+    }
+
+    /// The same surface with other pacing of progress reports.
+    pub fn with_pacing(mut self, pacing: Pacing) -> Surface {
+        self.pacing = pacing;
+        self
     }
 
     /// The cap.
@@ -93,7 +108,18 @@ impl Surface {
     /// Calls a tool; a refusal (unknown tool, above the cap, bad arguments)
     /// becomes an error result. `Err` only for host failures.
     pub async fn call(&self, name: &str, args: Value) -> Result<ToolResult> {
-        Ok(match self.try_call(name, args).await? {
+        self.call_with_progress(name, args, None).await
+    }
+
+    /// [`Surface::call`], with the call's progress reported to `progress`
+    /// (paced as the surface's [`Pacing`] says); `None` asks for none.
+    pub async fn call_with_progress(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<ToolResult> {
+        Ok(match self.try_call_with_progress(name, args, progress).await? {
             Ok(result) => result,
             Err(refusal) => ToolResult::error(refusal.to_string()),
         })
@@ -102,6 +128,32 @@ impl Surface {
     /// Calls a tool, keeping a refusal apart from the tool's own result (the
     /// command line gives them different exit statuses).
     pub async fn try_call(&self, name: &str, args: Value) -> Result<Result<ToolResult, Refusal>> {
+        self.try_call_with_progress(name, args, None).await
+    }
+
+    /// [`Surface::try_call`], with the call's progress reported to `progress`.
+    pub async fn try_call_with_progress(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<Result<ToolResult, Refusal>> {
+        match progress {
+            None => self.run_call(name, args, None).await,
+            Some(host) => {
+                let pacer = Pacer::new();
+                let sink = pacer.tool_sink();
+                pacer.run(self.run_call(name, args, Some(sink)), &host, self.pacing).await
+            }
+        }
+    }
+
+    async fn run_call(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<Result<ToolResult, Refusal>> {
         let entry = match self.gate(name) {
             Ok(entry) => entry,
             Err(refusal) => return Ok(Err(refusal)),
@@ -110,20 +162,32 @@ impl Surface {
         let checked = gate.map(|_| (args.clone(), entry.tool.preview_json(&args).unwrap_or_default()));
         let mut cx = CallContext::new(self.cap);
         cx.surface = Some(self.clone());
+        cx.progress = progress;
         // The future is not polled until the gate has said yes: nothing of the tool runs before.
         let future = match entry.tool.call_json(args, &cx) {
             Ok(future) => future,
             Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),
         };
-        if let (Some(gate), Some((args, preview))) = (gate, checked)
-            && let Err(refusal) = gate.check(&entry.spec, &args, &preview).await
-        {
-            return Ok(Err(refusal));
+        if let (Some(gate), Some((args, preview))) = (gate, checked) {
+            cx.progress(Progress::message("waiting for the user's answer to the permission card"));
+            if let Err(refusal) = gate.check(&entry.spec, &args, &preview).await {
+                return Ok(Err(refusal));
+            }
         }
         let _guard = match &entry.lock {
-            Some(lock) => Some(lock.lock().await),
+            Some(lock) => Some(match lock.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => {
+                    cx.progress(Progress::message(format!(
+                        "waiting for an earlier {} call to finish",
+                        entry.spec.name
+                    )));
+                    lock.lock().await
+                }
+            }),
             None => None,
         };
+        cx.progress(Progress::message("running"));
         future.await.map(Ok)
     }
 

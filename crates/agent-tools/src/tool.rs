@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::progress::{Progress, ProgressSink};
 use crate::result::ToolResult;
 use crate::schema::input_schema;
 use crate::tier::Tier;
@@ -23,12 +24,31 @@ pub struct CallContext {
     /// The surface itself, so a tool that calls other tools (the kernel's
     /// in-cell `tool()` bridge) goes through the same gate; `None` outside a surface.
     pub surface: Option<crate::surface::Surface>,
+    /// Where [`CallContext::progress`] goes; `None` when the caller asked for
+    /// no progress.
+    pub progress: Option<ProgressSink>,
 }
 
 impl CallContext {
     /// A context for a call through a surface capped at `cap`.
     pub fn new(cap: Tier) -> CallContext {
-        CallContext { cap, surface: None }
+        CallContext { cap, surface: None, progress: None }
+    }
+
+    /// Reports how the call is going (a message a person can read, and
+    /// numbers when the tool knows them). A no-op when the caller gave no
+    /// sink; the surface paces what reaches the host, so a tool may report
+    /// as often as it likes.
+    pub fn progress(&self, progress: Progress) {
+        if let Some(sink) = &self.progress {
+            sink.report(progress);
+        }
+    }
+
+    /// Whether anyone listens to [`CallContext::progress`]; a tool can skip
+    /// gathering what only a report would show.
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
     }
 }
 
@@ -62,6 +82,11 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the tool. Errors the model should read are `Ok` results with
     /// `is_error` set; `Err` is for host failures only.
+    ///
+    /// Cancellation is dropping the future: it must then stop what it
+    /// started and free what it holds (a lock, a process, a question), and
+    /// never leave a change half-applied (run an all-or-nothing write on a
+    /// task of its own, which finishes even when the call is dropped).
     fn call(&self, input: Self::Input, cx: &CallContext) -> impl Future<Output = Result<ToolResult>> + Send;
 }
 

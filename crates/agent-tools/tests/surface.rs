@@ -1,14 +1,19 @@
-//! The surface: tier gate, unknown tools, bad arguments, and the lock that
-//! keeps calls of a non-parallel-safe tool apart.
+//! The surface: tier gate, unknown tools, bad arguments, the lock that
+//! keeps calls of a non-parallel-safe tool apart, progress to a host's sink,
+//! and cancellation (a dropped call) freeing the lock.
 #![allow(clippy::unwrap_used)]
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
+use std::time::Duration;
 
-use agent_tools::{AstmatchWiring, CallContext, Refusal, Registry, Result, Tier, Tool, ToolResult, Workspace};
+use agent_tools::{
+    AstmatchWiring, CallContext, Pacing, Progress, ProgressSink, Refusal, Registry, Result, Tier, Tool, ToolResult,
+    Workspace,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -171,4 +176,82 @@ fn tiers_are_ordered_and_parse() {
     assert_eq!("write".parse::<Tier>().unwrap(), Tier::Write);
     assert_eq!("root".parse::<Tier>().unwrap_err().to_string(), "unknown tier 'root'; expected read, write or exec");
     assert_eq!(serde_json::to_value(Tier::Exec).unwrap(), json!("exec"));
+}
+
+/// A test-only tool that reports a few steps, a few milliseconds apart.
+struct Stepping;
+
+/// Reports its steps.
+#[derive(Deserialize, JsonSchema)]
+struct SteppingInput {}
+
+impl Tool for Stepping {
+    type Input = SteppingInput;
+    const NAME: &'static str = "stepping";
+    const TIER: Tier = Tier::Read;
+
+    async fn call(&self, _input: SteppingInput, cx: &CallContext) -> Result<ToolResult> {
+        for step in 1..=3 {
+            cx.progress(Progress {
+                message: format!("step {step}"),
+                progress: Some(f64::from(step)),
+                total: Some(3.0),
+            });
+            tokio::time::sleep(Duration::from_millis(120)).await;
+        }
+        Ok(ToolResult::text("stepped"))
+    }
+}
+
+fn quick_pacing() -> Pacing {
+    Pacing {
+        first_after: Duration::from_millis(50),
+        min_interval: Duration::from_millis(20),
+        heartbeat: Duration::from_millis(100),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_reaches_the_host_paced_and_never_after_the_call() {
+    let registry = Arc::new(Registry::builder().register(Stepping).build().unwrap());
+    let surface = registry.surface(Tier::Read).with_pacing(quick_pacing());
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = {
+        let seen = seen.clone();
+        ProgressSink::new(move |p| seen.lock().unwrap().push(p))
+    };
+    let result = surface.call_with_progress("stepping", json!({}), Some(sink)).await.unwrap();
+    assert_eq!(result.text, "stepped");
+    let at_return = seen.lock().unwrap().clone();
+    // The tool's own numbers travel with its message, after the time run.
+    assert_eq!(
+        at_return.first(),
+        Some(&Progress { message: "0 s: step 1".into(), progress: Some(1.0), total: Some(3.0) })
+    );
+    assert!(at_return.iter().any(|p| p.message == "0 s: step 3"), "{at_return:?}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(seen.lock().unwrap().len(), at_return.len(), "nothing after the call returned");
+
+    // Without a sink the same call reports nothing, anywhere.
+    assert_eq!(surface.call("stepping", json!({})).await.unwrap().text, "stepped");
+}
+
+#[tokio::test]
+async fn a_dropped_call_releases_the_lock_of_a_non_parallel_safe_tool() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let tool = Gated::<false> { gate: Arc::clone(&gate), inside: Arc::clone(&inside), most: Arc::clone(&most) };
+    let registry = Arc::new(Registry::builder().register(tool).build().unwrap());
+    let surface = registry.surface(Tier::Exec);
+    let mut first = Box::pin(surface.call("gated", json!({})));
+    assert!(poll_once(&mut first).await.is_pending());
+    assert_eq!(inside.load(Ordering::SeqCst), 1);
+    // Cancelled: the future is dropped inside the tool, holding the lock.
+    drop(first);
+    let mut second = Box::pin(surface.call("gated", json!({})));
+    assert!(poll_once(&mut second).await.is_pending());
+    assert_eq!(inside.load(Ordering::SeqCst), 2, "the second call got in: the lock was released");
+    gate.add_permits(1);
+    assert_eq!(second.await.unwrap().text, "done");
 }
