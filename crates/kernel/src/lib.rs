@@ -38,6 +38,6 @@ pub use error::{Error, Result};
 pub use interpreter::{Interpreter, InterpreterReport, InterpreterSource, find_interpreter, interpreter_reports};
 pub use language::Language;
 pub use magics::rewrite_python;
-pub use output::{Cut, Image, MimeBundle, Output, StreamName};
+pub use output::{Cut, Image, MimeBundle, Output, OutputObserver, StreamName};
 pub use session::{Cell, CellResult, CellStatus, KernelInfo, Kernels, TimeoutAction};
 pub use spawn::{HostSpawner, Launch, Spawner};

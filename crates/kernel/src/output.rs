@@ -11,6 +11,11 @@ use crate::OutputLimits;
 /// `image/jpeg`) hold base64 text, as in Jupyter's notebook format.
 pub type MimeBundle = BTreeMap<String, String>;
 
+/// Sees every piece of stream text a cell writes, as it arrives (for a
+/// host's progress reports: the last line printed). Called on the task that
+/// runs the cell; it must not block.
+pub type OutputObserver = std::sync::Arc<dyn Fn(StreamName, &str) + Send + Sync>;
+
 /// Which stream a piece of text was written to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamName {

@@ -15,10 +15,10 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, ChildStderr, ChildStdout};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until, timeout};
 
-use crate::output::Collector;
+use crate::output::{Collector, OutputObserver};
 use crate::protocol::{HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER};
 use crate::scanner::{Piece, SyncScanner};
 use crate::session::KernelInfo;
@@ -193,14 +193,42 @@ impl Process {
         self.writer.write_all(line.as_bytes()).await
     }
 
-    /// Runs one cell. Returns how it ended; the collector holds its outputs.
+    /// Runs one cell. Returns how it ended, and whether it was cancelled;
+    /// the collector holds its outputs.
+    ///
+    /// `cancel` resolving (its sender dropped: the caller went away) starts
+    /// the same interrupt → grace → kill ladder as the inactivity budget, at
+    /// once; bridged calls still outstanding are aborted.
     pub(crate) async fn run(
         &mut self,
         code: &str,
         bridge: Option<&Arc<dyn ToolBridge>>,
         config: &KernelConfig,
         collector: &mut Collector,
+        observer: Option<&OutputObserver>,
+        cancel: &mut oneshot::Receiver<()>,
+    ) -> (RunEnd, bool) {
+        let mut cancelled = false;
+        let end = self.run_cell(code, bridge, config, collector, observer, cancel, &mut cancelled).await;
+        (end, cancelled)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_cell(
+        &mut self,
+        code: &str,
+        bridge: Option<&Arc<dyn ToolBridge>>,
+        config: &KernelConfig,
+        collector: &mut Collector,
+        observer: Option<&OutputObserver>,
+        cancel: &mut oneshot::Receiver<()>,
+        cancelled: &mut bool,
     ) -> RunEnd {
+        let observe = |name: StreamName, text: &str| {
+            if let Some(observer) = observer {
+                observer(name, text);
+            }
+        };
         self.next_id += 1;
         self.count += 1;
         let id = self.next_id;
@@ -219,7 +247,8 @@ impl Process {
             if done.is_some() && self.syncs.iter().all(|&seen| seen >= target) {
                 break;
             }
-            let wait_until = if calls.is_empty() { deadline } else { Instant::now() + Duration::from_secs(86_400) };
+            let wait_until =
+                if calls.is_empty() || *cancelled { deadline } else { Instant::now() + Duration::from_secs(86_400) };
             tokio::select! {
                 event = self.events.recv() => {
                     let Some(event) = event else { return self.crashed(collector).await };
@@ -230,6 +259,7 @@ impl Process {
                         Event::Frame(frame) => match frame {
                             KernelFrame::Stream { name, text } => {
                                 let name = if name == "stderr" { StreamName::Stderr } else { StreamName::Stdout };
+                                observe(name, &text);
                                 collector.stream(name, &text);
                             }
                             KernelFrame::Display { data } => collector.display(data, false),
@@ -261,6 +291,7 @@ impl Process {
                             if name == StreamName::Stderr {
                                 self.note_stderr(&text);
                             }
+                            observe(name, &text);
                             collector.stream(name, &text);
                         }
                         Event::Sync(name) => {
@@ -269,8 +300,21 @@ impl Process {
                         }
                     }
                 }
+                _ = &mut *cancel, if !*cancelled => {
+                    *cancelled = true;
+                    for call in calls.iter() {
+                        call.abort();
+                    }
+                    if !interrupting {
+                        interrupting = true;
+                        let _ = killpg(self.pgid, Signal::SIGINT);
+                        deadline = Instant::now() + config.interrupt_grace;
+                    }
+                }
                 Some(joined) = calls.next(), if !calls.is_empty() => {
-                    deadline = Instant::now() + config.inactivity_timeout;
+                    if !interrupting {
+                        deadline = Instant::now() + config.inactivity_timeout;
+                    }
                     let (call_id, outcome) = match joined {
                         Ok(pair) => pair,
                         Err(error) => (0, Err(format!("tool call failed: {error}"))),

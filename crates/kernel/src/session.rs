@@ -1,15 +1,21 @@
 //! The kernels of one conversation: at most one per language, started on
 //! first use, replaced after a crash, a kill or a reset.
+//!
+//! A cell runs on a task of its own that holds the language's slot, so
+//! dropping the caller's future (cancellation) does not leave the kernel
+//! busy: the task sees the caller gone, interrupts the cell (then kills the
+//! kernel if the interrupt is ignored), releases the slot, and the next
+//! cell's result says what became of the cancelled one.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use crate::magics::rewrite_python;
-use crate::output::Collector;
+use crate::output::{Collector, OutputObserver};
 use crate::process::{Process, RunEnd};
 use crate::{
     Cut, HostSpawner, Image, InterpreterReport, KernelConfig, Language, Output, Result, Spawner, ToolBridge,
@@ -26,11 +32,13 @@ pub struct Cell<'a> {
     /// Answers `tool(name, args)` from inside the cell; without one such
     /// calls fail in the cell.
     pub bridge: Option<Arc<dyn ToolBridge>>,
+    /// Sees the cell's stream text as it arrives (for progress reports).
+    pub observer: Option<OutputObserver>,
 }
 
 impl<'a> Cell<'a> {
     pub fn new(language: Language, code: &'a str) -> Self {
-        Cell { language, code, reset: false, bridge: None }
+        Cell { language, code, reset: false, bridge: None, observer: None }
     }
 }
 
@@ -81,6 +89,10 @@ pub struct CellResult {
     /// earlier one had died (crash, kill) rather than this being the first.
     pub fresh_kernel: bool,
     pub previous_lost: bool,
+    /// The previous cell of this language was cancelled (its caller went
+    /// away) and stopped this way: interrupted (the state is kept) or killed
+    /// (the state was lost; this cell runs in a fresh kernel).
+    pub previous_cancelled: Option<TimeoutAction>,
     /// How much output was cut, if any.
     pub cut: Option<Cut>,
 }
@@ -107,7 +119,20 @@ impl CellResult {
     /// their traceback, and a closing note for timeouts and crashes.
     pub fn text(&self) -> String {
         let mut text = String::new();
-        if self.fresh_kernel && self.previous_lost {
+        match self.previous_cancelled {
+            Some(TimeoutAction::Interrupted) => {
+                let _ = writeln!(text, "[the previous cell was cancelled and interrupted; the kernel's state is kept]");
+            }
+            Some(TimeoutAction::Killed) => {
+                let _ = writeln!(
+                    text,
+                    "[the previous cell was cancelled and ignored the interrupt, so its kernel was killed and its state was lost; this cell ran in a new {} kernel]",
+                    self.kernel.language
+                );
+            }
+            None => {}
+        }
+        if self.fresh_kernel && self.previous_lost && self.previous_cancelled != Some(TimeoutAction::Killed) {
             let _ = writeln!(
                 text,
                 "[started a new {} kernel: the previous one had died and its state was lost]",
@@ -188,6 +213,8 @@ fn ensure_newline(text: &mut String) {
 struct Slot {
     process: Option<Process>,
     lost: bool,
+    /// The last cell was cancelled, and how it stopped.
+    cancelled: Option<TimeoutAction>,
 }
 
 /// The kernels of one conversation. Cells for one language run one at a
@@ -195,7 +222,7 @@ struct Slot {
 pub struct Kernels {
     config: KernelConfig,
     spawner: Arc<dyn Spawner>,
-    slots: [Mutex<Slot>; 2],
+    slots: [Arc<Mutex<Slot>>; 2],
 }
 
 impl std::fmt::Debug for Kernels {
@@ -212,7 +239,7 @@ impl Kernels {
 
     /// Kernels started through `spawner` (an enclosure the host runs).
     pub fn with_spawner(config: KernelConfig, spawner: Arc<dyn Spawner>) -> Self {
-        Kernels { config, spawner, slots: [Mutex::new(Slot::default()), Mutex::new(Slot::default())] }
+        Kernels { config, spawner, slots: [Arc::default(), Arc::default()] }
     }
 
     pub fn config(&self) -> &KernelConfig {
@@ -228,58 +255,30 @@ impl Kernels {
     ///
     /// Errors only when no kernel can be started (no interpreter, spawn
     /// failure); a cell that raises, times out or crashes is a [`CellResult`].
+    ///
+    /// Cancel-safe: dropping the future while the cell runs interrupts it
+    /// (interrupt, grace, kill, as for the inactivity budget) on the cell's
+    /// own task, which then releases the kernel; the next cell's
+    /// [`CellResult::previous_cancelled`] says how it stopped.
     pub async fn execute(&self, cell: Cell<'_>) -> Result<CellResult> {
-        let mut slot = self.slots[cell.language.index()].lock().await;
-        if cell.reset {
-            if let Some(mut process) = slot.process.take() {
-                process.kill().await;
-            }
-            slot.lost = false;
-        }
-        let fresh = slot.process.is_none();
-        let previous_lost = fresh && slot.lost;
-        if fresh {
-            let interpreter = find_interpreter(cell.language, &self.config)?;
-            slot.process = Some(Process::start(&interpreter, &self.config, self.spawner.as_ref()).await?);
-            slot.lost = false;
-        }
-        let Some(process) = slot.process.as_mut() else {
-            return Err(crate::Error::Spawner("kernel vanished while starting".to_owned()));
+        let slot = self.slots[cell.language.index()].clone().lock_owned().await;
+        let job = Job {
+            slot,
+            language: cell.language,
+            code: cell.code.to_owned(),
+            reset: cell.reset,
+            bridge: cell.bridge,
+            observer: cell.observer,
+            config: self.config.clone(),
+            spawner: self.spawner.clone(),
         };
-        let code = match cell.language {
-            Language::Python => rewrite_python(cell.code),
-            Language::JavaScript => cell.code.to_owned(),
-        };
-        let mut collector = Collector::new(self.config.limits);
-        let end = process.run(&code, cell.bridge.as_ref(), &self.config, &mut collector).await;
-        let kernel = process.info.clone();
-        let execution_count = process.count;
-        let (outputs, cut) = collector.finish();
-        let after = self.config.inactivity_timeout;
-        let (status, state_lost) = match end {
-            RunEnd::Done { interrupted: true, .. } => {
-                (CellStatus::TimedOut { action: TimeoutAction::Interrupted, after }, false)
-            }
-            RunEnd::Done { status, .. } => (if status == "ok" { CellStatus::Ok } else { CellStatus::Error }, false),
-            RunEnd::Killed => (CellStatus::TimedOut { action: TimeoutAction::Killed, after }, true),
-            RunEnd::Crashed { exit } => (CellStatus::Crashed { exit }, true),
-        };
-        if state_lost {
-            if let Some(mut process) = slot.process.take() {
-                process.kill().await;
-            }
-            slot.lost = true;
+        // The caller holds `_caller`; dropping this future drops it, which
+        // is how the job learns that nobody waits for the cell any more.
+        let (_caller, cancel) = oneshot::channel::<()>();
+        match tokio::spawn(job.run(cancel)).await {
+            Ok(result) => result,
+            Err(error) => Err(crate::Error::Spawner(format!("the cell's task failed: {error}"))),
         }
-        Ok(CellResult {
-            kernel,
-            execution_count,
-            outputs,
-            status,
-            state_lost,
-            fresh_kernel: fresh,
-            previous_lost,
-            cut: (!cut.is_empty()).then_some(cut),
-        })
     }
 
     /// Discards the language's interpreter; the next cell starts clean.
@@ -289,6 +288,7 @@ impl Kernels {
             process.kill().await;
         }
         slot.lost = false;
+        slot.cancelled = None;
     }
 
     /// Kills every kernel.
@@ -307,5 +307,85 @@ impl Kernels {
             }
         }
         found
+    }
+}
+
+/// One cell's run, on a task of its own, holding its language's slot.
+struct Job {
+    slot: OwnedMutexGuard<Slot>,
+    language: Language,
+    code: String,
+    reset: bool,
+    bridge: Option<Arc<dyn ToolBridge>>,
+    observer: Option<OutputObserver>,
+    config: KernelConfig,
+    spawner: Arc<dyn Spawner>,
+}
+
+impl Job {
+    async fn run(mut self, mut cancel: oneshot::Receiver<()>) -> Result<CellResult> {
+        let slot = &mut *self.slot;
+        if self.reset {
+            if let Some(mut process) = slot.process.take() {
+                process.kill().await;
+            }
+            slot.lost = false;
+            slot.cancelled = None;
+        }
+        let fresh = slot.process.is_none();
+        let previous_lost = fresh && slot.lost;
+        if fresh {
+            let interpreter = find_interpreter(self.language, &self.config)?;
+            slot.process = Some(Process::start(&interpreter, &self.config, self.spawner.as_ref()).await?);
+            slot.lost = false;
+        }
+        let Some(process) = slot.process.as_mut() else {
+            return Err(crate::Error::Spawner("kernel vanished while starting".to_owned()));
+        };
+        if matches!(cancel.try_recv(), Err(oneshot::error::TryRecvError::Closed)) {
+            // Cancelled while the kernel started: the cell never ran.
+            return Err(crate::Error::Spawner("the call was cancelled before the cell ran".to_owned()));
+        }
+        let code = match self.language {
+            Language::Python => rewrite_python(&self.code),
+            Language::JavaScript => self.code.clone(),
+        };
+        let mut collector = Collector::new(self.config.limits);
+        let (end, cancelled) = process
+            .run(&code, self.bridge.as_ref(), &self.config, &mut collector, self.observer.as_ref(), &mut cancel)
+            .await;
+        let kernel = process.info.clone();
+        let execution_count = process.count;
+        let (outputs, cut) = collector.finish();
+        let after = self.config.inactivity_timeout;
+        let (status, state_lost) = match end {
+            RunEnd::Done { interrupted: true, .. } => {
+                (CellStatus::TimedOut { action: TimeoutAction::Interrupted, after }, false)
+            }
+            RunEnd::Done { status, .. } => (if status == "ok" { CellStatus::Ok } else { CellStatus::Error }, false),
+            RunEnd::Killed => (CellStatus::TimedOut { action: TimeoutAction::Killed, after }, true),
+            RunEnd::Crashed { exit } => (CellStatus::Crashed { exit }, true),
+        };
+        if state_lost {
+            if let Some(mut process) = slot.process.take() {
+                process.kill().await;
+            }
+            slot.lost = true;
+        }
+        let previous_cancelled = slot.cancelled.take();
+        if cancelled {
+            slot.cancelled = Some(if state_lost { TimeoutAction::Killed } else { TimeoutAction::Interrupted });
+        }
+        Ok(CellResult {
+            kernel,
+            execution_count,
+            outputs,
+            status,
+            state_lost,
+            fresh_kernel: fresh,
+            previous_lost,
+            previous_cancelled,
+            cut: (!cut.is_empty()).then_some(cut),
+        })
     }
 }

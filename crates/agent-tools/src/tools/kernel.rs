@@ -5,15 +5,24 @@
 //! so the same tier gate (and everything behind it) applies to them as to a
 //! model's call; a refusal is raised in the cell as a `ToolError`. This
 //! module converts arguments and formats results; it runs no process itself.
+//!
+//! While a cell runs, progress reports carry the last line it printed.
+//! Dropping the call's future (cancellation) interrupts the cell: the
+//! `kernel` crate runs it on a task of its own that interrupts, then kills if
+//! need be, and frees the kernel; the next call's result says whether the
+//! state survived.
 
 use std::sync::Arc;
 
-use kernel::{BoxFuture, Cell, CellResult, CellStatus, Kernels, Output, TimeoutAction, ToolBridge};
+use kernel::{
+    BoxFuture, Cell, CellResult, CellStatus, Kernels, Output, OutputObserver, StreamName, TimeoutAction, ToolBridge,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::Result;
+use crate::progress::{Progress, ProgressSink};
 use crate::registry::RegistryBuilder;
 use crate::result::{Image, ToolResult};
 use crate::surface::Surface;
@@ -100,12 +109,37 @@ impl Tool for Eval {
         };
         let bridge: Option<Arc<dyn ToolBridge>> =
             cx.surface.clone().map(|surface| Arc::new(SurfaceBridge { surface }) as Arc<dyn ToolBridge>);
-        let cell = Cell { language, code: &input.code, reset: input.reset, bridge };
+        let observer = cx.progress.clone().map(last_line_reporter);
+        let cell = Cell { language, code: &input.code, reset: input.reset, bridge, observer };
         match self.0.kernels.execute(cell).await {
             Ok(result) => Ok(render(&result)),
             Err(error) => Ok(ToolResult::error(format!("could not run the {language} kernel: {error}"))),
         }
     }
+}
+
+/// Longest last line a progress report quotes, in characters.
+const LAST_LINE_CHARS: usize = 160;
+
+/// An observer reporting "running; last output: …" with the last non-empty
+/// line the cell printed (on either stream).
+fn last_line_reporter(sink: ProgressSink) -> OutputObserver {
+    let partial = std::sync::Mutex::new(String::new());
+    std::sync::Arc::new(move |_: StreamName, text: &str| {
+        let mut partial = partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        partial.push_str(text);
+        let line = partial.lines().rev().map(str::trim).find(|line| !line.is_empty()).map(str::to_owned);
+        // Keep only the unfinished last line for the next piece.
+        let cut = partial.rfind('\n').map_or(0, |at| at + 1);
+        partial.drain(..cut);
+        if let Some(line) = line {
+            let mut shown: String = line.chars().take(LAST_LINE_CHARS).collect();
+            if shown.len() < line.len() {
+                shown.push('…');
+            }
+            sink.report(Progress::message(format!("running; last output: {shown}")));
+        }
+    })
 }
 
 /// Routes a cell's `tool()` calls through the surface that ran the cell.
@@ -192,6 +226,10 @@ fn structured(result: &CellResult) -> Value {
         "status": status,
         "state_lost": result.state_lost,
         "fresh_kernel": result.fresh_kernel,
+        "previous_cancelled": result.previous_cancelled.map(|action| match action {
+            TimeoutAction::Interrupted => "interrupted",
+            TimeoutAction::Killed => "killed",
+        }),
         "outputs": outputs,
         "cut": result.cut.map(|cut| json!({
             "stream_chars": cut.stream_chars,
