@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::Result;
+use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -89,8 +90,9 @@ impl Tool for AskUser {
     const NAME: &'static str = "ask_user";
     const TIER: Tier = Tier::Read;
 
-    async fn call(&self, input: AskUserInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AskUserInput, cx: &CallContext) -> Result<ToolResult> {
         let card = input.card();
+        cx.progress(Progress::message("waiting for the user's answer"));
         let outcome = match self.0.port.ask(&card).await {
             Ok(outcome) => outcome,
             Err(e) => return Ok(ToolResult::error(format!("cannot ask: {e}"))),

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use vibe_roster::{Roster, Spawn, Worker};
 
 use crate::error::Result;
+use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -142,7 +143,7 @@ impl Tool for VibeWait {
     const NAME: &'static str = "vibe_wait";
     const TIER: Tier = Tier::Read;
 
-    async fn call(&self, input: VibeWaitInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: VibeWaitInput, cx: &CallContext) -> Result<ToolResult> {
         let timeout = match input.timeout_seconds {
             None => None,
             Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)),
@@ -150,7 +151,32 @@ impl Tool for VibeWait {
                 return Ok(ToolResult::error(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}")));
             }
         };
-        Ok(match self.0.wait(input.worker_id.trim(), timeout).await {
+        let id = input.worker_id.trim();
+        // The roster's wait is a watch on the worker's status: dropping it
+        // (cancellation) returns at once and leaves the worker running.
+        let waiting = self.0.wait(id, timeout);
+        let waited = if cx.wants_progress() {
+            let mut waiting = std::pin::pin!(waiting);
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    waited = &mut waiting => break waited,
+                    _ = tick.tick() => {
+                        if let Ok(worker) = self.0.get(id) {
+                            cx.progress(Progress::message(format!(
+                                "waiting for {}: {} for {}",
+                                worker.id,
+                                worker.status,
+                                seconds(worker.elapsed)
+                            )));
+                        }
+                    }
+                }
+            }
+        } else {
+            waiting.await
+        };
+        Ok(match waited {
             Ok(waited) => {
                 let worker = &waited.worker;
                 let mut text = if waited.settled {
