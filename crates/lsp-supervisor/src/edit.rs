@@ -81,6 +81,9 @@ fn file_path(uri: &lsp_types::Uri) -> Result<PathBuf> {
     uri_to_path(uri.as_str()).ok_or_else(|| Error::EditRefused(format!("a non-file URI {}", uri.as_str())))
 }
 
+/// A text edit on a file's text as it was: byte range replaced, and the new text.
+pub(crate) type Span = (usize, usize, String);
+
 /// The in-memory view: a path's planned content (`None` = deleted).
 pub(crate) struct Plan {
     root: PathBuf,
@@ -88,7 +91,7 @@ pub(crate) struct Plan {
     originals: BTreeMap<PathBuf, Option<Vec<u8>>>,
     /// Per file edited as it is on disk: its text then, and the byte ranges
     /// its text edits replace with the text each puts there.
-    pub edited: BTreeMap<PathBuf, (String, Vec<(usize, usize, String)>)>,
+    pub edited: BTreeMap<PathBuf, (String, Vec<Span>)>,
     /// Files that start with a byte order mark: edited without it (as the server saw them), written back with it.
     bom: std::collections::BTreeSet<PathBuf>,
     pub edits: usize,

@@ -574,7 +574,7 @@ impl Server {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             return Language::from_path(path).is_some_and(|l| self.spec.languages.contains(&l))
                 || PROJECT_FILES.contains(&name)
-                || self.spec.root_markers.iter().any(|m| *m == name);
+                || self.spec.root_markers.contains(&name);
         }
         state.file_watchers.values().flatten().any(|w| w.matches(&self.root, path, change))
     }

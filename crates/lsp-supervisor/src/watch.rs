@@ -141,6 +141,13 @@ fn walk(dir: &Path, files: Option<&mut Vec<PathBuf>>) -> Vec<PathBuf> {
     dirs
 }
 
+impl Drop for RootWatcher {
+    fn drop(&mut self) {
+        // The delivery task finds the watcher gone and ends.
+        self.wake.notify_one();
+    }
+}
+
 impl RootWatcher {
     /// Watches `root`; the servers to tell are asked of `servers` at each delivery.
     pub fn start(root: &Path, servers: Servers) -> notify::Result<Arc<RootWatcher>> {
@@ -155,7 +162,7 @@ impl RootWatcher {
             let barrier = root.join(BARRIER);
             move |event: notify::Result<notify::Event>| {
                 let Ok(event) = event else { return };
-                if event.paths.iter().any(|p| *p == barrier) {
+                if event.paths.contains(&barrier) {
                     if matches!(event.kind, EventKind::Remove(_)) {
                         *lock(&barriers.0) += 1;
                         barriers.1.notify_waiters();
@@ -242,12 +249,7 @@ impl RootWatcher {
                 let Some(wake) = weak.upgrade().map(|w| Arc::clone(&w.wake)) else { return };
                 wake.notified().await;
                 // Quiet for a moment: a checkout writes many files in a row.
-                loop {
-                    match tokio::time::timeout(QUIET, wake.notified()).await {
-                        Ok(()) => continue,
-                        Err(_) => break,
-                    }
-                }
+                while tokio::time::timeout(QUIET, wake.notified()).await.is_ok() {}
                 let Some(watcher) = weak.upgrade() else { return };
                 watcher.catch_up().await;
             }
