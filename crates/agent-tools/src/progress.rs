@@ -7,8 +7,8 @@
 //! cell printed, "waiting for the user's answer"); that is a no-op when the
 //! caller gave no sink. The surface paces the reports for the host's
 //! [`ProgressSink`] ([`Pacing`]): nothing in a call's first seconds, then the
-//! latest report (or a plain heartbeat, "running, 12 s") at least every few
-//! seconds and never more often than twice a second, and nothing once the
+//! latest report (or a plain heartbeat, "running, 12 s") at least every 2 s
+//! and never more often than twice a second, and nothing once the
 //! call's future has returned. This module knows nothing of MCP; `serve`
 //! turns paced reports into `notifications/progress`.
 
@@ -68,8 +68,9 @@ pub struct Pacing {
     /// At most one report per this interval (default 500 ms).
     pub min_interval: Duration,
     /// Without a new report from the tool, the latest one (or a heartbeat)
-    /// is repeated with the time updated after this long (default 5 s, so
-    /// a host hears at least every 10 s).
+    /// is repeated with the time updated after this long (default 2 s, so a
+    /// client whose request timeout is reset by progress stays alive even
+    /// with a timeout of a few seconds; MCP hosts want one every 10 s at most).
     pub heartbeat: Duration,
 }
 
@@ -78,7 +79,7 @@ impl Default for Pacing {
         Pacing {
             first_after: Duration::from_secs(2),
             min_interval: Duration::from_millis(500),
-            heartbeat: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(2),
         }
     }
 }
