@@ -22,6 +22,9 @@ pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
 /// The npm language servers, pinned (typescript-language-server's later
 /// releases need a newer node than Debian's 20).
 pub(crate) const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
+/// The official TypeScript MCP SDK, pinned: the second real client of the
+/// `serve` tests (progress resetting its request timeout, cancellation).
+pub(crate) const MCP_SDK_VERSION: &str = "1.32.2";
 /// The pip language servers and debug adapter, pinned; python-lsp-server
 /// reports nothing without its pyflakes and pycodestyle extras.
 pub(crate) const PIP_SERVERS: &[&str] =
@@ -55,6 +58,7 @@ fn steps() -> Vec<Step> {
         Step { name: "ipykernel, jupyter_client (pip)", check: check_jupyter, install: install_jupyter },
         Step { name: "typescript (npm)", check: check_typescript, install: install_typescript },
         Step { name: "pyright, ts-language-server (npm)", check: check_npm_servers, install: install_npm_servers },
+        Step { name: "@modelcontextprotocol/sdk (npm)", check: check_mcp_sdk, install: install_mcp_sdk },
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap (apt)", check: check_apt, install: install_apt },
@@ -249,6 +253,22 @@ fn install_npm_servers() -> Result<()> {
             .arg(tools_dir().join("node"))
             .arg(format!("typescript@{TYPESCRIPT_VERSION}"))
             .args(NPM_SERVERS.iter().map(|(name, version)| format!("{name}@{version}"))),
+    )?;
+    Ok(())
+}
+
+fn check_mcp_sdk() -> Option<String> {
+    let manifest = tools_dir().join("node/node_modules/@modelcontextprotocol/sdk/package.json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+    (json["version"] == MCP_SDK_VERSION).then(|| format!("@modelcontextprotocol/sdk {MCP_SDK_VERSION}"))
+}
+
+fn install_mcp_sdk() -> Result<()> {
+    run_quiet(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--save-exact", "--prefix"])
+            .arg(tools_dir().join("node"))
+            .arg(format!("@modelcontextprotocol/sdk@{MCP_SDK_VERSION}")),
     )?;
     Ok(())
 }

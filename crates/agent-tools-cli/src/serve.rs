@@ -9,12 +9,24 @@
 //! files or runs code), so a client with its own approval UI can use them. By
 //! default the client is the approval surface within the cap; with `--ask` the
 //! surface's approval gate asks over elicitation as well.
+//!
+//! Progress: a `tools/call` whose `_meta` carries a `progressToken` gets
+//! `notifications/progress` (MCP 2025-06-18, "Progress") from the surface's
+//! paced reports: from about 2 s into the call, at least every 2 s and at
+//! most twice a second, each `progress` greater than the last, and none once
+//! the call has returned (each notification is written before the handler
+//! returns, and so before the response). Cancellation: rmcp cancels the
+//! request's token on `notifications/cancelled`; the call's future is then
+//! dropped, which stops the tool's work (see each tool), and the request is
+//! answered with an error saying it was cancelled.
 
-use agent_tools::{Surface, ToolResult, ToolSpec};
+use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
+use rmcp::service::Peer;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
@@ -65,12 +77,53 @@ impl ServerHandler for Server {
         self.peer.set(&context.peer);
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         tracing::debug!(tool = %request.name, "call");
-        match self.surface.call(&request.name, args).await {
+        let token = context.meta.get_progress_token();
+        let (sender, reports) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        let sink = token.is_some().then(|| ProgressSink::new(move |report| drop(sender.send(report))));
+        // The sink (and so the sender) lives inside the call's future: once
+        // the call returns, the forwarder drains what is queued and ends.
+        let call = self.surface.call_with_progress(&request.name, args, sink);
+        let forward = forward_progress(context.peer.clone(), token, reports);
+        let outcome = tokio::select! {
+            (outcome, ()) = async { tokio::join!(call, forward) } => outcome,
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "cancelled by the client; the call was dropped");
+                return Err(ErrorData::internal_error(format!("the {} call was cancelled by the client", request.name), None));
+            }
+        };
+        match outcome {
             Ok(result) => Ok(mcp_result(result).into()),
             Err(e) => {
                 tracing::error!(tool = %request.name, error = %e, "host failure");
                 Err(ErrorData::internal_error(e.to_string(), None))
             }
+        }
+    }
+}
+
+/// Sends each report as `notifications/progress` with `token`, one at a
+/// time and each to the end, until the reports end. `progress` must grow
+/// with every notification (MCP "Progress"): a tool's own count is used when
+/// it grows, else the last value plus one.
+async fn forward_progress(
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    mut reports: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+) {
+    let Some(token) = token else { return };
+    let mut last = 0.0_f64;
+    while let Some(report) = reports.recv().await {
+        let (progress, total) = match report.progress {
+            Some(progress) if progress > last => (progress, report.total),
+            _ => (last + 1.0, None),
+        };
+        last = progress;
+        let mut param = ProgressNotificationParam::new(token.clone(), progress).with_message(report.message);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "progress notification not sent");
         }
     }
 }

@@ -1,0 +1,74 @@
+// A second real MCP client for `agent-tools serve`: the official TypeScript
+// SDK (@modelcontextprotocol/sdk, installed by `cargo xtask setup` into
+// .tools/node). Driven by tests/sdk_client_mcp.rs, which passes a JSON
+// argument { bin, root, node_modules, timeout_ms, sleep_s } and reads one
+// JSON line of findings from stdout; the test decides, this script only
+// reports. Everything else goes to stderr.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const args = JSON.parse(process.argv[2]);
+const require = createRequire(path.join(args.node_modules, 'resolve-from-here.js'));
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+
+const transport = new StdioClientTransport({
+  command: args.bin,
+  args: ['serve', '--root', args.root, '--cap', 'exec'],
+  env: { ...process.env, AGENT_TOOLS_LOG: 'warn' },
+  stderr: 'inherit',
+});
+const client = new Client({ name: 'agent-tools-sdk-test', version: '0.0.0' });
+await client.connect(transport);
+
+const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+const eval_ = (code, options) =>
+  client.callTool({ name: 'eval', arguments: { code, description: 'a step of the SDK client test' } }, undefined, options);
+const findings = {};
+
+// State to find again after the cancellation.
+findings.set = text(await eval_('kept = 41'));
+
+// 1. A cell longer than the request timeout returns, because progress resets it.
+{
+  const progress = [];
+  let answeredAt = null;
+  const started = Date.now();
+  try {
+    const result = await eval_(`import time\nprint('sleeping', flush=True)\ntime.sleep(${args.sleep_s})\n'slept'`, {
+      timeout: args.timeout_ms,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => progress.push({ ...p, at: Date.now() - started, after_answer: answeredAt !== null }),
+    });
+    answeredAt = Date.now() - started;
+    findings.long = { ok: true, text: text(result), is_error: result.isError ?? false, seconds: answeredAt / 1000, progress };
+  } catch (error) {
+    findings.long = { ok: false, error: String(error), seconds: (Date.now() - started) / 1000, progress };
+  }
+}
+
+// 2. A runaway cell cancelled through the SDK's AbortSignal frees the kernel.
+{
+  const controller = new AbortController();
+  const progress = [];
+  const running = eval_('print("spinning", flush=True)\nwhile True:\n    pass', {
+    signal: controller.signal,
+    timeout: 120_000,
+    onprogress: (p) => {
+      progress.push(p);
+      controller.abort('the user pressed stop');
+    },
+  });
+  let outcome;
+  try {
+    outcome = { resolved: text(await running) };
+  } catch (error) {
+    outcome = { rejected: String(error) };
+  }
+  const started = Date.now();
+  const next = await eval_('kept + 1', { timeout: 60_000 });
+  findings.cancel = { ...outcome, progress, next: text(next), next_seconds: (Date.now() - started) / 1000 };
+}
+
+await client.close();
+process.stdout.write(JSON.stringify(findings) + '\n');
