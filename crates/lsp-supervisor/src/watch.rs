@@ -26,9 +26,10 @@ use crate::supervisor::FileChange;
 
 /// How long the watcher waits after the last event before it delivers.
 const QUIET: Duration = Duration::from_millis(50);
-/// The file a catch-up creates and removes in the root: once its removal is
-/// seen, every event before it has been read (inotify keeps their order).
-const BARRIER: &str = ".agent-tools-barrier.agent-tools-tmp";
+/// The file a catch-up creates and removes in the watcher's own directory
+/// (outside the root, watched by the same inotify instance): once its removal
+/// is seen, every event before it has been read (inotify keeps their order).
+const BARRIER: &str = "barrier";
 /// How long a catch-up waits for the barrier's event.
 const BARRIER_WAIT: Duration = Duration::from_millis(250);
 
@@ -57,6 +58,9 @@ pub(crate) struct RootWatcher {
     watched: Mutex<usize>,
     /// How many barrier removals the handler has seen, and a wake-up for each.
     barriers: Arc<(Mutex<u64>, tokio::sync::Notify)>,
+    /// The watcher's own directory for the barrier file (removed on drop);
+    /// `None` when it could not be made: catch-ups then skip the barrier.
+    barrier_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for RootWatcher {
@@ -87,6 +91,14 @@ fn merge(files: &mut BTreeMap<PathBuf, FileChange>, path: PathBuf, change: FileC
             files.remove(&path);
         }
     }
+}
+
+/// A fresh private directory for the barrier file, in the system's temporary directory.
+fn barrier_dir() -> Option<PathBuf> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("agent-tools-watch-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok().map(|()| dir)
 }
 
 fn ignorer(root: &Path) -> Gitignore {
@@ -145,6 +157,9 @@ impl Drop for RootWatcher {
     fn drop(&mut self) {
         // The delivery task finds the watcher gone and ends.
         self.wake.notify_one();
+        if let Some(dir) = &self.barrier_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -155,14 +170,17 @@ impl RootWatcher {
         let wake = Arc::new(tokio::sync::Notify::new());
         let ignore = Arc::new(ignorer(root));
         let barriers: Arc<(Mutex<u64>, tokio::sync::Notify)> = Arc::default();
+        let barrier_dir = barrier_dir();
         let handler = {
             let (pending, wake, ignore, root) =
                 (Arc::clone(&pending), Arc::clone(&wake), Arc::clone(&ignore), root.to_path_buf());
             let barriers = Arc::clone(&barriers);
-            let barrier = root.join(BARRIER);
+            let barrier = barrier_dir.as_ref().map(|d| d.join(BARRIER));
             move |event: notify::Result<notify::Event>| {
                 let Ok(event) = event else { return };
-                if event.paths.contains(&barrier) {
+                if let Some(barrier) = &barrier
+                    && event.paths.contains(barrier)
+                {
                     if matches!(event.kind, EventKind::Remove(_)) {
                         *lock(&barriers.0) += 1;
                         barriers.1.notify_waiters();
@@ -232,6 +250,14 @@ impl RootWatcher {
                 tracing::debug!(dir = %dir.display(), error = %e, "not watched");
             }
         }
+        let barrier_dir = match barrier_dir {
+            Some(dir) if watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() => Some(dir),
+            Some(dir) => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+            None => None,
+        };
         let this = Arc::new(RootWatcher {
             root: root.to_path_buf(),
             watcher: Mutex::new(watcher),
@@ -242,6 +268,7 @@ impl RootWatcher {
             delivering: tokio::sync::Mutex::new(()),
             watched: Mutex::new(dirs.len()),
             barriers,
+            barrier_dir,
         });
         let weak = Arc::downgrade(&this);
         tokio::spawn(async move {
@@ -264,10 +291,11 @@ impl RootWatcher {
 
     /// Waits until the handler has read every event the kernel queued before
     /// now: a file created and removed in the root, and its removal seen
-    /// (within [`BARRIER_WAIT`]; a root that cannot be written to skips it).
+    /// (within [`BARRIER_WAIT`]).
     async fn barrier(&self) {
+        let Some(dir) = &self.barrier_dir else { return };
         let seen = *lock(&self.barriers.0);
-        let path = self.root.join(BARRIER);
+        let path = dir.join(BARRIER);
         if std::fs::write(&path, b"").is_err() || std::fs::remove_file(&path).is_err() {
             return;
         }
@@ -352,6 +380,28 @@ mod tests {
         assert!(ignored(&ignore, root, &root.join("src/.a.py.agent-tools-tmp"), false));
         assert!(!ignored(&ignore, root, &root.join("src/a.py"), false));
         assert!(ignored(&ignore, root, Path::new("/elsewhere/a.py"), false));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_catch_up_sees_its_barrier_and_writes_nothing_into_the_root() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::create_dir(root.join("src"))?;
+        let watcher = RootWatcher::start(&root, Arc::new(Vec::new))?;
+        assert_eq!(watcher.watched(), 2);
+        std::fs::write(root.join("src/a.py"), "x = 1\n")?;
+        watcher.catch_up().await;
+        assert_eq!(*lock(&watcher.barriers.0), 1, "the barrier's removal was seen");
+        assert!(lock(&watcher.pending).files.is_empty(), "what came before the barrier was delivered");
+        let mut names: Vec<String> = std::fs::read_dir(&root)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        assert_eq!(names, ["src"]);
+        let barrier_dir = watcher.barrier_dir.clone();
+        drop(watcher);
+        assert!(barrier_dir.is_some_and(|d| !d.exists()), "its own directory goes with it");
         Ok(())
     }
 }
