@@ -11,11 +11,12 @@ mod serve;
 mod status;
 mod wiring;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_tools::{AstmatchWiring, Registry, Tier, ToolResult, Workspace};
+use agent_tools::{AstmatchWiring, ProgressSink, Registry, Tier, ToolResult, WAITING_FOR_USER, Workspace};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
@@ -33,7 +34,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Call one tool once and print its result (exit 0 ok, 1 the tool reported an error, 2 refused or misused).
+    /// Call one tool once and print its result (exit 0 ok, 1 the tool reported an error, 2 refused or misused,
+    /// 130 cancelled by Ctrl-C). On a terminal, progress shows on stderr.
     Call {
         /// The tool's name, e.g. ast_grep.
         tool: String,
@@ -112,7 +114,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
-            match runtime.block_on(surface.try_call(&tool, args))? {
+            let progress = std::io::stderr().is_terminal().then(terminal_progress);
+            // Ctrl-C cancels the call as a client's cancellation does: its
+            // future is dropped, which stops its work (an eval cell is
+            // interrupted); blocking work already under way (a write) gets a
+            // few seconds to finish before the process ends.
+            let outcome = runtime.block_on(async {
+                tokio::select! {
+                    outcome = surface.try_call_with_progress(&tool, args, progress.clone()) => Some(outcome),
+                    Ok(()) = tokio::signal::ctrl_c() => None,
+                }
+            });
+            if progress.is_some() {
+                clear_progress_line();
+            }
+            let Some(outcome) = outcome else {
+                eprint(&format!("agent-tools: {tool} cancelled (Ctrl-C)"));
+                runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+                return Ok(ExitCode::from(130));
+            };
+            match outcome? {
                 Err(refusal) => {
                     eprint(&refusal.to_string());
                     Ok(ExitCode::from(2))
@@ -198,6 +219,20 @@ fn init_logging() {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }
 
+/// Progress on a terminal's stderr: one line, rewritten in place. Reports
+/// while the user is asked are left out: the question is on this terminal.
+fn terminal_progress() -> ProgressSink {
+    ProgressSink::new(|report| {
+        if !report.message.contains(WAITING_FOR_USER) {
+            eprint_raw(&format!("\r\x1b[2K{}", report.message));
+        }
+    })
+}
+
+fn clear_progress_line() {
+    eprint_raw("\r\x1b[2K");
+}
+
 fn print_result(result: &ToolResult, json: bool) -> anyhow::Result<()> {
     if json {
         let value = match (&result.structured, result.is_error) {
@@ -229,4 +264,11 @@ fn print(text: &str) {
 #[allow(clippy::print_stderr)]
 fn eprint(text: &str) {
     eprintln!("{text}");
+}
+
+/// Writes to stderr without a newline (the progress line).
+fn eprint_raw(text: &str) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }

@@ -213,3 +213,48 @@ fn call_ask_without_a_terminal_is_denied_at_once() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
 }
+
+/// Ctrl-C (SIGINT to the command) cancels a running call: exit 130, nothing
+/// on stdout, and the kernel it started is gone. Its stderr is not a
+/// terminal here, so no progress is written to it either.
+#[test]
+fn ctrl_c_cancels_a_running_call_and_exits_130() {
+    let dir = fixture();
+    let code = "import os\nopen('started', 'w').write(str(os.getpid()))\nwhile True:\n    pass";
+    let args = json!({"code": code, "description": "spin until cancelled"}).to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+        .args(["call", "eval", &args])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = dir.path().join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let kernel_pid = loop {
+        if let Ok(pid) = std::fs::read_to_string(&started)
+            && !pid.is_empty()
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the cell never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("eval cancelled (Ctrl-C)"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("running"), "no progress off a terminal: {}", stderr(&out));
+    // The kernel went with the call (a zombie awaiting its reaper counts as gone).
+    let gone = (0..100).any(|_| {
+        let state = std::fs::read_to_string(format!("/proc/{kernel_pid}/stat")).unwrap_or_default();
+        let running = state.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+        if running {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !running
+    });
+    assert!(gone, "kernel {kernel_pid} still running");
+}

@@ -29,7 +29,7 @@ mod workspace;
 pub use crate::approval::{Action, ApprovalPolicy, CallFacts, Decision, Rule, Scope, SessionGrants, decide};
 pub use crate::error::{Error, Result};
 pub use crate::gate::{ALLOW_ONCE, ALLOW_SESSION, ApprovalWiring, DENY, permission_card};
-pub use crate::progress::{Pacing, Progress, ProgressSink};
+pub use crate::progress::{Pacing, Progress, ProgressSink, WAITING_FOR_USER};
 pub use crate::registry::{Registry, RegistryBuilder};
 pub use crate::result::{Image, ToolResult};
 pub use crate::schema::input_schema;

@@ -19,6 +19,11 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
+/// What a report says while a human is asked (`ask_user`, the permission
+/// card); a host that shows the question on the same terminal can leave
+/// these reports out rather than write over its prompt.
+pub const WAITING_FOR_USER: &str = "waiting for the user's answer";
+
 /// One progress report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {

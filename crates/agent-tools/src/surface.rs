@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::progress::{Pacer, Pacing, Progress, ProgressSink};
+use crate::progress::{Pacer, Pacing, Progress, ProgressSink, WAITING_FOR_USER};
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -169,7 +169,7 @@ impl Surface {
             Err(message) => return Ok(Err(Refusal::BadArguments { tool: entry.spec.name, message })),
         };
         if let (Some(gate), Some((args, preview))) = (gate, checked) {
-            cx.progress(Progress::message("waiting for the user's answer to the permission card"));
+            cx.progress(Progress::message(format!("{WAITING_FOR_USER} to the permission card")));
             if let Err(refusal) = gate.check(&entry.spec, &args, &preview).await {
                 return Ok(Err(refusal));
             }

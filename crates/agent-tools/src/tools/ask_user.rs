@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::Result;
-use crate::progress::Progress;
+use crate::progress::{Progress, WAITING_FOR_USER};
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -92,7 +92,7 @@ impl Tool for AskUser {
 
     async fn call(&self, input: AskUserInput, cx: &CallContext) -> Result<ToolResult> {
         let card = input.card();
-        cx.progress(Progress::message("waiting for the user's answer"));
+        cx.progress(Progress::message(WAITING_FOR_USER));
         let outcome = match self.0.port.ask(&card).await {
             Ok(outcome) => outcome,
             Err(e) => return Ok(ToolResult::error(format!("cannot ask: {e}"))),
