@@ -9,15 +9,20 @@
 //! client says so in the result's `_meta` (`"reason": "timeout"`). A client
 //! that did not declare elicitation, or that is not connected yet, is
 //! unavailable at once; a request the client fails is unavailable too. Nothing
-//! here blocks without a client, and no answer is made up.
+//! here blocks without a client, and no answer is made up. A question dropped
+//! before its reply (the call was cancelled, or the port's timeout ran out)
+//! is withdrawn: the client is sent `notifications/cancelled` for it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use question_port::{Answer, BoxFuture, Card, Outcome, QuestionPort};
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
-use rmcp::service::Peer;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, RequestId, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
 
 /// How many times a reply that does not fit the card is asked again.
@@ -66,11 +71,11 @@ impl QuestionPort for ElicitationPort {
                     requested_schema: schema.clone(),
                 };
                 let reply = match self.timeout {
-                    Some(limit) => match tokio::time::timeout(limit, peer.create_elicitation(params)).await {
+                    Some(limit) => match tokio::time::timeout(limit, elicit(peer, params)).await {
                         Ok(reply) => reply,
                         Err(_) => return Ok(Outcome::TimedOut),
                     },
-                    None => peer.create_elicitation(params).await,
+                    None => elicit(peer, params).await,
                 };
                 let Ok(reply) = reply else { return Ok(Outcome::Unavailable) };
                 match outcome(card, reply) {
@@ -81,6 +86,38 @@ impl QuestionPort for ElicitationPort {
             // No reply that fits: nothing was answered.
             Ok(Outcome::Skipped)
         })
+    }
+}
+
+/// Sends one elicitation and waits for the reply. Dropped before the reply,
+/// it withdraws the question (`notifications/cancelled` with its id), so the
+/// client's form does not stay open for a call that is gone.
+async fn elicit(peer: &Peer<RoleServer>, params: ElicitRequestParams) -> Result<ElicitResult, ServiceError> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await?;
+    let mut withdraw = Withdraw { peer: peer.clone(), id: Some(handle.id.clone()) };
+    let reply = handle.await_response().await;
+    withdraw.id = None;
+    match reply? {
+        ClientResult::ElicitResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Withdraws an elicitation still pending when it is dropped.
+struct Withdraw {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let reason = "the question was withdrawn: the call that asked it was cancelled or timed out".to_owned();
+        tokio::spawn(async move {
+            let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await;
+        });
     }
 }
 

@@ -1,7 +1,9 @@
 //! `agent-tools serve` driven by a second real client, the official TypeScript
 //! MCP SDK (`tests/node/sdk_client.mjs`, the SDK from `.tools/node`, which
 //! `cargo xtask setup` installs): a cell that runs past the client's request
-//! timeout returns because progress reset the timer, and a runaway cell
+//! timeout returns because progress reset the timer, so does a human's
+//! answer given after that timeout, a call without a progress token hears
+//! none, and a runaway cell
 //! cancelled through the SDK's `AbortSignal` frees the kernel, whose next
 //! cell answers with the state set before. The client's timeout and the
 //! cell's sleep are short here (3 s, 6 s) and set by
@@ -75,6 +77,21 @@ fn the_typescript_sdk_keeps_a_long_cell_alive_by_progress_and_cancels_a_runaway_
     let at: Vec<f64> = progress.iter().map(|p| p["at"].as_f64().unwrap()).collect();
     assert!(at[0] >= 1500.0, "{at:?}");
     assert!(at.windows(2).all(|w| w[1] - w[0] < 10_000.0), "{at:?}");
+
+    let ask = &findings["ask"];
+    assert_eq!(ask["ok"], true, "the answer given after the timeout was lost: {ask}");
+    assert!(ask["text"].as_str().unwrap().contains("the user answered: 2. sqlite"), "{ask}");
+    assert!(ask["seconds"].as_f64().unwrap() * 1000.0 > timeout_ms as f64, "{ask}");
+    assert!(
+        ask["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["message"].as_str().unwrap().contains("waiting for the user's answer")),
+        "{ask}"
+    );
+
+    assert_eq!(findings["untracked_errors"], json!([]), "progress without a token: {findings}");
 
     let cancel = &findings["cancel"];
     assert!(cancel["rejected"].as_str().is_some_and(|e| e.contains("the user pressed stop")), "{cancel}");

@@ -51,7 +51,7 @@ impl Supervisor {
                 diagnostics.push(d);
             }
         }
-        diagnostics.sort_by(|a, b| (a.location.line, a.location.column).cmp(&(b.location.line, b.location.column)));
+        diagnostics.sort_by_key(|d| (d.location.line, d.location.column));
         let published_at = if server.pulls_diagnostics() || server.tsserver_request().is_some() {
             Some(pulled_at)
         } else {
@@ -65,6 +65,10 @@ impl Supervisor {
         Ok(self.collect_diagnostics(server, path, saved, deadline).await?.0)
     }
 
+    /// The file's diagnostics for its text now, and whether they are final.
+    /// A text is "changed" until its diagnostics were once read to the end,
+    /// whoever sent it to the server (this sync, another request's, or the
+    /// root's watcher, which syncs a written file before this runs).
     async fn collect_diagnostics(
         &self,
         server: &Server,
@@ -73,8 +77,27 @@ impl Supervisor {
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Value>, bool)> {
         let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
-        let before = server.publish_seq();
-        let (_, changed) = server.sync(path, language).await?;
+        let (_, sent) = server.sync(path, language).await?;
+        let (version, read_version, sent_after) = server.doc_sync(path).unwrap_or((0, -1, server.publish_seq()));
+        let changed = sent || version != read_version;
+        let collected = self.collect_synced(server, path, saved, changed, sent_after, deadline).await?;
+        if collected.1 {
+            server.mark_read(path, version);
+        }
+        Ok(collected)
+    }
+
+    /// [`Supervisor::collect_diagnostics`] once the file is synced: `changed`
+    /// since its diagnostics were last read, its text sent after publication `before`.
+    async fn collect_synced(
+        &self,
+        server: &Server,
+        path: &Path,
+        saved: bool,
+        changed: bool,
+        before: u64,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<Value>, bool)> {
         let begins = server.progress_begins();
         if saved {
             server.saved(path);
@@ -101,13 +124,7 @@ impl Supervisor {
             return self.pulled_and_checked(server, path, own, checked, deadline).await;
         }
         if server.pulls_diagnostics() {
-            let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
-            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
-                Ok(answer) => answer,
-                Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
-                Err(e) => return Err(e),
-            };
+            let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
             // A "full" report has items; "unchanged" means the last pushed/pulled list stands.
             let items = match answer.get("items").and_then(Value::as_array) {
                 Some(items) => items.clone(),
@@ -122,7 +139,7 @@ impl Supervisor {
         // its check after the save has ended (or, without one, after a longer
         // quiet), silence means the last list stands.
         let stands = (!server.spec.publishes_unchanged)
-            .then(|| if checked { self.config.settle } else { self.config.settle_empty });
+            .then_some(if checked { self.config.settle } else { self.config.settle_empty });
         let waits = Waits { settle: self.config.settle, settle_empty, stands };
         wait_published(server, path, after, deadline, waits).await
     }
@@ -140,13 +157,7 @@ impl Supervisor {
         checked: bool,
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Value>, bool)> {
-        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
-        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let answer = match server.request_with("textDocument/diagnostic", params, remaining).await {
-            Ok(answer) => answer,
-            Err(Error::Timeout { .. }) => return Ok((Vec::new(), false)),
-            Err(e) => return Err(e),
-        };
+        let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
         // No `previousResultId` is sent, so the report is a full one with its items.
         let Some(mut items) = answer.get("items").and_then(Value::as_array).cloned() else {
             return Err(Error::Response {
@@ -236,6 +247,30 @@ fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
         "code": diagnostic.get("code").cloned().unwrap_or(Value::Null),
         "source": diagnostic.get("source").and_then(Value::as_str).unwrap_or("typescript"),
     }))
+}
+
+/// A `textDocument/diagnostic` answer for the file's text now; `None` when
+/// the deadline passed first. A request the server cancelled (LSP
+/// `ServerCancelled` -32802, `ContentModified` -32801: rust-analyzer cancels
+/// pulls while it reloads the workspace, as after the first `cargo check`
+/// writes `Cargo.lock`) is asked again after its next change or 100 ms.
+async fn pull(server: &Server, path: &Path, deadline: tokio::time::Instant) -> Result<Option<Value>> {
+    loop {
+        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match server.request_with("textDocument/diagnostic", params, remaining).await {
+            Ok(answer) => return Ok(Some(answer)),
+            Err(Error::Timeout { .. }) => return Ok(None),
+            Err(Error::Response { code: -32802 | -32801, .. }) => {
+                let until = (tokio::time::Instant::now() + Duration::from_millis(100)).min(deadline);
+                server.next_change(until).await;
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// How long [`wait_published`] waits in quiet before it takes a list as final.

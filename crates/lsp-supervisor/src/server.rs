@@ -34,6 +34,12 @@ pub(crate) struct Doc {
     pub version: i32,
     pub text: String,
     pub language: Language,
+    /// The last publication's sequence number (any file) when this text was
+    /// sent: publications after it are for this text, whoever sent it (a
+    /// request's sync or the root's watcher).
+    pub sent_after: u64,
+    /// The version whose diagnostics were last read to the end ([`Server::mark_read`]); 0 before any.
+    pub read_version: i32,
 }
 
 /// One work-done progress, as its `begin` and latest `report` left it.
@@ -542,6 +548,10 @@ impl Server {
                 doc.version += 1;
                 doc.text = text.clone();
                 let version = doc.version;
+                let seq = state.seq;
+                if let Some(doc) = state.docs.get_mut(path) {
+                    doc.sent_after = seq;
+                }
                 drop(state);
                 self.conn.notify(
                     "textDocument/didChange",
@@ -550,7 +560,8 @@ impl Server {
                 Ok((text, true))
             }
             None => {
-                state.docs.insert(path.to_path_buf(), Doc { version: 1, text: text.clone(), language });
+                let doc = Doc { version: 1, text: text.clone(), language, sent_after: state.seq, read_version: 0 };
+                state.docs.insert(path.to_path_buf(), doc);
                 drop(state);
                 self.conn.notify(
                     "textDocument/didOpen",
@@ -609,6 +620,19 @@ impl Server {
         }
         if !events.is_empty() {
             self.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+        }
+    }
+
+    /// An open document's version, the version whose diagnostics were last
+    /// read to the end, and the publication sequence number its text was sent after.
+    pub fn doc_sync(&self, path: &Path) -> Option<(i32, i32, u64)> {
+        lock(&self.state).docs.get(path).map(|d| (d.version, d.read_version, d.sent_after))
+    }
+
+    /// Marks `version` of an open document as read: its diagnostics were had to the end.
+    pub fn mark_read(&self, path: &Path, version: i32) {
+        if let Some(doc) = lock(&self.state).docs.get_mut(path) {
+            doc.read_version = doc.read_version.max(version);
         }
     }
 

@@ -11,6 +11,7 @@ const args = JSON.parse(process.argv[2]);
 const require = createRequire(path.join(args.node_modules, 'resolve-from-here.js'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 
 const transport = new StdioClientTransport({
   command: args.bin,
@@ -18,7 +19,14 @@ const transport = new StdioClientTransport({
   env: { ...process.env, AGENT_TOOLS_LOG: 'warn' },
   stderr: 'inherit',
 });
-const client = new Client({ name: 'agent-tools-sdk-test', version: '0.0.0' });
+const client = new Client({ name: 'agent-tools-sdk-test', version: '0.0.0' }, { capabilities: { elicitation: {} } });
+// The human answers after longer than the request timeout.
+client.setRequestHandler(ElicitRequestSchema, async () => {
+  await new Promise((resolve) => setTimeout(resolve, args.sleep_s * 1000));
+  return { action: 'accept', content: { choice: 'sqlite' } };
+});
+const errors = [];
+client.onerror = (error) => errors.push(String(error));
 await client.connect(transport);
 
 const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
@@ -47,7 +55,31 @@ findings.set = text(await eval_('kept = 41'));
   }
 }
 
-// 2. A runaway cell cancelled through the SDK's AbortSignal frees the kernel.
+// 2. A human who answers after the request timeout: the answer comes back.
+{
+  const progress = [];
+  const started = Date.now();
+  try {
+    const result = await client.callTool(
+      { name: 'ask_user', arguments: { question: 'Which database?', options: [{ label: 'postgres' }, { label: 'sqlite' }] } },
+      undefined,
+      { timeout: args.timeout_ms, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) },
+    );
+    findings.ask = { ok: true, text: text(result), seconds: (Date.now() - started) / 1000, progress };
+  } catch (error) {
+    findings.ask = { ok: false, error: String(error), seconds: (Date.now() - started) / 1000, progress };
+  }
+}
+
+// 3. A call without a progress token hears no progress (the SDK reports a
+// notification for a token it did not give as an error).
+{
+  const before = errors.length;
+  await eval_('import time\ntime.sleep(3)', { timeout: 60_000 });
+  findings.untracked_errors = errors.slice(before);
+}
+
+// 4. A runaway cell cancelled through the SDK's AbortSignal frees the kernel.
 {
   const controller = new AbortController();
   const progress = [];
@@ -71,4 +103,5 @@ findings.set = text(await eval_('kept = 41'));
 }
 
 await client.close();
+findings.errors = errors;
 process.stdout.write(JSON.stringify(findings) + '\n');
