@@ -1,9 +1,43 @@
 //! Diagnostics: pulled, asked of tsserver, or waited for as publications,
 //! until the list is final or the wait runs out.
+//!
+//! After a write, also the diagnostics of the files the write did not touch
+//! ([`Supervisor::other_files_before_write`], then
+//! [`Supervisor::other_files_after_write`]), each server's way
+//! ([`OtherFiles`]):
+//! - **published** (gopls, rust-analyzer): the server publishes every file a
+//!   change affects. Before the write it is let settle (idle, then quiet for
+//!   [`crate::SupervisorConfig::settle_empty`]) and what it has published is
+//!   kept; after the write it is let settle again, and every publication newer
+//!   than the write, for a file under the root that was not written, is taken,
+//!   with the kept one as what the file had before (none kept: nothing). gopls
+//!   is started with `diagnosticsDelay` 0, so the packages that depend on a
+//!   changed one come in the same round; rust-analyzer's come from the `cargo
+//!   check` the save starts (a crate whose dependency fails to compile is not
+//!   checked, so its files lose their diagnostics until that is fixed).
+//! - **importers** (pyright in `openFilesOnly` mode, clangd, tsserver): the
+//!   server reports open files only. The files that import the written one
+//!   (`import`/`from`, `#include` through headers, relative module specifiers:
+//!   a text scan of the root, nearest first) are opened before the write, at
+//!   most [`MAX_IMPORTERS`], and their diagnostics read then as the baseline;
+//!   after the write each one's are read again: pulled (pyright answers
+//!   `textDocument/diagnostic` against the texts it has now), asked of tsserver
+//!   (typescript-language-server; `semanticDiagnosticsSync` and the others
+//!   answer only for files a project holds, "No Project" otherwise, hence the
+//!   opening), or a publication newer than the write (clangd reparses its open
+//!   files on a save).
+//! - **written only** (pylsp, ruff): nothing is known of other files, and the
+//!   report says so.
+//!
+//! Only findings for the text after the write count: a file whose answer has
+//! not come when the wait runs out is pending, never clean.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::encoding::{PositionEncoding, lines};
@@ -11,9 +45,12 @@ use crate::error::{Error, Result};
 use crate::navigation::range_to_location;
 use crate::results::{Diagnostic, FileDiagnostics, Severity};
 use crate::server::Server;
-use crate::spec::Language;
+use crate::spec::{Language, OtherFiles};
 use crate::supervisor::Supervisor;
 use crate::uri::path_to_uri;
+
+/// At most this many files that import a written one are opened and read per write.
+pub const MAX_IMPORTERS: usize = 20;
 
 /// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
 const CHECK_START: Duration = Duration::from_secs(1);
@@ -69,7 +106,7 @@ impl Supervisor {
     /// A text is "changed" until its diagnostics were once read to the end,
     /// whoever sent it to the server (this sync, another request's, or the
     /// root's watcher, which syncs a written file before this runs).
-    async fn collect_diagnostics(
+    pub(crate) async fn collect_diagnostics(
         &self,
         server: &Server,
         path: &Path,
@@ -138,8 +175,11 @@ impl Supervisor {
         // A server that does not publish a list again when it is unchanged: once
         // its check after the save has ended (or, without one, after a longer
         // quiet), silence means the last list stands.
-        let stands = (!server.spec.publishes_unchanged)
-            .then_some(if checked { self.config.settle } else { self.config.settle_empty });
+        let stands = (!server.spec.publishes_unchanged).then_some(if checked {
+            self.config.settle
+        } else {
+            self.config.settle_empty
+        });
         let waits = Waits { settle: self.config.settle, settle_empty, stands };
         wait_published(server, path, after, deadline, waits).await
     }
@@ -180,6 +220,300 @@ impl Supervisor {
         items.extend(pushed.into_iter().filter(|d| d.get("source").and_then(Value::as_str) != Some(own)));
         Ok((items, complete))
     }
+}
+
+/// What the files a write does not touch had before it, per server: taken by
+/// [`Supervisor::other_files_before_write`], handed to
+/// [`Supervisor::other_files_after_write`].
+#[derive(Debug, Default)]
+pub struct OtherFilesBefore {
+    servers: Vec<ServerBefore>,
+}
+
+#[derive(Debug)]
+struct ServerBefore {
+    server: Arc<Server>,
+    /// The written files this server serves, with their text before the write (`None`: absent).
+    written: Vec<(PathBuf, Option<String>)>,
+    /// The last publication's sequence number when the write was about to happen.
+    seq: u64,
+    /// [`OtherFiles::Published`]: every file's published items then.
+    published: HashMap<PathBuf, Vec<Value>>,
+    /// [`OtherFiles::Published`]: whether the server had settled, so that a
+    /// file it had not published had nothing.
+    settled: bool,
+    /// [`OtherFiles::Importers`]: each file opened with its diagnostics then
+    /// (`None`: not had in time).
+    importers: Vec<(PathBuf, Option<Vec<Diagnostic>>)>,
+    /// [`OtherFiles::Importers`]: how many files import the written ones in all.
+    found: usize,
+}
+
+impl OtherFilesBefore {
+    /// Takes each server's publication count (and, for a server that publishes
+    /// other files itself, what it has published) once more, right before the
+    /// write: what it publishes from here on is taken as the write's.
+    pub fn mark_write(&mut self) {
+        for s in &mut self.servers {
+            s.seq = s.server.publish_seq();
+            if s.server.spec.other_files == OtherFiles::Published {
+                s.published = s.server.publications().into_iter().map(|(p, x)| (p, x.items)).collect();
+            }
+        }
+    }
+}
+
+/// What a write did to the diagnostics of files it did not touch, as one server tells.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherFilesReport {
+    pub server: &'static str,
+    pub way: OtherFiles,
+    /// The written files of this server.
+    pub written: Vec<PathBuf>,
+    /// The other files whose diagnostics after the write are known:
+    /// [`OtherFiles::Published`], those the server published anew;
+    /// [`OtherFiles::Importers`], the importers read.
+    pub files: Vec<OtherFile>,
+    /// Importers whose diagnostics for the text after the write had not come when the wait ran out.
+    pub pending: Vec<PathBuf>,
+    /// [`OtherFiles::Importers`]: how many files import the written ones in all.
+    pub importers: usize,
+    /// [`OtherFiles::Importers`]: how many of them were opened and read (at most [`MAX_IMPORTERS`]).
+    pub checked: usize,
+    /// False when the wait ran out (or a written file's own diagnostics were
+    /// pending): more may come than `files` holds.
+    pub complete: bool,
+    /// Why nothing could be read, when so (the server crashed).
+    pub error: Option<String>,
+}
+
+/// One other file's diagnostics before and after a write.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherFile {
+    pub path: PathBuf,
+    /// What it had before the write (positions as in its text now); `None` when that was not had.
+    pub before: Option<Vec<Diagnostic>>,
+    /// What it has after the write.
+    pub now: Vec<Diagnostic>,
+}
+
+impl Supervisor {
+    /// Before a write of `paths`: per server of theirs, what the other files
+    /// have (see the module doc for each server's way). Bounded by the
+    /// diagnostics timeout; a file whose diagnostics do not come in time has
+    /// an unknown baseline. Call [`OtherFilesBefore::mark_write`] right before
+    /// writing.
+    pub async fn other_files_before_write(&self, paths: &[PathBuf]) -> OtherFilesBefore {
+        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
+        let mut servers: Vec<ServerBefore> = Vec::new();
+        for path in paths {
+            let Ok((server, _)) = self.server_for(path).await else { continue };
+            let text = crate::encoding::read_text(path).await.ok();
+            match servers.iter_mut().find(|s| Arc::ptr_eq(&s.server, &server)) {
+                Some(s) => s.written.push((path.clone(), text)),
+                None => servers.push(ServerBefore {
+                    server,
+                    written: vec![(path.clone(), text)],
+                    seq: 0,
+                    published: HashMap::new(),
+                    settled: false,
+                    importers: Vec::new(),
+                    found: 0,
+                }),
+            }
+        }
+        for s in &mut servers {
+            let server = Arc::clone(&s.server);
+            match server.spec.other_files {
+                OtherFiles::Published => {
+                    // Its first load and what it is still working on end first, so
+                    // that nothing it publishes for the text before the write is
+                    // taken for the write's.
+                    server.initial_load(server.spec.load_grace, deadline).await;
+                    s.settled = settled(&server, self.config.settle_empty, deadline, true).await;
+                }
+                OtherFiles::Importers => {
+                    let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
+                    let root = server.root.clone();
+                    let all = paths.to_vec();
+                    let found = tokio::task::spawn_blocking(move || {
+                        let mut found: Vec<PathBuf> = Vec::new();
+                        for w in &written {
+                            for i in crate::importers::importers(&root, w, &all) {
+                                if !found.contains(&i) {
+                                    found.push(i);
+                                }
+                            }
+                        }
+                        found
+                    })
+                    .await
+                    .unwrap_or_default();
+                    s.found = found.len();
+                    let opened: Vec<PathBuf> = found.into_iter().take(MAX_IMPORTERS).collect();
+                    // Opened all at once, so the server works on them together.
+                    for path in &opened {
+                        if let Some(language) = Language::from_path(path) {
+                            let _ = server.sync(path, language).await;
+                        }
+                    }
+                    for path in opened {
+                        let before = match self.collect_diagnostics(&server, &path, false, deadline).await {
+                            Ok((items, true)) => Some(convert_all(&items, &path, server.encoding).await),
+                            _ => None,
+                        };
+                        s.importers.push((path, before));
+                    }
+                }
+                OtherFiles::WrittenOnly => {}
+            }
+        }
+        let mut before = OtherFilesBefore { servers };
+        before.mark_write();
+        before
+    }
+
+    /// After a write: per server of the written files, the diagnostics the
+    /// other files have now, with what they had before. `pending`: written
+    /// files whose own diagnostics were not had in time (their server's other
+    /// files are then pending too). `started`: when the write's diagnostics
+    /// began to be waited for; the wait ends a diagnostics timeout after it.
+    pub async fn other_files_after_write(
+        &self,
+        before: OtherFilesBefore,
+        pending: &[PathBuf],
+        started: std::time::Instant,
+    ) -> Vec<OtherFilesReport> {
+        let deadline = tokio::time::Instant::from_std(started) + self.config.diagnostics_timeout;
+        let mut out = Vec::new();
+        for s in before.servers {
+            let server = &s.server;
+            let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
+            let mut report = OtherFilesReport {
+                server: server.spec.id,
+                way: server.spec.other_files,
+                written: written.clone(),
+                files: Vec::new(),
+                pending: Vec::new(),
+                importers: s.found,
+                checked: s.importers.len(),
+                complete: true,
+                error: None,
+            };
+            if let Some(death) = server.death() {
+                report.complete = false;
+                report.error = Some(format!("{} stopped: {}", server.spec.id, death.what));
+                out.push(report);
+                continue;
+            }
+            let written_pending = written.iter().any(|w| pending.contains(w));
+            match server.spec.other_files {
+                OtherFiles::WrittenOnly => {}
+                OtherFiles::Published => {
+                    report.complete =
+                        !written_pending && settled(server, self.config.settle_empty, deadline, false).await;
+                    let mut fresh: Vec<(PathBuf, Vec<Value>)> = server
+                        .publications()
+                        .into_iter()
+                        .filter(|(p, x)| x.seq > s.seq && !written.contains(p) && p.starts_with(&self.config.root))
+                        .map(|(p, x)| (p, x.items))
+                        .collect();
+                    fresh.sort_by(|a, b| a.0.cmp(&b.0));
+                    for (path, items) in fresh {
+                        let before = match s.published.get(&path) {
+                            Some(old) => Some(convert_all(old, &path, server.encoding).await),
+                            None => s.settled.then(Vec::new),
+                        };
+                        let now = convert_all(&items, &path, server.encoding).await;
+                        report.files.push(OtherFile { path, before, now });
+                    }
+                }
+                OtherFiles::Importers => {
+                    // A write that left the server's text as it was changes nothing it reports.
+                    let mut unchanged = true;
+                    for (path, text) in &s.written {
+                        unchanged &= crate::encoding::read_text(path).await.ok() == *text;
+                    }
+                    for (path, before) in s.importers {
+                        let now = if written_pending {
+                            None
+                        } else {
+                            importer_after_write(self, server, &path, s.seq, unchanged, deadline).await
+                        };
+                        match now {
+                            Some(items) => {
+                                let now = convert_all(&items, &path, server.encoding).await;
+                                report.files.push(OtherFile { path, before, now });
+                            }
+                            None => report.pending.push(path),
+                        }
+                    }
+                    report.complete = report.pending.is_empty();
+                }
+            }
+            out.push(report);
+        }
+        out
+    }
+}
+
+/// An importer's diagnostics for the text after a write (`seq`: the
+/// publication count right before it); `None` when they had not come by `deadline`.
+async fn importer_after_write(
+    supervisor: &Supervisor,
+    server: &Server,
+    path: &Path,
+    seq: u64,
+    unchanged: bool,
+    deadline: tokio::time::Instant,
+) -> Option<Vec<Value>> {
+    let language = Language::from_path(path)?;
+    let (_, sent) = server.sync(path, language).await.ok()?;
+    // Asked (pulled, or of tsserver), the answer is for the texts the server has now;
+    // and with nothing changed, what it last said stands.
+    if server.tsserver_request().is_some() || server.pulls_diagnostics() || (unchanged && !sent) {
+        return supervisor.collect_diagnostics(server, path, false, deadline).await.ok().filter(|c| c.1).map(|c| c.0);
+    }
+    let config = &supervisor.config;
+    let settle_empty = if server.spec.publishes_in_rounds { config.settle_empty } else { config.settle };
+    let after = if sent { server.doc_sync(path).map_or(seq, |d| d.2) } else { seq };
+    let waits = Waits { settle: config.settle, settle_empty, stands: None };
+    match wait_published(server, path, after, deadline, waits).await {
+        Ok((items, true)) => Some(items),
+        _ => None,
+    }
+}
+
+/// Waits until the server is idle and has been quiet (no publication, no
+/// progress) for `quiet`; false when `deadline` or its death comes first.
+/// `recent`: a server idle whose last publication is older than `quiet` counts
+/// as settled at once.
+async fn settled(server: &Server, quiet: Duration, deadline: tokio::time::Instant, recent: bool) -> bool {
+    if recent && server.busy().is_none() && server.publications().iter().all(|(_, p)| p.at.elapsed() >= quiet) {
+        return true;
+    }
+    loop {
+        if server.death().is_some() || !server.wait_idle(deadline).await {
+            return false;
+        }
+        let until = tokio::time::Instant::now() + quiet;
+        if until > deadline {
+            return false;
+        }
+        if !server.next_change(until).await && server.busy().is_none() {
+            return true;
+        }
+    }
+}
+
+/// Raw diagnostics converted against the file's text now.
+async fn convert_all(items: &[Value], path: &Path, encoding: PositionEncoding) -> Vec<Diagnostic> {
+    let text = crate::encoding::read_text(path).await.unwrap_or_default();
+    let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+    let mut out: Vec<Diagnostic> =
+        items.iter().filter_map(|item| convert_diagnostic(item, path, &file_lines, encoding)).collect();
+    out.sort_by_key(|d| (d.location.line, d.location.column));
+    out
 }
 
 /// A file's diagnostics asked of tsserver through typescript-language-server's

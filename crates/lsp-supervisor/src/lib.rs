@@ -28,6 +28,7 @@ mod diagnostics;
 mod edit;
 pub mod encoding;
 mod error;
+mod importers;
 mod navigation;
 mod rename;
 mod results;
@@ -39,6 +40,7 @@ mod uri;
 mod watch;
 
 pub use crate::checker::ProjectDiagnostics;
+pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
 pub use crate::detect::{Binary, RootChoice, choose_root, find_root, index_cache_dir};
 pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
@@ -48,6 +50,6 @@ pub use crate::results::{
     Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerExit,
     ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
-pub use crate::spec::{Language, RootRule, ServerSpec};
+pub use crate::spec::{Language, OtherFiles, RootRule, ServerSpec};
 pub use crate::supervisor::{FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};

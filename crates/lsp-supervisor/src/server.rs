@@ -636,6 +636,11 @@ impl Server {
         }
     }
 
+    /// Every file's latest publication.
+    pub fn publications(&self) -> Vec<(PathBuf, Published)> {
+        lock(&self.state).published.iter().map(|(p, x)| (p.clone(), x.clone())).collect()
+    }
+
     /// `textDocument/didSave` for an open file.
     pub fn saved(&self, path: &Path) {
         let text = lock(&self.state).docs.get(path).map(|d| d.text.clone());

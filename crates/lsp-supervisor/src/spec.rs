@@ -103,6 +103,24 @@ pub enum RootRule {
     PythonProject,
 }
 
+/// How a server's diagnostics of the files a write did not touch are had
+/// after the write ([`crate::Supervisor::other_files_after_write`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OtherFiles {
+    /// It publishes every file a change affects, open or not (gopls;
+    /// rust-analyzer, through the `cargo check` a save starts): what it
+    /// published after the write, once it has settled, is taken.
+    Published,
+    /// It reports only the files it has open (pyright in `openFilesOnly`
+    /// mode, clangd, tsserver): the files that import the written one (a text
+    /// scan under its root) are opened before the write, and their
+    /// diagnostics read as the written file's are.
+    Importers,
+    /// It checks each file on its own (pylsp, ruff): nothing is known of other files.
+    WrittenOnly,
+}
+
 /// How to find, start and talk to one language server.
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
@@ -196,6 +214,8 @@ pub struct ServerSpec {
     /// server would rename only locally (typescript-language-server adds
     /// `import { a as b }` when prefix and suffix text are on).
     pub renames_at_declaration: bool,
+    /// How its diagnostics of other files than the written ones are had.
+    pub other_files: OtherFiles,
     /// A `workspace/executeCommand` command that forwards a request to
     /// tsserver (typescript-language-server's `typescript.tsserverRequest`).
     /// When the server lists it, a file's diagnostics are asked of tsserver
@@ -241,6 +261,7 @@ impl ServerSpec {
             reports_quiescence: false,
             renames_at_declaration: false,
             opens_changed_files: false,
+            other_files: OtherFiles::WrittenOnly,
             tsserver_request: None,
         }
     }
@@ -319,6 +340,20 @@ impl ServerSpec {
         gopls.root_rule = RootRule::GoWork;
         let mut fixture = ServerSpec::new("fixture", &[Fixture], &["fixture-lsp-server"], &[], &["fixture.toml"]);
         fixture.publishes_in_rounds = true;
+        // Other files after a write: published by the server itself, or read
+        // from the importers opened; pylsp and ruff check one file at a time.
+        rust_analyzer.other_files = OtherFiles::Published;
+        gopls.other_files = OtherFiles::Published;
+        // It diagnoses the packages that depend on a changed one in a second
+        // round, `diagnosticsDelay` after the change (250 ms to 1 s by version),
+        // and nothing says when that round has ended; with no delay one round
+        // publishes every affected file.
+        gopls.initialization_options = json!({ "diagnosticsDelay": "0s" });
+        pyright.other_files = OtherFiles::Importers;
+        tsls.other_files = OtherFiles::Importers;
+        clangd.other_files = OtherFiles::Importers;
+        // Its diagnostics are each file's own: it publishes the changed file only, which is all a change affects.
+        fixture.other_files = OtherFiles::Published;
         vec![rust_analyzer, pyright, pylsp, ruff, tsls, clangd, gopls, fixture]
     }
 
