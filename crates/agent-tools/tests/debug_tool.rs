@@ -171,3 +171,51 @@ async fn a_launch_asks_with_the_program_and_its_arguments() {
     assert_eq!(card.question, "Allow debug (exec tier) to run?");
     assert_eq!(card.context.as_deref(), Some("run `main.dart --fast x` in the debugger\npaths: main.dart"));
 }
+
+/// A `continue` into a loop reports "running" with the program's last
+/// output; cancelled (its future dropped), it returns and the session stays
+/// usable: `pause` stops the program, `status` and `terminate` work.
+#[tokio::test]
+async fn a_cancelled_continue_returns_and_the_session_stays_usable() {
+    let setup = setup();
+    std::fs::write(
+        setup.workspace.root().join("spin.dart"),
+        "print before the loop\nprint spinning now\nspin\nexit 0\n",
+    )
+    .unwrap();
+    let pacing = agent_tools::Pacing {
+        first_after: Duration::from_millis(100),
+        min_interval: Duration::from_millis(50),
+        heartbeat: Duration::from_millis(200),
+    };
+    let debug = surface(&setup, Tier::Exec).with_pacing(pacing);
+    ok(&debug, json!({ "op": "breakpoints", "file": "spin.dart", "lines": [1] })).await;
+    let launched = ok(&debug, json!({ "op": "launch", "program": "spin.dart" })).await;
+    assert!(launched.text.ends_with("stopped (breakpoint) at spin.dart:1 in main, thread 1"), "{}", launched.text);
+
+    let seen = Arc::new(tokio::sync::Notify::new());
+    let messages: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let sink = {
+        let (seen, messages) = (seen.clone(), messages.clone());
+        agent_tools::ProgressSink::new(move |p| {
+            if p.message.contains("last output: spinning now") {
+                seen.notify_one();
+            }
+            messages.lock().unwrap().push(p.message);
+        })
+    };
+    tokio::select! {
+        result = debug.call_with_progress("debug", json!({ "op": "continue" }), Some(sink)) => {
+            panic!("continue returned by itself: {:?}", result.map(|r| r.text))
+        }
+        () = seen.notified() => {}
+    }
+    assert!(messages.lock().unwrap().iter().all(|m| m.contains("running")), "{:?}", messages.lock().unwrap());
+
+    let paused = ok(&debug, json!({ "op": "pause" })).await;
+    assert!(paused.text.starts_with("stopped (pause) at spin.dart:3"), "{}", paused.text);
+    let status = ok(&debug, json!({ "op": "status" })).await;
+    assert!(status.text.contains("stopped (pause) at spin.dart:3"), "{}", status.text);
+    let terminated = ok(&debug, json!({ "op": "terminate" })).await;
+    assert!(terminated.text.starts_with("terminated"), "{}", terminated.text);
+}

@@ -5,6 +5,13 @@
 //! call time (`adapters` says why not). Paths in results are relative to the
 //! working directory; lines are 1-indexed. This module converts arguments and
 //! words results; processes, waits and kills are the supervisor's.
+//!
+//! While a run op (`continue`, the steps, `pause`) waits for the program, a
+//! progress report says "running" with the last line the program printed.
+//! Dropping such a call (cancellation) drops only the wait: the program
+//! runs on and the session stays usable (`pause`, `status`, `terminate`).
+//! A dropped `launch` or `attach` drops the half-open session with its
+//! adapter process group, so the slot is free for the next launch.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::Result;
+use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -155,8 +163,17 @@ impl Tool for Debug {
         }
     }
 
-    async fn call(&self, input: DebugInput, _cx: &CallContext) -> Result<ToolResult> {
-        Ok(match self.run(input).await {
+    async fn call(&self, input: DebugInput, cx: &CallContext) -> Result<ToolResult> {
+        let running = matches!(
+            input.op,
+            DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut | DebugOp::Pause
+        );
+        if matches!(input.op, DebugOp::Launch | DebugOp::Attach) {
+            cx.progress(Progress::message("starting the program under the debugger"));
+        }
+        let work = self.run(input);
+        let answer = if running && cx.wants_progress() { self.reporting(work, cx).await } else { work.await };
+        Ok(match answer {
             Ok(result) => result,
             Err(message) => ToolResult::error(message),
         })
@@ -165,11 +182,48 @@ impl Tool for Debug {
 
 type Answer = std::result::Result<ToolResult, String>;
 
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn clip(text: &str, max: usize) -> String {
+    let mut shown: String = text.chars().take(max).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
+}
+
 fn need<T>(value: Option<T>, op: &str, field: &str) -> std::result::Result<T, String> {
     value.ok_or_else(|| format!("{op} needs `{field}`"))
 }
 
 impl Debug {
+    /// Runs `work`, reporting "running" and the program's last output line
+    /// every second. Only for run ops: they hold no lock of the supervisor's
+    /// while they wait, so reading the output meanwhile cannot block on them.
+    async fn reporting(&self, work: impl Future<Output = Answer>, cx: &CallContext) -> Answer {
+        let mut work = std::pin::pin!(work);
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                answer = &mut work => return answer,
+                _ = tick.tick() => {
+                    let output = tokio::time::timeout(
+                        std::time::Duration::from_millis(200),
+                        self.0.supervisor.output(self.conv()),
+                    )
+                    .await;
+                    let last = match &output {
+                        Ok(Ok(output)) => output.text.lines().rev().map(str::trim).find(|l| !l.is_empty()),
+                        _ => None,
+                    };
+                    cx.progress(Progress::message(match last {
+                        Some(line) => format!("running; last output: {}", clip(line, 160)),
+                        None => "running".to_owned(),
+                    }));
+                }
+            }
+        }
+    }
+
     fn root(&self) -> &Path {
         self.0.workspace.root()
     }
