@@ -95,12 +95,16 @@ async fn writes_report_exactly_the_diagnostics_they_introduce() {
     // Both errors moved down two lines: nothing new.
     let r = write("def alpha\n\n\nWARN W1: old warning\nalpha\nERROR E1: broken\nERROR E1: broken\n").await;
     assert_eq!(new_diagnostics(&r), ("no new".into(), vec![]));
-    assert!(r.text.ends_with("no new diagnostics in a.fix (fixture)"), "{}", r.text);
+    assert!(
+        r.text.ends_with("no new diagnostics in a.fix (fixture)\nno new diagnostics in other files (fixture)"),
+        "{}",
+        r.text
+    );
 
     // Fixed, then reintroduced: new again.
     let r = write("def alpha\nalpha\n").await;
     assert_eq!(new_diagnostics(&r), ("no new".into(), vec![]));
-    assert!(r.text.ends_with("no new diagnostics in a.fix (fixture); 3 earlier diagnostics gone"), "{}", r.text);
+    assert!(r.text.ends_with("no new diagnostics in a.fix (fixture); 3 earlier diagnostics gone\nno new diagnostics in other files (fixture)"), "{}", r.text);
     let r = surface
         .call(
             "edit",

@@ -11,13 +11,25 @@
 //! published, so a diagnostic that disappears and comes back is new again.
 //! When the server has not published for the written text in time the result
 //! says "pending", never "clean", and the ledger is left as it was.
+//!
+//! Other files: the write's new diagnostics in files it did not touch (a
+//! caller broken by a changed signature) follow in a section of their own,
+//! per server, as [`lsp_supervisor::OtherFiles`] says that server gives them
+//! (published by the server; read from the importers opened; or not known,
+//! which the result says). The same ledger keys them; an other file's
+//! baseline is what it had right before the write, so what was broken before
+//! is never new. At most [`OTHER_LISTED`] of their diagnostics are listed,
+//! with the count in all; a file whose diagnostics had not come when the wait
+//! ran out is named as pending.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use lsp_supervisor::{Diagnostic, Error as LspError, Supervisor};
+use lsp_supervisor::{
+    Diagnostic, Error as LspError, Language, OtherFiles, OtherFilesBefore, OtherFilesReport, Supervisor,
+};
 use serde_json::{Value, json};
 
 use crate::error::Result;
@@ -28,6 +40,12 @@ use crate::tools::lsp::{diagnostic_json, diagnostic_line};
 use crate::workspace::Workspace;
 
 type Key = (String, String, String); // (severity, code, message); the file is the map key.
+type Ledger = HashMap<PathBuf, Option<HashMap<Key, usize>>>;
+
+/// At most this many diagnostics of other files are listed in a write's text (all are counted).
+pub const OTHER_LISTED: usize = 20;
+/// At most this many of one other file's new diagnostics are in the structured result (all are counted).
+const OTHER_JSON_PER_FILE: usize = 100;
 
 /// The per-run ledger and the supervisor it asks.
 #[derive(Debug)]
@@ -36,7 +54,7 @@ pub struct DiagnosticsOnWrite {
     workspace: Workspace,
     /// Per file: what it has as far as reported; `None` when its baseline could
     /// not be read (no answer in time, server failing), so nothing is known to be old.
-    ledger: Mutex<HashMap<PathBuf, Option<HashMap<Key, usize>>>>,
+    ledger: Mutex<Ledger>,
     /// Languages already said to have no usable server (said once per run).
     unusable_said: Mutex<HashSet<String>>,
 }
@@ -67,6 +85,212 @@ fn multiset(diagnostics: &[Diagnostic]) -> HashMap<Key, usize> {
         *out.entry(key(d)).or_default() += 1;
     }
     out
+}
+
+/// The diagnostics of `now` beyond what `known` counts, in order.
+fn new_in(now: &[Diagnostic], known: &HashMap<Key, usize>) -> Vec<Diagnostic> {
+    let mut seen: HashMap<Key, usize> = HashMap::new();
+    let mut new = Vec::new();
+    for d in now {
+        let k = key(d);
+        let n = seen.entry(k.clone()).or_default();
+        *n += 1;
+        if *n > known.get(&k).copied().unwrap_or(0) {
+            new.push(d.clone());
+        }
+    }
+    new
+}
+
+/// How many of `known` are no longer in `current`.
+fn gone(known: &HashMap<Key, usize>, current: &HashMap<Key, usize>) -> usize {
+    known.iter().map(|(k, n)| n.saturating_sub(current.get(k).copied().unwrap_or(0))).sum()
+}
+
+/// What a write did to one other file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherFileReport {
+    pub path: PathBuf,
+    /// Diagnostics the write introduced.
+    pub new: Vec<Diagnostic>,
+    /// How many it had before and no longer has.
+    pub fixed: usize,
+    /// False when what it had before is unknown: every diagnostic it has is listed.
+    pub baseline_known: bool,
+}
+
+/// What a write did to the other files one server tells of.
+#[derive(Debug, Clone)]
+pub struct OtherFilesOutcome {
+    pub server: &'static str,
+    pub way: OtherFiles,
+    pub written: Vec<PathBuf>,
+    /// The other files with new diagnostics, those with none left out.
+    pub files: Vec<OtherFileReport>,
+    /// How many other files were looked at (published anew, or importers read).
+    pub looked_at: usize,
+    pub fixed: usize,
+    pub pending: Vec<PathBuf>,
+    pub importers: usize,
+    pub checked: usize,
+    pub complete: bool,
+    pub error: Option<String>,
+}
+
+/// Folds one server's report on other files into the ledger: each file's
+/// baseline is what it had right before the write (when that is known; else
+/// the ledger's entry, else unknown); a complete report leaves each file's
+/// entry as it is now.
+fn fold_other(ledger: &mut Ledger, report: OtherFilesReport) -> OtherFilesOutcome {
+    let mut files = Vec::new();
+    let mut fixed = 0;
+    let looked_at = report.files.len();
+    for file in report.files {
+        let current = multiset(&file.now);
+        let baseline = match &file.before {
+            Some(before) => Some(multiset(before)),
+            None => ledger.get(&file.path).cloned().flatten(),
+        };
+        let known = baseline.clone().unwrap_or_default();
+        let new = new_in(&file.now, &known);
+        let file_fixed = gone(&known, &current);
+        fixed += file_fixed;
+        if report.complete {
+            ledger.insert(file.path.clone(), Some(current));
+        }
+        if !new.is_empty() {
+            files.push(OtherFileReport { path: file.path, new, fixed: file_fixed, baseline_known: baseline.is_some() });
+        }
+    }
+    OtherFilesOutcome {
+        server: report.server,
+        way: report.way,
+        written: report.written,
+        files,
+        looked_at,
+        fixed,
+        pending: report.pending,
+        importers: report.importers,
+        checked: report.checked,
+        complete: report.complete,
+        error: report.error,
+    }
+}
+
+/// The text and structured value of one server's other-files outcome;
+/// `budget` is how many more diagnostics may be listed (shared by the servers of one write).
+fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (String, Value) {
+    use crate::tools::lsp::count;
+    let rel = |p: &Path| ws.relative(p).display().to_string();
+    let total: usize = o.files.iter().map(|f| f.new.len()).sum();
+    let c_like = o.written.iter().any(|w| matches!(Language::from_path(w), Some(Language::C | Language::Cpp)));
+    let (import, imports) = if c_like { ("include", "includes") } else { ("import", "imports") };
+    let target = match o.written.as_slice() {
+        [one] => rel(one),
+        _ => "the written files".to_string(),
+    };
+    let mut text = String::new();
+    // Which files were looked at: all the server published, or the importers read.
+    let scope = match o.way {
+        OtherFiles::Importers => {
+            let verb = if o.importers == 1 { imports } else { import };
+            let read = if o.checked < o.importers {
+                format!(", the nearest {} read, {} not", o.checked, o.importers - o.checked)
+            } else {
+                String::new()
+            };
+            format!("{}; {} {verb} {target}{read}", o.server, count(o.importers, "file"))
+        }
+        _ => o.server.to_string(),
+    };
+    let status = if o.error.is_some() {
+        "failed"
+    } else if o.way == OtherFiles::WrittenOnly {
+        "not checked"
+    } else if o.way == OtherFiles::Importers && o.importers == 0 {
+        "none"
+    } else if !o.complete {
+        "pending"
+    } else if total > 0 {
+        "new"
+    } else {
+        "no new"
+    };
+    let fixed = if o.fixed > 0 { format!("; {} gone", count(o.fixed, "earlier diagnostic")) } else { String::new() };
+    let listing = o.files.iter().map(|f| format!("{} ({})", rel(&f.path), f.new.len())).collect::<Vec<_>>().join(", ");
+    let new_in_files = format!("new diagnostics in {} ({scope}): {listing}", count(o.files.len(), "other file"));
+    match status {
+        "failed" => {
+            let why = o.error.as_deref().unwrap_or("");
+            let _ = writeln!(text, "diagnostics of other files unavailable ({}): {why}", o.server);
+        }
+        "not checked" => {
+            let _ = writeln!(text, "other files not checked: {} reports only the written file", o.server);
+        }
+        "none" => {
+            let _ = writeln!(text, "no other file {imports} {target} ({})", o.server);
+        }
+        "pending" => {
+            let waiting = if o.pending.is_empty() {
+                format!("{} had not settled when the wait ran out", o.server)
+            } else {
+                let names: Vec<String> = o.pending.iter().map(|p| rel(p)).collect();
+                format!("{} had not answered for {} when the wait ran out", o.server, names.join(", "))
+            };
+            let _ = writeln!(text, "diagnostics of other files pending: {waiting}");
+            if total > 0 {
+                let _ = writeln!(text, "so far, {new_in_files}:");
+            }
+        }
+        "new" => {
+            let _ = writeln!(text, "{new_in_files}{fixed}:");
+        }
+        _ => {
+            let _ = writeln!(text, "no new diagnostics in other files ({scope}){fixed}");
+        }
+    }
+    let mut listed = 0;
+    for file in &o.files {
+        if !file.baseline_known {
+            let _ = writeln!(
+                text,
+                "(what {} had before this write could not be read, so some may be older)",
+                rel(&file.path)
+            );
+        }
+        for d in &file.new {
+            if *budget == 0 {
+                break;
+            }
+            let _ = writeln!(text, "{}", diagnostic_line(ws, d));
+            *budget -= 1;
+            listed += 1;
+        }
+    }
+    if listed < total {
+        let _ = writeln!(text, "… {} more in other files ({total} in all)", total - listed);
+    }
+    let value = json!({
+        "server": o.server,
+        "way": o.way,
+        "status": status,
+        "written": o.written.iter().map(|p| rel(p)).collect::<Vec<_>>(),
+        "new_total": total,
+        "fixed": o.fixed,
+        "looked_at": o.looked_at,
+        "importers": (o.way == OtherFiles::Importers).then_some(o.importers),
+        "checked": (o.way == OtherFiles::Importers).then_some(o.checked),
+        "pending": o.pending.iter().map(|p| rel(p)).collect::<Vec<_>>(),
+        "error": o.error,
+        "files": o.files.iter().map(|f| json!({
+            "path": rel(&f.path),
+            "new_count": f.new.len(),
+            "fixed": f.fixed,
+            "baseline_known": f.baseline_known,
+            "new": f.new.iter().take(OTHER_JSON_PER_FILE).map(|d| diagnostic_json(ws, d)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    (text.trim_end().to_string(), value)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -109,19 +333,10 @@ impl DiagnosticsOnWrite {
         let entry = ledger.entry(path.to_path_buf()).or_insert(None);
         let baseline_known = entry.is_some();
         let known = entry.clone().unwrap_or_default();
-        let mut seen: HashMap<Key, usize> = HashMap::new();
-        let mut new = Vec::new();
-        for d in &report.diagnostics {
-            let k = key(d);
-            let n = seen.entry(k.clone()).or_default();
-            *n += 1;
-            if *n > known.get(&k).copied().unwrap_or(0) {
-                new.push(d.clone());
-            }
-        }
+        let new = new_in(&report.diagnostics, &known);
         let mut fixed = 0;
         if report.complete {
-            fixed = known.iter().map(|(k, n)| n.saturating_sub(current.get(k).copied().unwrap_or(0))).sum();
+            fixed = gone(&known, &current);
             *entry = Some(current);
         }
         Ok(WriteReport {
@@ -134,14 +349,48 @@ impl DiagnosticsOnWrite {
         })
     }
 
-    /// The text and JSON appended to a write's result for `paths`; `None` when
+    /// What the files `paths` do not name have before the write of `paths`
+    /// (see [`Supervisor::other_files_before_write`]); called after
+    /// [`DiagnosticsOnWrite::before_write`] of each, right before the write.
+    pub async fn before_write_others(&self, paths: &[PathBuf]) -> OtherFilesBefore {
+        let mut before = self.supervisor.other_files_before_write(paths).await;
+        before.mark_write();
+        before
+    }
+
+    /// Folds what the servers tell of other files after the write into the
+    /// ledger. `pending`: written files whose own diagnostics were not had.
+    pub async fn after_write_others(
+        &self,
+        before: OtherFilesBefore,
+        pending: &[PathBuf],
+        started: std::time::Instant,
+    ) -> Vec<OtherFilesOutcome> {
+        let reports = self.supervisor.other_files_after_write(before, pending, started).await;
+        let mut ledger = lock(&self.ledger);
+        reports.into_iter().map(|r| fold_other(&mut ledger, r)).collect()
+    }
+
+    /// The text and JSON appended to a write's result for `paths` (the
+    /// written files' entries, and per server its other files'); `None` when
     /// no path is a file a language server is known for.
-    pub async fn check(&self, paths: &[PathBuf]) -> Option<(String, Value)> {
+    pub async fn check(&self, paths: &[PathBuf], others: OtherFilesBefore) -> Option<(String, Value, Value)> {
+        let started = std::time::Instant::now();
         let mut text = String::new();
         let mut items = Vec::new();
+        let mut pending = Vec::new();
         for path in paths {
             let rel = self.workspace.relative(path).display().to_string();
-            match self.after_write(path).await {
+            if !path.exists() {
+                // Deleted by the write: its importers may say what that broke.
+                items.push(json!({ "path": rel, "status": "deleted" }));
+                continue;
+            }
+            let report = self.after_write(path).await;
+            if !report.as_ref().is_ok_and(|r| r.complete) {
+                pending.push(path.clone());
+            }
+            match report {
                 Ok(report) => {
                     let status = if !report.complete {
                         "pending"
@@ -204,7 +453,14 @@ impl DiagnosticsOnWrite {
                 }
             }
         }
-        (!items.is_empty()).then(|| (text.trim_end().to_string(), Value::Array(items)))
+        let mut other_items = Vec::new();
+        let mut budget = OTHER_LISTED;
+        for outcome in self.after_write_others(others, &pending, started).await {
+            let (other_text, value) = render_other(&self.workspace, &outcome, &mut budget);
+            let _ = writeln!(text, "{other_text}");
+            other_items.push(value);
+        }
+        (!items.is_empty()).then(|| (text.trim_end().to_string(), Value::Array(items), Value::Array(other_items)))
     }
 }
 
@@ -246,11 +502,12 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
             // A baseline that cannot be taken (no server) is reported after the write.
             let _ = self.diagnostics.before_write(path).await;
         }
+        let others = self.diagnostics.before_write_others(&paths).await;
         let mut result = self.inner.call(input, cx).await?;
         if result.is_error {
             return Ok(result);
         }
-        if let Some((text, value)) = self.diagnostics.check(&paths).await {
+        if let Some((text, value, other_files)) = self.diagnostics.check(&paths, others).await {
             if !text.is_empty() {
                 result.text = format!("{}\n\n{text}", result.text);
             }
@@ -260,8 +517,122 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
                 None => json!({}),
             };
             structured["diagnostics"] = value;
+            structured["other_files"] = other_files;
             result.structured = Some(structured);
         }
         Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lsp_supervisor::{Location, OtherFile, Severity};
+
+    use super::*;
+
+    fn d(path: &str, line: u32, code: &str, message: &str) -> Diagnostic {
+        let location =
+            Location { path: PathBuf::from(path), line, column: 1, end_line: line, end_column: 2, text: String::new() };
+        Diagnostic {
+            location,
+            severity: Severity::Error,
+            code: Some(code.into()),
+            source: None,
+            message: message.into(),
+        }
+    }
+
+    fn report(way: OtherFiles, files: Vec<OtherFile>) -> OtherFilesReport {
+        OtherFilesReport {
+            server: "srv",
+            way,
+            written: vec![PathBuf::from("/r/lib.py")],
+            files,
+            pending: Vec::new(),
+            importers: 2,
+            checked: 2,
+            complete: true,
+            error: None,
+        }
+    }
+
+    fn file(path: &str, before: Option<Vec<Diagnostic>>, now: Vec<Diagnostic>) -> OtherFile {
+        OtherFile { path: PathBuf::from(path), before, now }
+    }
+
+    /// `(text, status)` of one report folded into `ledger`.
+    fn check(ledger: &mut Ledger, r: OtherFilesReport) -> (String, String) {
+        let ws = Workspace::new("/").unwrap_or_else(|e| panic!("{e}"));
+        let outcome = fold_other(ledger, r);
+        let mut budget = 3;
+        let (text, value) = render_other(&ws, &outcome, &mut budget);
+        (text, value["status"].as_str().unwrap_or_default().to_string())
+    }
+
+    #[test]
+    fn what_another_file_had_right_before_the_write_is_never_new() {
+        let mut ledger = Ledger::new();
+        let old = d("/r/a.py", 3, "E1", "old");
+        let broken = d("/r/a.py", 9, "E2", "missing argument");
+        // The old error moved; one identical to it is new, as is the broken call.
+        let r = report(
+            OtherFiles::Importers,
+            vec![
+                file(
+                    "/r/a.py",
+                    Some(vec![old.clone()]),
+                    vec![old.clone(), d("/r/a.py", 4, "E1", "old"), broken.clone()],
+                ),
+                file("/r/b.py", Some(vec![old.clone()]), vec![]),
+            ],
+        );
+        let (text, status) = check(&mut ledger, r);
+        assert_eq!(status, "new");
+        assert_eq!(
+            text,
+            "new diagnostics in 1 other file (srv; 2 files import r/lib.py): r/a.py (2); 1 earlier diagnostic gone:\n\
+             r/a.py:4:1 error[E1]: old\nr/a.py:9:1 error[E2]: missing argument"
+        );
+        // The ledger now holds what each file has.
+        assert_eq!(ledger[Path::new("/r/b.py")], Some(HashMap::new()));
+        // Unknown before: the ledger's entry is the baseline.
+        let r = report(OtherFiles::Published, vec![file("/r/a.py", None, vec![broken.clone(), old.clone()])]);
+        let (text, status) = check(&mut ledger, r);
+        assert_eq!(
+            (text.as_str(), status.as_str()),
+            ("no new diagnostics in other files (srv); 1 earlier diagnostic gone", "no new")
+        );
+        // Neither known: all listed, and said to be possibly older.
+        let r = report(OtherFiles::Published, vec![file("/r/c.py", None, vec![broken])]);
+        let (text, _) = check(&mut ledger, r);
+        assert!(text.contains("(what r/c.py had before this write could not be read, so some may be older)"), "{text}");
+    }
+
+    #[test]
+    fn listing_is_capped_with_the_count_in_all_and_pending_is_never_clean() {
+        let mut ledger = Ledger::new();
+        let now: Vec<Diagnostic> = (1..=5).map(|i| d("/r/a.go", i, "WrongArgCount", "not enough arguments")).collect();
+        let (text, _) = check(&mut ledger, report(OtherFiles::Published, vec![file("/r/a.go", Some(vec![]), now)]));
+        assert!(text.starts_with("new diagnostics in 1 other file (srv): r/a.go (5):\n"), "{text}");
+        assert!(
+            text.ends_with("r/a.go:3:1 error[WrongArgCount]: not enough arguments\n… 2 more in other files (5 in all)"),
+            "{text}"
+        );
+        let mut r = report(OtherFiles::Importers, vec![]);
+        (r.complete, r.pending) = (false, vec![PathBuf::from("/r/b.py")]);
+        let (text, status) = check(&mut ledger, r);
+        assert_eq!(status, "pending");
+        assert_eq!(text, "diagnostics of other files pending: srv had not answered for r/b.py when the wait ran out");
+        let mut r = report(OtherFiles::Importers, vec![]);
+        (r.importers, r.checked) = (34, 20);
+        assert_eq!(
+            check(&mut ledger, r).0,
+            "no new diagnostics in other files (srv; 34 files import r/lib.py, the nearest 20 read, 14 not)"
+        );
+        let mut r = report(OtherFiles::Importers, vec![]);
+        (r.importers, r.checked) = (0, 0);
+        assert_eq!(check(&mut ledger, r), ("no other file imports r/lib.py (srv)".to_string(), "none".to_string()));
+        let r = report(OtherFiles::WrittenOnly, vec![]);
+        assert_eq!(check(&mut ledger, r).0, "other files not checked: srv reports only the written file");
     }
 }
