@@ -20,6 +20,18 @@ use crate::uri::{path_to_uri, uri_to_path};
 /// answer may be the server not yet announcing that it reloads.
 const PROJECT_RELOAD_GRACE: Duration = Duration::from_secs(2);
 
+/// What a request takes from a partly loaded server ([`Load::Partial`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Partly {
+    /// Nothing: it waits for the server's load to end (a rename, which must be complete).
+    Wait,
+    /// A non-empty answer, with a note; an empty one is asked again until the deadline.
+    NonEmpty,
+    /// Any answer, with a note (a workspace symbol search, where nothing found is common
+    /// and the note says the list may lack what is still being built).
+    Any,
+}
+
 /// How often a partly loaded server ([`Load::Partial`]) is asked again after an empty answer.
 const PARTIAL_RETRY: Duration = Duration::from_secs(1);
 
@@ -69,19 +81,20 @@ impl Supervisor {
     /// A request whose empty answer may only mean "still loading": while the
     /// server is loading, waits for it to finish (within the request timeout) and asks again.
     pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
-        self.query_partial(server, method, params, false).await.map(|(answer, _)| answer)
+        self.query_partial(server, method, params, Partly::Wait).await.map(|(answer, _)| answer)
     }
 
-    /// [`Supervisor::query`]; with `partial_ok`, a server whose only work left
-    /// is [`crate::ServerSpec::partial_progress`] is asked at once, and a
-    /// non-empty answer comes with a note of what it may lack.
+    /// [`Supervisor::query`]; unless `partly` is [`Partly::Wait`], a server
+    /// whose only work left is [`crate::ServerSpec::partial_progress`] is asked
+    /// at once, and its answer comes with a note of what it may lack.
     pub(crate) async fn query_partial(
         &self,
         server: &Server,
         method: &'static str,
         params: Value,
-        partial_ok: bool,
+        partly: Partly,
     ) -> Result<(Value, Option<String>)> {
+        let partial_ok = partly != Partly::Wait;
         let mut deadline = tokio::time::Instant::now() + server.request_timeout;
         if let Some(first) = server.spec.first_load_timeout.filter(|_| !server.loaded()) {
             deadline = deadline.max(tokio::time::Instant::from_std(server.started) + first);
@@ -103,9 +116,13 @@ impl Supervisor {
         loop {
             let remaining =
                 deadline.saturating_duration_since(tokio::time::Instant::now()).max(Duration::from_millis(500));
+            let mut cancelled = false;
             let answer = match server.request_with(method, params.clone(), remaining).await {
                 // ContentModified / ServerCancelled: the server changed under the request; ask again.
-                Err(Error::Response { code: -32801 | -32802, .. }) => Value::Null,
+                Err(Error::Response { code: -32801 | -32802, .. }) => {
+                    cancelled = true;
+                    Value::Null
+                }
                 other => other?,
             };
             tracing::debug!(server = server.spec.id, method, empty = is_empty(&answer), load = ?server.load(), "answered");
@@ -119,6 +136,9 @@ impl Supervisor {
             // nothing, or cancels, until it has caught up with its latest crate
             // graph; ask again every second, until the deadline.
             if partial_ok && let Load::Partial(what) = server.load() {
+                if partly == Partly::Any && partial.is_some() && !cancelled {
+                    return Ok((answer, partial));
+                }
                 if tokio::time::Instant::now() + PARTIAL_RETRY >= deadline {
                     return Err(Error::NotReady { server: server.spec.id, what });
                 }
@@ -169,7 +189,7 @@ impl Supervisor {
         if method == "textDocument/references" {
             params["context"] = json!({ "includeDeclaration": true });
         }
-        let (answer, partial) = self.query_partial(server, method, params, true).await?;
+        let (answer, partial) = self.query_partial(server, method, params, Partly::NonEmpty).await?;
         let mut locations = convert_locations(&answer, server.encoding).await;
         locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         locations.dedup();
@@ -340,7 +360,7 @@ impl Supervisor {
             server.sync(context, language).await?;
         }
         let (answer, partial) =
-            self.query_partial(&server, "workspace/symbol", json!({ "query": query }), true).await?;
+            self.query_partial(&server, "workspace/symbol", json!({ "query": query }), Partly::Any).await?;
         let mut out = Vec::new();
         for item in answer.as_array().into_iter().flatten() {
             let Some(location) = item.get("location") else { continue };
