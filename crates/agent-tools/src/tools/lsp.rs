@@ -589,9 +589,9 @@ impl Lsp {
                     format!("used for the projects in {} ({})", projects.join(", "), version_text(&b.path, &b.version))
                 }
                 (Ok(root), Ok(b)) if a.chosen => format!(
-                    "used for {}{} ({})",
+                    "used for {}{}: {}",
                     display_root(ws, root),
-                    a.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default(),
+                    a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
                     version_text(&b.path, &b.version)
                 ),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
