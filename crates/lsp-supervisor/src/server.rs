@@ -618,6 +618,7 @@ impl Server {
                 }
             }
         }
+        tracing::debug!(server = self.spec.id, root = %self.root.display(), events = events.len(), "changes on disk told");
         if !events.is_empty() {
             self.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
         }
