@@ -336,6 +336,14 @@ async fn pyright_reports_the_importers_a_signature_change_breaks() {
         "{}",
         r.text
     );
+    // A patch that deletes the module: what imported it says so.
+    let patch = "*** Begin Patch\n*** Delete File: geometry/shapes.py\n*** End Patch\n";
+    let r = surface.call("apply_patch", json!({ "patch": patch })).await.unwrap();
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(status(&r), "new", "{}", r.text);
+    let files: Vec<String> = broken_files(&r).into_iter().map(|f| f.0).collect();
+    assert_eq!(files, ["geometry/broken.py", "geometry/report.py"], "{}", r.text);
+    assert!(new_codes(&r, "geometry/report.py").iter().all(|c| c.0 == "error"), "{}", r.text);
     supervisor.shutdown().await;
 }
 

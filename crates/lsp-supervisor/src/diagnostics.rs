@@ -385,6 +385,9 @@ impl Supervisor {
         started: std::time::Instant,
     ) -> Vec<OtherFilesReport> {
         let deadline = tokio::time::Instant::from_std(started) + self.config.diagnostics_timeout;
+        // What the write did on disk reaches the servers first: a file it
+        // deleted is closed, so the servers stop answering from its old text.
+        self.catch_up().await;
         let mut out = Vec::new();
         for s in before.servers {
             let server = &s.server;
