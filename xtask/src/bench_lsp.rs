@@ -10,10 +10,19 @@
 //! 2. Diagnostics on write: the file is rewritten with an error, or without
 //!    it, alternately; the time from the server's `publishDiagnostics`
 //!    arriving to `diagnostics_after_write` returning (goal: at most +100 ms).
+//! 3. Cross-file: a function's signature changes (a parameter added) and
+//!    changes back, alternately, in the file that defines it; the time from the
+//!    write to the written file's answer and to the other files' answer
+//!    (`other_files_after_write`: the callers it broke, or that it cannot tell),
+//!    as diagnostics on write waits for both. Every server of the table,
+//!    pylsp and ruff included (they answer at once that they cannot tell).
+//!
+//! `--server all` runs each server in turn; `--only requests|writes|cross-file`
+//! runs one part.
 //!
 //! Runs in a release-built `xtask lsp-once`. Timing is printed, never asserted.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,11 +41,17 @@ pub(crate) struct Options {
     rounds: usize,
     writes: usize,
     server: String,
+    only: Option<String>,
 }
+
+/// Every server with a case, in the order `--server all` runs them.
+const SERVERS: [&str; 7] =
+    ["clangd", "rust-analyzer", "gopls", "pyright", "pylsp", "ruff", "typescript-language-server"];
+const PARTS: [&str; 3] = ["requests", "writes", "cross-file"];
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> Result<Self> {
-        let mut options = Options { rounds: 200, writes: 20, server: "clangd".into() };
+        let mut options = Options { rounds: 200, writes: 20, server: "clangd".into(), only: None };
         let mut it = args.iter();
         while let Some(&arg) = it.next() {
             let value = it.next().with_context(|| format!("{arg} takes a value"))?;
@@ -44,8 +59,11 @@ impl Options {
                 "--rounds" => options.rounds = value.parse::<usize>()?.max(1),
                 "--writes" => options.writes = value.parse::<usize>()?.max(2),
                 "--server" => options.server = value.to_string(),
+                "--only" if PARTS.contains(value) => options.only = Some(value.to_string()),
                 _ => bail!(
-                    "unknown option `{arg}` (use --rounds N, --writes N, --server clangd|rust-analyzer|gopls|pyright|typescript-language-server)"
+                    "unknown option `{arg} {value}` (use --rounds N, --writes N, --server all|{}, --only {})",
+                    SERVERS.join("|"),
+                    PARTS.join("|")
                 ),
             }
         }
@@ -53,14 +71,22 @@ impl Options {
     }
 
     fn args(&self) -> Vec<String> {
-        vec![
+        let mut args = vec![
             "--rounds".into(),
             self.rounds.to_string(),
             "--writes".into(),
             self.writes.to_string(),
             "--server".into(),
             self.server.clone(),
-        ]
+        ];
+        if let Some(only) = &self.only {
+            args.extend(["--only".into(), only.clone()]);
+        }
+        args
+    }
+
+    fn runs(&self, part: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| only == part)
     }
 }
 
@@ -74,6 +100,10 @@ struct Case {
     symbol: &'static str,
     /// Appended to the file to introduce an error.
     broken_tail: &'static str,
+    /// Whether the server answers `definition` (ruff does not): the request part needs it.
+    navigates: bool,
+    /// The cross-file case: in this file, this signature becomes that one, which breaks callers elsewhere.
+    cross: (&'static str, &'static str, &'static str),
 }
 
 fn case(server: &str) -> Result<Case> {
@@ -85,6 +115,12 @@ fn case(server: &str) -> Result<Case> {
             line: 8,
             symbol: "total_area",
             broken_tail: "int broken(void) { return undefined_name; }\n",
+            navigates: true,
+            cross: (
+                "shapes.h",
+                "double total_area(const struct square *squares, int n);",
+                "double total_area(const struct square *squares, int n, double scale);",
+            ),
         },
         "rust-analyzer" => Case {
             language: Language::Rust,
@@ -93,6 +129,12 @@ fn case(server: &str) -> Result<Case> {
             line: 12,
             symbol: "total_area",
             broken_tail: "fn broken() -> u32 { \"text\" }\n",
+            navigates: true,
+            cross: (
+                "src/shapes.rs",
+                "pub fn total_area(shapes: &[Box<dyn Shape>]) -> f64 {",
+                "pub fn total_area(shapes: &[Box<dyn Shape>], _scale: f64) -> f64 {",
+            ),
         },
         "gopls" => Case {
             language: Language::Go,
@@ -101,14 +143,27 @@ fn case(server: &str) -> Result<Case> {
             line: 16,
             symbol: "TotalArea",
             broken_tail: "func broken() int { return \"text\" }\n",
+            navigates: true,
+            cross: (
+                "shapes/shapes.go",
+                "func TotalArea(shapes []Shape) float64 {",
+                "func TotalArea(shapes []Shape, scale float64) float64 {",
+            ),
         },
-        "pyright" => Case {
+        "pyright" | "pylsp" | "ruff" => Case {
             language: Language::Python,
             project: "lsp/python",
             file: "geometry/report.py",
             line: 15,
             symbol: "total_area",
-            broken_tail: "broken: int = \"text\"\n",
+            // pylsp and ruff do not check types; an unused import is an error to all three.
+            broken_tail: if server == "pyright" { "broken: int = \"text\"\n" } else { "import os\n" },
+            navigates: server != "ruff",
+            cross: (
+                "geometry/shapes.py",
+                "def total_area(circles: list[Circle]) -> float:",
+                "def total_area(circles: list[Circle], scale: float) -> float:",
+            ),
         },
         "typescript-language-server" => Case {
             language: Language::TypeScript,
@@ -117,6 +172,12 @@ fn case(server: &str) -> Result<Case> {
             line: 14,
             symbol: "totalArea",
             broken_tail: "export const broken: number = \"text\";\n",
+            navigates: true,
+            cross: (
+                "src/shapes.ts",
+                "export function totalArea(shapes: Shape[]): number {",
+                "export function totalArea(shapes: Shape[], scale: number): number {",
+            ),
         },
         other => bail!("no benchmark case for {other}"),
     })
@@ -158,7 +219,29 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 }
 
 async fn measure(options: &Options) -> Result<()> {
-    let case = case(&options.server)?;
+    let servers: Vec<&str> = if options.server == "all" { SERVERS.to_vec() } else { vec![options.server.as_str()] };
+    let mut cross = Vec::new();
+    for server in servers {
+        if options.server == "all" {
+            println!("\n======== {server}");
+        }
+        if let Some(figures) = measure_server(server, options).await? {
+            cross.push((server, figures));
+        }
+    }
+    if cross.len() > 1 {
+        println!("\ncross-file answer, median ms from the write (written file / other files):");
+        for (server, (written, others, what)) in cross {
+            println!("  {server:<28} {written:>8.1} {others:>8.1}   {what}");
+        }
+    }
+    Ok(())
+}
+
+/// One server's parts; the cross-file figures (medians in ms to the written
+/// file's and to the other files' answer, and what the last answer said) when that part ran.
+async fn measure_server(server: &str, options: &Options) -> Result<Option<(f64, f64, String)>> {
+    let case = case(server)?;
     let tmp = std::env::temp_dir().join(format!("agent-tools-bench-lsp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     copy_dir(&workspace_root().join("fixtures").join(case.project), &tmp)?;
@@ -167,28 +250,52 @@ async fn measure(options: &Options) -> Result<()> {
     let tools = workspace_root().join(".tools");
     let mut config = SupervisorConfig::new(&root);
     config.extra_path = vec![tools.join("node/node_modules/.bin"), tools.join("venv/bin")];
-    config.preferred.insert(case.language, options.server.clone());
+    config.preferred.insert(case.language, server.to_string());
     let supervisor = Arc::new(Supervisor::new(config));
-
-    // Warm up ours (waits for loading) and learn the binary and the position it resolved to.
-    let nav =
-        supervisor.definition(&file, case.line, case.symbol).await.context("definition through the supervisor")?;
     let availability = supervisor.availability(&root).await;
     let binary = availability
         .iter()
-        .find(|a| a.server == options.server && a.language == case.language)
+        .find(|a| a.server == server && a.language == case.language)
         .and_then(|a| a.binary.as_ref().ok())
-        .context("server binary")?
+        .with_context(|| format!("{server} is not usable here; run `cargo xtask setup`"))?
         .path
         .clone();
-    let spec = lsp_supervisor::ServerSpec::builtin().into_iter().find(|s| s.id == options.server).context("spec")?;
+    println!("server:    {} ({})", server, binary.display());
+    println!("project:   fixtures/{} ({}:{} `{}`)", case.project, case.file, case.line, case.symbol);
+    if options.runs("requests") && case.navigates {
+        requests(&supervisor, &case, server, &binary, &root, options).await?;
+    }
+    if options.runs("writes") {
+        writes(&supervisor, &case, &file, options).await?;
+    }
+    let cross =
+        if options.runs("cross-file") { Some(cross_file(&supervisor, &case, &root, options).await?) } else { None };
+    supervisor.shutdown().await;
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(cross)
+}
+
+/// Part 1: the same requests through the supervisor and a raw client.
+async fn requests(
+    supervisor: &Supervisor,
+    case: &Case,
+    server: &str,
+    binary: &Path,
+    root: &Path,
+    options: &Options,
+) -> Result<()> {
+    let file = root.join(case.file);
+    // Warm up ours (waits for loading) and learn the position it resolved to.
+    let nav =
+        supervisor.definition(&file, case.line, case.symbol).await.context("definition through the supervisor")?;
+    let spec = lsp_supervisor::ServerSpec::builtin().into_iter().find(|s| s.id == server).context("spec")?;
     let text = std::fs::read_to_string(&file)?;
     let line_text = text.lines().nth(case.line as usize - 1).unwrap_or("");
     let byte = line_text.find(case.symbol).context("symbol on line")?;
     // The raw client offers no encoding, so the server uses UTF-16; the fixture lines are ASCII.
     let character = line_text[..byte].encode_utf16().count();
-    let mut raw = RawClient::start(&binary, &spec.args, &root).await?;
-    raw.initialize(&root).await?;
+    let mut raw = RawClient::start(binary, &spec.args, root).await?;
+    raw.initialize(root).await?;
     let uri = lsp_supervisor::path_to_uri(&file);
     raw.notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": case.language.language_id(&file), "version": 1, "text": text } })).await?;
     let position = json!({ "line": case.line - 1, "character": character });
@@ -208,9 +315,6 @@ async fn measure(options: &Options) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-
-    println!("server:    {} ({})", options.server, binary.display());
-    println!("project:   fixtures/{} ({}:{} `{}`)", case.project, case.file, case.line, case.symbol);
     println!("rounds:    {}, alternating ours and raw per request\n", options.rounds);
     println!("{:<12} {:>12} {:>12} {:>10}", "request", "ours ms", "raw ms", "ours-raw");
     let mut worst: f64 = f64::MIN;
@@ -242,16 +346,23 @@ async fn measure(options: &Options) -> Result<()> {
         println!("{name:<12} {a:>12.3} {b:>12.3} {:>+10.3}", a - b);
     }
     println!("\nrequest overhead (worst median difference): {worst:+.3} ms (goal ≤ +1 ms)");
+    raw.stop().await;
+    Ok(())
+}
 
-    // Diagnostics on write: the time from the publication's arrival to the answer.
+/// Part 2: diagnostics on write, the time from the publication's arrival to the answer.
+async fn writes(supervisor: &Supervisor, case: &Case, file: &Path, options: &Options) -> Result<()> {
+    let text = std::fs::read_to_string(file)?;
+    // The baseline read, as diagnostics on write takes it before a first write.
+    supervisor.diagnostics(file).await?;
     let mut after_publish = Vec::new();
     let mut whole = Vec::new();
     let mut incomplete = 0;
     for i in 0..options.writes {
         let content = if i % 2 == 0 { format!("{text}{}", case.broken_tail) } else { text.clone() };
-        std::fs::write(&file, &content)?;
+        std::fs::write(file, &content)?;
         let t = Instant::now();
-        let report = supervisor.diagnostics_after_write(&file).await?;
+        let report = supervisor.diagnostics_after_write(file).await?;
         let done = Instant::now();
         whole.push(done - t);
         match (report.complete, report.published_at) {
@@ -259,6 +370,7 @@ async fn measure(options: &Options) -> Result<()> {
             _ => incomplete += 1,
         }
     }
+    std::fs::write(file, &text)?;
     println!(
         "diagnostics on write: {} writes, median {:.1} ms from the write, {:.1} ms after the server's publication (goal ≤ +100 ms){}",
         options.writes,
@@ -266,10 +378,82 @@ async fn measure(options: &Options) -> Result<()> {
         median(&after_publish),
         if incomplete > 0 { format!("; {incomplete} pending") } else { String::new() }
     );
-    supervisor.shutdown().await;
-    raw.stop().await;
-    let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
+}
+
+/// Part 3: a signature changed and changed back, alternately; per write the
+/// time to the written file's answer and to the other files' answer, as
+/// diagnostics on write takes them (the other files' baseline before each write).
+async fn cross_file(
+    supervisor: &Supervisor,
+    case: &Case,
+    root: &Path,
+    options: &Options,
+) -> Result<(f64, f64, String)> {
+    let (rel, from, to) = case.cross;
+    let file = root.join(rel);
+    let text = std::fs::read_to_string(&file)?;
+    anyhow::ensure!(text.contains(from), "{rel} does not hold `{from}`");
+    let changed = text.replacen(from, to, 1);
+    let paths = vec![file.clone()];
+    supervisor.diagnostics(&file).await?;
+    let mut baselines = Vec::new();
+    let mut written = Vec::new();
+    let mut others = Vec::new();
+    let mut incomplete = 0;
+    let mut said = String::new();
+    for i in 0..options.writes {
+        let t = Instant::now();
+        let mut before = supervisor.other_files_before_write(&paths).await;
+        before.mark_write();
+        baselines.push(t.elapsed());
+        std::fs::write(&file, if i % 2 == 0 { &changed } else { &text })?;
+        let t = Instant::now();
+        let report = supervisor.diagnostics_after_write(&file).await?;
+        written.push(t.elapsed());
+        let pending: Vec<PathBuf> = if report.complete { Vec::new() } else { paths.clone() };
+        let reports = supervisor.other_files_after_write(before, &pending, t).await;
+        others.push(t.elapsed());
+        for r in &reports {
+            incomplete += usize::from(!r.complete);
+            if i % 2 == 0 {
+                said = summary(r, root);
+            }
+        }
+    }
+    std::fs::write(&file, &text)?;
+    let (w, o) = (median(&written), median(&others));
+    println!(
+        "cross-file: {} writes of {rel}, median {w:.1} ms from the write to its own answer, {o:.1} ms to the other files' ({said}); the other files' baseline before each write {:.1} ms{}",
+        options.writes,
+        median(&baselines),
+        if incomplete > 0 { format!("; {incomplete} pending") } else { String::new() }
+    );
+    Ok((w, o, said))
+}
+
+/// What a breaking write's other-files report said, in brief: per file its new diagnostics.
+fn summary(r: &lsp_supervisor::OtherFilesReport, root: &Path) -> String {
+    if r.way == lsp_supervisor::OtherFiles::WrittenOnly {
+        return format!("{} reports only the written file", r.server);
+    }
+    let key = |d: &lsp_supervisor::Diagnostic| (d.severity, d.code.clone(), d.message.clone());
+    let files: Vec<String> = r
+        .files
+        .iter()
+        .filter_map(|f| {
+            let mut before: Vec<_> = f.before.iter().flatten().map(key).collect();
+            let mut new = 0;
+            for d in &f.now {
+                match before.iter().position(|k| *k == key(d)) {
+                    Some(at) => drop(before.swap_remove(at)),
+                    None => new += 1,
+                }
+            }
+            (new > 0).then(|| format!("{} +{new}", f.path.strip_prefix(root).unwrap_or(&f.path).display()))
+        })
+        .collect();
+    if files.is_empty() { "nothing new in other files".to_string() } else { files.join(", ") }
 }
 
 /// A minimal LSP client: one request at a time, notifications and server requests skipped (requests answered with null).

@@ -36,8 +36,10 @@ commands:
                    time the eval kernel against ipykernel + jupyter_client
   bench dap [--adapter debugpy|lldb] [--rounds N] [--steps N]
                    time a debugger step through dap-session against a raw DAP client
-  bench lsp [--server clangd|rust-analyzer|gopls|pyright] [--rounds N] [--writes N]
-                   time lsp requests through the supervisor against a raw client, and diagnostics on write";
+  bench lsp [--server all|clangd|rust-analyzer|gopls|pyright|pylsp|ruff|typescript-language-server]
+            [--rounds N] [--writes N] [--only requests|writes|cross-file]
+                   time lsp requests through the supervisor against a raw client, diagnostics on write,
+                   and the cross-file answer (callers a signature change broke)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
