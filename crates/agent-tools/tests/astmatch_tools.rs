@@ -261,3 +261,72 @@ async fn ast_edit_refuses_files_the_rewrite_would_break() {
     );
     assert_eq!(std::fs::read_to_string(dir.path().join("b.py")).unwrap(), "x = [\n    foo(2),\n]\n");
 }
+
+/// A cancelled `ast_edit` (its future dropped mid-walk) stages nothing. The
+/// walk is over the cargo registry's Rust sources, read in place (nothing
+/// is ever accepted, so nothing is written), so it is still walking when the
+/// first progress report comes.
+#[tokio::test]
+async fn a_cancelled_ast_edit_stops_its_walk_and_stages_nothing() {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let Some(registry) = std::fs::read_dir(home.join("registry/src")).ok().and_then(|mut d| d.next()) else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "no cargo registry sources");
+        return;
+    };
+    let root = registry.unwrap().path();
+    let workspace = Workspace::new(&root).unwrap();
+    let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace)).build().unwrap());
+    let pacing = agent_tools::Pacing {
+        first_after: std::time::Duration::from_millis(10),
+        min_interval: std::time::Duration::from_millis(10),
+        heartbeat: std::time::Duration::from_millis(500),
+    };
+    let surface = registry.surface(Tier::Write).with_pacing(pacing);
+    let walking = Arc::new(tokio::sync::Notify::new());
+    let sink = {
+        let walking = walking.clone();
+        agent_tools::ProgressSink::new(move |p| {
+            if p.message.ends_with("files looked at so far") && !p.message.contains(": 0 files") {
+                walking.notify_one();
+            }
+        })
+    };
+    let rewrite = "$X.expect(\"x\")";
+    let args = json!({"pattern": "$X.unwrap()", "rewrite": rewrite, "language": "rust"});
+    tokio::select! {
+        result = surface.call_with_progress("ast_edit", args, Some(sink)) => {
+            panic!("the walk ended before it was cancelled: {:?}", result.map(|r| r.text))
+        }
+        () = walking.notified() => {}
+    }
+    // The stopped walk ends at its next file. A small file where the pattern
+    // matches code, found with ast_grep (which stages nothing):
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let mut path = None;
+    for lib in root.read_dir().unwrap().flatten().map(|e| e.path().join("src/lib.rs")) {
+        if !std::fs::read_to_string(&lib).is_ok_and(|text| text.len() < 200_000 && text.contains(".unwrap()")) {
+            continue;
+        }
+        let relative = lib.strip_prefix(&root).unwrap().display().to_string();
+        let found = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "path": relative})).await;
+        if found.structured.as_ref().is_some_and(|s| s["total"].as_u64() > Some(0)) {
+            path = Some(relative);
+            break;
+        }
+    }
+    let path = path.unwrap();
+    // The run's parse cache, shared with the walk, counts every parse: a walk
+    // left running would parse hundreds more files in a second.
+    let parses = || async {
+        let probe = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "path": path})).await;
+        probe.structured.unwrap()["parse_cache"]["misses"].as_u64().unwrap()
+    };
+    let before = parses().await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let after = parses().await;
+    assert_eq!(before, after, "the cancelled walk went on parsing");
+    let staged = call(&surface, "ast_edit", json!({"pattern": "$X.unwrap()", "rewrite": rewrite, "path": path})).await;
+    assert_eq!(staged.structured.as_ref().unwrap()["edit_id"], "edit_1", "{}", staged.text);
+}

@@ -26,6 +26,9 @@ pub enum Error {
     /// The path has no language and none was given.
     #[error("language is required: {reason}; known languages: {known}")]
     LanguageRequired { reason: String, known: String },
+    /// The walk was stopped through its [`crate::WalkControl`]; nothing was staged.
+    #[error("stopped before the walk ended; nothing was staged")]
+    Stopped,
     /// The search scope does not exist.
     #[error("path not found: {}", .0.display())]
     PathNotFound(PathBuf),

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tree_sitter::{Parser, Tree};
@@ -30,6 +31,42 @@ pub struct SearchOptions {
     /// Parse trees to reuse and keep: a file whose size and modification time are
     /// unchanged since it was cached is not read or parsed again. Default none.
     pub cache: Option<Arc<ParseCache>>,
+    /// Watches and stops the walk from another thread (a host's progress
+    /// report, its caller gone). Default none.
+    pub control: Option<Arc<WalkControl>>,
+}
+
+/// A walk seen and stopped from outside: how many files it has looked at so
+/// far, and a flag that ends it. A stopped search or staging returns
+/// [`Error::Stopped`], and a stopped staging stages nothing.
+#[derive(Debug, Default)]
+pub struct WalkControl {
+    visited: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl WalkControl {
+    pub fn new() -> WalkControl {
+        WalkControl::default()
+    }
+
+    /// Files of the language looked at so far (searched or skipped).
+    pub fn files_visited(&self) -> usize {
+        self.visited.load(Ordering::Relaxed)
+    }
+
+    /// Asks the walk to end; files already being read finish first.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+pub(crate) fn stopped(options: &SearchOptions) -> bool {
+    options.control.as_deref().is_some_and(WalkControl::is_stopped)
 }
 
 impl Default for SearchOptions {
@@ -41,6 +78,7 @@ impl Default for SearchOptions {
             max_file_bytes: 4 << 20,
             max_text_chars: 400,
             cache: None,
+            control: None,
         }
     }
 }
@@ -276,6 +314,9 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
     let visit = |path: &Path| {
         let outcome = search_file(path, &pattern, options, layout);
+        if let Some(control) = &options.control {
+            control.visited.fetch_add(1, Ordering::Relaxed);
+        }
         let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
         guard.1 += 1;
         match outcome {
@@ -304,6 +345,7 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
         walker.run(|| {
             Box::new(|entry| {
                 match entry {
+                    Ok(_) if stopped(options) => {}
                     Ok(entry) => {
                         if entry.file_type().is_some_and(|t| t.is_file()) && Lang::from_path(entry.path()) == Some(lang)
                         {
@@ -313,9 +355,12 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
                     // A directory that cannot be listed is counted, never silently left out.
                     Err(_) => state.lock().unwrap_or_else(|e| e.into_inner()).2.unreadable += 1,
                 }
-                ignore::WalkState::Continue
+                if stopped(options) { ignore::WalkState::Quit } else { ignore::WalkState::Continue }
             })
         });
+    }
+    if stopped(options) {
+        return Err(Error::Stopped);
     }
     let (mut files, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
     files.sort_by(|a, b| a.relative.cmp(&b.relative));

@@ -322,7 +322,9 @@ impl EditStore {
     /// [`StagedEdit::refused`] with where and why, and the other files stay staged (when
     /// none does, `edit_id` is `None`). So accept can only write files that still parse.
     ///
-    /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`].
+    /// Errors: as [`crate::search`], plus [`Error::UnboundInRewrite`]; stopped
+    /// through [`SearchOptions::control`] before the edit is stored,
+    /// [`Error::Stopped`] and nothing staged.
     pub fn stage(
         &self,
         root: &Path,
@@ -341,6 +343,9 @@ impl EditStore {
         let matches = walked.files.iter().map(|f| f.matches.len()).sum();
         let files_searched = walked.files_searched;
         for file in walked.files {
+            if crate::search::stopped(options) {
+                return Err(Error::Stopped);
+            }
             let rewrite =
                 rewrite_checked(walked.lang, &file.source, &file.matches, file.had_errors, &file.layout, &template);
             if rewrite.replacements == 0 || rewrite.text == file.source {
@@ -364,6 +369,9 @@ impl EditStore {
             pending.push((file.path, file.relative, file.source, rewrite.text));
         }
         let checked = files.len() - unchecked.len();
+        if crate::search::stopped(options) {
+            return Err(Error::Stopped);
+        }
         let edit_id = if pending.is_empty() {
             None
         } else {

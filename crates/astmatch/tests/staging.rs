@@ -139,3 +139,24 @@ fn permissions_are_kept() {
     let mode = fs::metadata(dir.path().join("a.py")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);
 }
+
+/// A walk stopped through its control (its caller went away) stages
+/// nothing and says so; an unstopped one counts the files it looked at.
+#[test]
+fn a_stopped_walk_stages_nothing_and_a_running_one_counts_its_files() {
+    let dir = project();
+    let store = EditStore::new();
+    let control = std::sync::Arc::new(astmatch::WalkControl::new());
+    let options = SearchOptions { control: Some(control.clone()), ..python() };
+    let found = astmatch::search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
+    assert_eq!((found.total, control.files_visited()), (4, 3));
+
+    control.stop();
+    let stopped = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &options).unwrap_err();
+    assert!(matches!(stopped, Error::Stopped), "{stopped}");
+    assert!(matches!(astmatch::search(dir.path(), dir.path(), "foo($X)", &options), Err(Error::Stopped)));
+    // Nothing was staged: the next staging gets the first id.
+    let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
+    assert_eq!(staged.edit_id.as_deref(), Some("edit_1"));
+    assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
+}

@@ -5,16 +5,23 @@
 //! tree-sitter grammars ([`AstmatchWiring`]). The three tools share one
 //! [`astmatch::EditStore`], which lives as long as the registry (one run). This
 //! module formats results and converts arguments; it does not match or rewrite.
+//!
+//! The walks run on blocking threads. While one runs, progress says how many
+//! files it has looked at; a dropped call (cancellation) stops its walk
+//! through astmatch's `WalkControl`, and a stopped `ast_edit` stages nothing.
+//! `resolve`'s write runs on its blocking thread to the end, so a cancelled
+//! accept is written all or nothing, never half.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use astmatch::{EditStore, Lang, ParseCache, SearchOptions, SearchReport, StagedEdit};
+use astmatch::{EditStore, Lang, ParseCache, SearchOptions, SearchReport, StagedEdit, WalkControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::tier::Tier;
@@ -195,9 +202,11 @@ impl Tool for AstGrep {
     const NAME: &'static str = "ast_grep";
     const TIER: Tier = Tier::Read;
 
-    async fn call(&self, input: AstGrepInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AstGrepInput, cx: &CallContext) -> Result<ToolResult> {
         let shared = Arc::clone(&self.0);
-        blocking(Self::NAME, move || {
+        let control = Arc::new(WalkControl::new());
+        let walk = Arc::clone(&control);
+        walking(Self::NAME, cx, control, move || {
             let scope = match shared.scope(input.path.as_deref(), input.language) {
                 Ok(scope) => scope,
                 Err(result) => return result,
@@ -209,6 +218,7 @@ impl Tool for AstGrep {
                 lang: input.language.map(Language::lang),
                 max_results: usize::try_from(input.max_results).unwrap_or(usize::MAX),
                 cache: Some(Arc::clone(&shared.cache)),
+                control: Some(walk),
                 ..SearchOptions::default()
             };
             match astmatch::search(shared.root(), &scope, &input.pattern, &options) {
@@ -239,9 +249,11 @@ impl Tool for AstEdit {
         }
     }
 
-    async fn call(&self, input: AstEditInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AstEditInput, cx: &CallContext) -> Result<ToolResult> {
         let shared = Arc::clone(&self.0);
-        blocking(Self::NAME, move || {
+        let control = Arc::new(WalkControl::new());
+        let walk = Arc::clone(&control);
+        walking(Self::NAME, cx, control, move || {
             let scope = match shared.scope(input.path.as_deref(), input.language) {
                 Ok(scope) => scope,
                 Err(result) => return result,
@@ -249,6 +261,7 @@ impl Tool for AstEdit {
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
                 cache: Some(Arc::clone(&shared.cache)),
+                control: Some(walk),
                 ..SearchOptions::default()
             };
             match shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options) {
@@ -360,6 +373,39 @@ impl Shared {
 /// Runs blocking, CPU-bound work (parsing, walking, writing) off the async runtime.
 async fn blocking(tool: &'static str, work: impl FnOnce() -> ToolResult + Send + 'static) -> Result<ToolResult> {
     tokio::task::spawn_blocking(work).await.map_err(|e| Error::TaskFailed { tool, message: e.to_string() })
+}
+
+/// Stops a walk when the call that started it is dropped (cancelled).
+struct StopOnDrop(Arc<WalkControl>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Runs a walk on a blocking thread, reporting how many files it has
+/// looked at every second; dropped, it stops the walk (a staging then
+/// stages nothing).
+async fn walking(
+    tool: &'static str,
+    cx: &CallContext,
+    control: Arc<WalkControl>,
+    work: impl FnOnce() -> ToolResult + Send + 'static,
+) -> Result<ToolResult> {
+    let _stop = StopOnDrop(Arc::clone(&control));
+    let mut handle = tokio::task::spawn_blocking(work);
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            joined = &mut handle => {
+                return joined.map_err(|e| Error::TaskFailed { tool, message: e.to_string() });
+            }
+            _ = tick.tick(), if cx.wants_progress() => {
+                cx.progress(Progress::message(format!("{} files looked at so far", control.files_visited())));
+            }
+        }
+    }
 }
 
 fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> ToolResult {
