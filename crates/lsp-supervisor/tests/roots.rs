@@ -4,7 +4,7 @@
 //! layouts made here, and with the real servers: this very workspace runs one
 //! rust-analyzer, a nested `CMakeLists.txt` does not split a C project (and
 //! clangd's index stays out of it), a `go.work` gets one gopls.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;
 
