@@ -418,9 +418,9 @@ impl Lsp {
                 let names: Vec<String> =
                     stopped.iter().map(|(id, root)| format!("{id} ({})", display_root(ws, root))).collect();
                 let text = if names.is_empty() {
-                    "no server was running; servers start on next use".to_string()
+                    "no server was running; detection runs again, and servers start on next use".to_string()
                 } else {
-                    format!("stopped {}; each starts again on next use", names.join(", "))
+                    format!("stopped {}; detection runs again, and each starts on next use", names.join(", "))
                 };
                 Ok(ToolResult::text(text).with_structured(json!({ "stopped": names })))
             }
