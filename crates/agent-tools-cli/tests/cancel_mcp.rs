@@ -1,7 +1,7 @@
 //! Progress and cancellation through `agent-tools serve`, driven by an rmcp
 //! client: progress to the call's token, none after the response; a cancelled `ask_user` withdraws its elicitation; a cancelled
 //! permission card (`--ask`) means the call does not run.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

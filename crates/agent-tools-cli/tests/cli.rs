@@ -222,7 +222,7 @@ fn ctrl_c_cancels_a_running_call_and_exits_130() {
     let dir = fixture();
     let code = "import os\nopen('started', 'w').write(str(os.getpid()))\nwhile True:\n    pass";
     let args = json!({"code": code, "description": "spin until cancelled"}).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+    let child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
         .args(["call", "eval", &args])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())

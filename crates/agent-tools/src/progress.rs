@@ -161,6 +161,7 @@ fn compose(report: Option<Progress>, elapsed: Duration) -> Progress {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -172,8 +173,11 @@ mod tests {
         }
     }
 
-    fn collecting() -> (ProgressSink, Arc<Mutex<Vec<(Duration, Progress)>>>) {
-        let seen: Arc<Mutex<Vec<(Duration, Progress)>>> = Arc::default();
+    /// What a host saw, with when (since the test began).
+    type Seen = Arc<Mutex<Vec<(Duration, Progress)>>>;
+
+    fn collecting() -> (ProgressSink, Seen) {
+        let seen: Seen = Arc::default();
         let start = Instant::now();
         let sink = {
             let seen = seen.clone();
