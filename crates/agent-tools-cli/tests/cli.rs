@@ -258,3 +258,43 @@ fn ctrl_c_cancels_a_running_call_and_exits_130() {
     });
     assert!(gone, "kernel {kernel_pid} still running");
 }
+
+/// With stderr on a terminal (a pseudo-terminal here) and stdout a pipe,
+/// `call` shows progress on stderr, one line rewritten in place and cleared
+/// at the end, and stdout carries the result alone.
+#[test]
+fn progress_goes_to_a_terminals_stderr_never_to_stdout() {
+    use std::io::Read as _;
+    let dir = fixture();
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let code = "import time\nprint('warming up', flush=True)\ntime.sleep(3)\n'done'";
+    let args = json!({"code": code, "description": "print, then sleep a while"}).to_string();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
+    command
+        .args(["call", "eval", &args])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::from(pty.slave));
+    let child = command.spawn().unwrap();
+    // Our copy of the terminal's slave end goes, so reading ends with the command.
+    drop(command);
+    let mut master = std::fs::File::from(pty.master);
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let out = child.wait_with_output().unwrap();
+    let terminal = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{terminal}");
+    assert_eq!(stdout(&out).trim_end(), "warming up\n'done'");
+    assert!(terminal.contains("\r\x1b[2K2 s: running; last output: warming up"), "{terminal:?}");
+    assert!(terminal.ends_with("\r\x1b[2K"), "the line is cleared at the end: {terminal:?}");
+}
