@@ -44,7 +44,8 @@ async fn writes_over_mcp_report_new_diagnostics_and_lsp_answers() {
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
     assert_eq!(
         text(&result),
-        "replaced a.fix (34 bytes)\n\nnew diagnostics in a.fix (fixture):\na.fix:3:1 error[E7]: made up (fixture)"
+        "replaced a.fix (34 bytes)\n\nnew diagnostics in a.fix (fixture):\na.fix:3:1 error[E7]: made up (fixture)\n\
+         no new diagnostics in other files (fixture)"
     );
     let structured = result.structured_content.clone().unwrap();
     assert_eq!(structured["diagnostics"][0]["new"][0]["code"], "E7");
@@ -53,7 +54,10 @@ async fn writes_over_mcp_report_new_diagnostics_and_lsp_answers() {
     let result =
         call(&client, "edit", json!({ "path": "a.fix", "old_string": "alpha\nERROR", "new_string": "alpha\n\nERROR" }))
             .await;
-    assert_eq!(text(&result), "replaced 1 occurrence in a.fix\n\nno new diagnostics in a.fix (fixture)");
+    assert_eq!(
+        text(&result),
+        "replaced 1 occurrence in a.fix\n\nno new diagnostics in a.fix (fixture)\nno new diagnostics in other files (fixture)"
+    );
 
     let result =
         call(&client, "lsp", json!({ "action": "references", "file": "a.fix", "line": 2, "symbol": "alpha" })).await;
