@@ -104,3 +104,35 @@ async fn failures_and_bad_arguments_are_errors_the_model_reads() {
     let list = call(&surface, "vibe_list", json!({"all": true})).await;
     assert!(list.is_error);
 }
+
+/// `vibe_wait` reports the worker's status while it waits; cancelled (its
+/// future dropped), it returns and the worker runs on to its result.
+#[tokio::test]
+async fn a_cancelled_wait_returns_and_the_worker_runs_on() {
+    let pacing = agent_tools::Pacing {
+        first_after: Duration::from_millis(50),
+        min_interval: Duration::from_millis(20),
+        heartbeat: Duration::from_millis(200),
+    };
+    let surface = surface("sleep 2; echo finished", "cat").with_pacing(pacing);
+    call(&surface, "vibe_spawn", json!({"brief": "nap", "label": "napper"})).await;
+    let heard = Arc::new(tokio::sync::Notify::new());
+    let sink = {
+        let heard = heard.clone();
+        agent_tools::ProgressSink::new(move |p| {
+            if p.message.contains("waiting for w1: running for") {
+                heard.notify_one();
+            }
+        })
+    };
+    tokio::select! {
+        result = surface.call_with_progress("vibe_wait", json!({"worker_id": "w1", "timeout_seconds": 60}), Some(sink)) => {
+            panic!("the wait ended by itself: {:?}", result.map(|r| r.text))
+        }
+        () = heard.notified() => {}
+    }
+    let listed = call(&surface, "vibe_list", json!({})).await;
+    assert_eq!(listed.structured.unwrap()["workers"][0]["status"], "running");
+    let waited = call(&surface, "vibe_wait", json!({"worker_id": "w1", "timeout_seconds": 30})).await;
+    assert_eq!(waited.structured.unwrap()["last_result"], "finished\n");
+}
