@@ -17,8 +17,8 @@
 //! the call has returned (each notification is written before the handler
 //! returns, and so before the response). Cancellation: rmcp cancels the
 //! request's token on `notifications/cancelled`; the call's future is then
-//! dropped, which stops the tool's work (see each tool), and the request is
-//! answered with an error saying it was cancelled.
+//! dropped, which stops the tool's work (see each tool); rmcp sends no
+//! response for a cancelled request (its answer, our error, is dropped).
 
 use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
 use rmcp::model::{

@@ -92,6 +92,9 @@ fn the_typescript_sdk_keeps_a_long_cell_alive_by_progress_and_cancels_a_runaway_
     );
 
     assert_eq!(findings["untracked_errors"], json!([]), "progress without a token: {findings}");
+    // Nothing the SDK could not place: no progress for a token it did not
+    // give, no response to the request it cancelled.
+    assert_eq!(findings["errors"], json!([]), "{findings}");
 
     let cancel = &findings["cancel"];
     assert!(cancel["rejected"].as_str().is_some_and(|e| e.contains("the user pressed stop")), "{cancel}");
