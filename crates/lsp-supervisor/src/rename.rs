@@ -137,7 +137,9 @@ impl Supervisor {
             asked_at = Some(decl);
         }
         let root = self.config().root.clone();
-        for attempt in 0..2 {
+        // Asked again once when the edit misses uses the server itself resolves to the symbol.
+        let mut asked_again = false;
+        loop {
             let params = json!({
                 "textDocument": { "uri": path_to_uri(&at_path) }, "position": at_position, "newName": new_name,
             });
@@ -158,7 +160,8 @@ impl Supervisor {
                     files.into_iter().map(|f| (f, FileChange::Changed)).collect()
                 };
                 self.files_changed(&changed).await;
-                if attempt == 0 {
+                if !asked_again {
+                    asked_again = true;
                     continue;
                 }
                 let missed: Vec<String> =
@@ -195,7 +198,6 @@ impl Supervisor {
                 unchecked: scan.unchecked,
             });
         }
-        unreachable!("the loop returns on its second pass")
     }
 
     /// The symbol's declaration when it lies in another file under the root
