@@ -82,3 +82,38 @@ async fn in_cell_tool_calls_go_through_the_surface() {
     assert!(result.text.contains("refused: unknown tool 'no_such_tool'"), "{}", result.text);
     assert!(result.text.contains("refused: eval cannot be called from inside a cell"), "{}", result.text);
 }
+
+/// Through the surface: progress carries the cell's last printed line; a
+/// dropped call (cancelled) interrupts the cell, and the next call gets the
+/// kernel at once, with its state and a note of what happened.
+#[tokio::test]
+async fn progress_shows_the_last_line_and_a_cancelled_cell_leaves_the_kernel_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let pacing = agent_tools::Pacing {
+        first_after: std::time::Duration::from_millis(50),
+        min_interval: std::time::Duration::from_millis(20),
+        heartbeat: std::time::Duration::from_millis(200),
+    };
+    let exec = surface(dir.path(), Tier::Exec).with_pacing(pacing);
+    exec.call("eval", json!({ "code": "kept = 41", "description": "set a variable" })).await.unwrap();
+    let heard = Arc::new(tokio::sync::Notify::new());
+    let sink = {
+        let heard = heard.clone();
+        agent_tools::ProgressSink::new(move |p| {
+            if p.message.ends_with("running; last output: spinning 3") {
+                heard.notify_one();
+            }
+        })
+    };
+    let code = "for i in range(4):\n    print('spinning', i, flush=True)\nwhile True:\n    pass";
+    tokio::select! {
+        result = exec.call_with_progress("eval", json!({ "code": code, "description": "spin until stopped" }), Some(sink)) => {
+            panic!("the cell ended by itself: {:?}", result.map(|r| r.text))
+        }
+        () = heard.notified() => {}
+    }
+    let next = exec.call("eval", json!({ "code": "kept + 1", "description": "read the variable" })).await.unwrap();
+    assert!(!next.is_error, "{}", next.text);
+    assert!(next.text.starts_with("[the previous cell was cancelled and interrupted; the kernel's state is kept]\n42"));
+    assert_eq!(next.structured.unwrap()["previous_cancelled"], "interrupted");
+}
