@@ -6,6 +6,7 @@
 //! tool logic and never writes logs or progress to stdout (stdout carries only
 //! results, or MCP messages under `serve`).
 
+mod config;
 mod elicit;
 mod serve;
 mod status;
@@ -30,6 +31,16 @@ struct Cli {
     /// python=pylsp or python=ruff; by default the first usable of the built-in order.
     #[arg(long = "lsp", value_name = "LANG=SERVER", global = true)]
     lsp: Vec<String>,
+    /// The configuration file (default: agent-tools.toml at the run's root, if there is one).
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
+    /// Ignore the root's agent-tools.toml.
+    #[arg(long, global = true, conflicts_with = "config")]
+    no_config: bool,
+    /// Set one configuration value, as SECTION.KEY=VALUE (repeatable), e.g. eval.timeout_s=60; it wins
+    /// over the environment (AGENT_TOOLS_<SECTION>_<KEY>) and the file. `agent-tools config` lists the keys.
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE", global = true)]
+    set: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,6 +87,16 @@ enum Command {
         #[arg(long)]
         ask: bool,
     },
+    /// Print the effective configuration: every setting, its value and where it came from
+    /// (default, file:line, env VAR, flag).
+    Config {
+        /// The run's root, whose agent-tools.toml is read.
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Say what this checkout can use: languages, grammars and file counts.
     Status {
         /// The directory to look at.
@@ -99,26 +120,35 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    wiring::choose_lsp_servers(&cli.lsp)?;
+    let mut flags = config::Flags { file: cli.config.clone(), no_config: cli.no_config, sets: Vec::new() };
+    for choice in &cli.lsp {
+        flags.lsp(choice)?;
+    }
+    for assignment in &cli.set {
+        flags.set(assignment)?;
+    }
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask } => {
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
             let workspace = workspace(root)?;
-            let kernels = Some(wiring::kernels(&workspace));
-            let approval = ask.then(wiring::terminal_approval);
+            let config = config::Config::load(workspace.root(), &flags)?;
+            let kernels = Some(wiring::kernels(&workspace, &config));
+            let approval = ask.then(|| wiring::terminal_approval(&config));
             // One call: nothing would reuse a parse tree, so none is kept.
             let registry = registry(
                 workspace,
                 wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval },
+                &config,
                 0,
             )?;
             let runtime = runtime()?;
             let surface = registry.surface(cap);
             let progress = std::io::stderr().is_terminal().then(terminal_progress);
             // Ctrl-C cancels the call as a client's cancellation does: its
-            // future is dropped, which stops its work (an eval cell is
-            // interrupted); blocking work already under way (a write) gets a
-            // few seconds to finish before the process ends.
+            // future is dropped, which stops its work (an eval's kernel goes
+            // with the process). Blocking work already under way gets 3 s to
+            // end: enough for `resolve`'s all-or-nothing write, and short, as
+            // a terminal prompt (`ask_user`, `--ask`) blocks on stdin until then.
             let outcome = runtime.block_on(async {
                 tokio::select! {
                     outcome = surface.try_call_with_progress(&tool, args, progress.clone()) => Some(outcome),
@@ -130,7 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let Some(outcome) = outcome else {
                 eprint(&format!("agent-tools: {tool} cancelled (Ctrl-C)"));
-                runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+                runtime.shutdown_timeout(std::time::Duration::from_secs(3));
                 return Ok(ExitCode::from(130));
             };
             match outcome? {
@@ -146,10 +176,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Tools { cap } => {
             let workspace = workspace(None)?;
-            let kernels = Some(wiring::kernels(&workspace));
+            let config = config::Config::load(workspace.root(), &flags)?;
+            let kernels = Some(wiring::kernels(&workspace, &config));
             let registry = registry(
                 workspace,
                 wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None },
+                &config,
                 0,
             )?;
             let surface = registry.surface(cap);
@@ -160,23 +192,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging();
             let peer = elicit::PeerSlot::default();
             let workspace = workspace(root)?;
-            let kernels = Some(wiring::kernels(&workspace));
-            let approval = ask.then(|| wiring::elicited_approval(&peer));
-            let wiring =
-                wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe: vibe.roster()?, kernels, approval };
+            vibe.flags(&mut flags);
+            let config = config::Config::load(workspace.root(), &flags)?;
+            let kernels = Some(wiring::kernels(&workspace, &config));
+            let approval = ask.then(|| wiring::elicited_approval(&peer, &config));
+            let vibe = vibe.roster(&config)?;
+            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe, kernels, approval };
             // A run's searches reuse the parse trees of unchanged files.
-            let registry = registry(workspace, wiring, astmatch::DEFAULT_CACHE_BYTES)?;
+            let registry = registry(workspace, wiring, &config, astmatch::DEFAULT_CACHE_BYTES)?;
             runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config { root, json } => {
+            let workspace = workspace(root)?;
+            let config = config::Config::load(workspace.root(), &flags)?;
+            if json {
+                print(&serde_json::to_string_pretty(&config)?);
+            } else {
+                print(config.render().trim_end());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { root, json } => {
             let workspace = workspace(root)?;
+            let config = config::Config::load(workspace.root(), &flags)?;
             let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let mut report = status::Status::gather(&workspace, tools);
+            report.configuration = config.file.to_string();
             let runtime = runtime()?;
-            report.language_servers = runtime.block_on(status::language_servers(&workspace));
+            report.language_servers = runtime.block_on(status::language_servers(&workspace, &config));
             report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
@@ -198,9 +244,14 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 
 /// The run's registry: every tool whose resource this command can wire; the structural
 /// tools keep up to `parse_cache_bytes` of parse trees between calls.
-fn registry(workspace: Workspace, wiring: wiring::Wiring, parse_cache_bytes: usize) -> anyhow::Result<Arc<Registry>> {
-    let (lsp, diagnostics) = wiring::lsp(&workspace);
-    let debug = wiring::debug(&workspace);
+fn registry(
+    workspace: Workspace,
+    wiring: wiring::Wiring,
+    config: &config::Config,
+    parse_cache_bytes: usize,
+) -> anyhow::Result<Arc<Registry>> {
+    let (lsp, diagnostics) = wiring::lsp(&workspace, config);
+    let debug = wiring::debug(&workspace, config);
     let builder = Registry::builder()
         .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
         .with_lsp(lsp)
