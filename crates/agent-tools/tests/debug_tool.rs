@@ -219,3 +219,38 @@ async fn a_cancelled_continue_returns_and_the_session_stays_usable() {
     let terminated = ok(&debug, json!({ "op": "terminate" })).await;
     assert!(terminated.text.starts_with("terminated"), "{}", terminated.text);
 }
+
+/// A `launch` cancelled while it waits for the program's first stop leaves
+/// no session behind: the half-open one goes with its adapter, and the next
+/// launch starts afresh.
+#[tokio::test]
+async fn a_cancelled_launch_leaves_no_session_behind() {
+    let setup = setup();
+    std::fs::write(setup.workspace.root().join("spin.dart"), "print spinning now\nspin\nexit 0\n").unwrap();
+    let pacing = agent_tools::Pacing {
+        first_after: Duration::from_millis(300),
+        min_interval: Duration::from_millis(50),
+        heartbeat: Duration::from_millis(200),
+    };
+    let debug = surface(&setup, Tier::Exec).with_pacing(pacing);
+    let heard = Arc::new(tokio::sync::Notify::new());
+    let sink = {
+        let heard = heard.clone();
+        agent_tools::ProgressSink::new(move |p| {
+            if p.message.contains("starting the program under the debugger") {
+                heard.notify_one();
+            }
+        })
+    };
+    tokio::select! {
+        result = debug.call_with_progress("debug", json!({ "op": "launch", "program": "spin.dart" }), Some(sink)) => {
+            panic!("launch returned by itself: {:?}", result.map(|r| r.text))
+        }
+        () = heard.notified() => {}
+    }
+    assert_eq!(ok(&debug, json!({ "op": "status" })).await.text, "no debug session in this conversation");
+    ok(&debug, json!({ "op": "breakpoints", "file": "spin.dart", "lines": [1] })).await;
+    let launched = ok(&debug, json!({ "op": "launch", "program": "spin.dart" })).await;
+    assert!(launched.text.ends_with("stopped (breakpoint) at spin.dart:1 in main, thread 1"), "{}", launched.text);
+    ok(&debug, json!({ "op": "terminate" })).await;
+}
