@@ -266,6 +266,20 @@ impl ServerSpec {
         }
     }
 
+    /// A server the host describes (a configuration file's custom entry):
+    /// `program` run with `args` on stdio, the nearest of `markers` as its
+    /// root, `--version` as its probe, and none of the built-in servers'
+    /// special needs.
+    pub fn custom(
+        id: &'static str,
+        languages: &[Language],
+        program: &str,
+        args: &[&str],
+        markers: &[&'static str],
+    ) -> ServerSpec {
+        ServerSpec::new(id, languages, &[program], args, markers)
+    }
+
     /// The servers this crate knows, in order of preference per language.
     pub fn builtin() -> Vec<ServerSpec> {
         use Language::*;
