@@ -61,7 +61,8 @@ async fn a_patch_over_mcp_writes_all_and_reports_what_it_broke() {
         text(&result),
         "updated a.fix (+1 \u{2212}0)\nadded sub/b.fix (+1)\n\n\
          new diagnostics in a.fix (fixture):\na.fix:3:1 error[E7]: made up (fixture)\n\
-         no new diagnostics in sub/b.fix (fixture)"
+         no new diagnostics in sub/b.fix (fixture)\n\
+         no new diagnostics in other files (fixture)"
     );
     let structured = result.structured_content.clone().unwrap();
     assert_eq!(structured["files"][0], json!({ "action": "updated", "path": "a.fix", "added": 1, "removed": 0 }));
