@@ -16,6 +16,8 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub struct Status {
     root: PathBuf,
+    /// The configuration file in force, or why there is none.
+    pub configuration: String,
     tools: Vec<&'static str>,
     languages: Vec<LanguageStatus>,
     kernels: Vec<KernelStatus>,
@@ -72,8 +74,8 @@ pub struct ServerAvailability {
 }
 
 /// Detection of every known language server at the workspace root (each binary's probe runs once).
-pub async fn language_servers(workspace: &Workspace) -> Vec<ServerAvailability> {
-    let supervisor = lsp_supervisor::Supervisor::new(crate::wiring::lsp_config(workspace));
+pub async fn language_servers(workspace: &Workspace, config: &crate::config::Config) -> Vec<ServerAvailability> {
+    let supervisor = lsp_supervisor::Supervisor::new(crate::wiring::lsp_config(workspace, config));
     supervisor
         .availability(workspace.root())
         .await
@@ -155,6 +157,7 @@ impl Status {
             .collect();
         Status {
             root: workspace.root().to_path_buf(),
+            configuration: String::new(),
             tools,
             languages,
             kernels,
@@ -167,6 +170,7 @@ impl Status {
     pub fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "root: {}", self.root.display());
+        let _ = writeln!(out, "configuration: {}", self.configuration);
         let _ = writeln!(
             out,
             "structural search and rewrite ({}): available, {} tree-sitter grammars",

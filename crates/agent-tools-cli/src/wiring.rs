@@ -2,21 +2,24 @@
 //! port for `ask_user` (the terminal for `call`, MCP elicitation for `serve`),
 //! the kernels for `eval` (the project's own interpreters, started on first
 //! use), a debug supervisor for `debug` (one session per run), and, in vibe
-//! mode, a roster of background workers running the configured commands.
+//! mode, a roster of background workers running the configured commands;
+//! each from the run's configuration (`config.rs`).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_tools::{
     ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring,
-    RegistryBuilder, Workspace,
+    RegistryBuilder, Rule, Tier, Workspace,
 };
 use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
 use kernel::{KernelConfig, Kernels};
-use lsp_supervisor::{Supervisor, SupervisorConfig};
+use lsp_supervisor::{Language, ServerSpec, Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
+use crate::config::{Config, Flags};
 use crate::elicit::{ElicitationPort, PeerSlot};
 
 /// What to wire besides the structural tools.
@@ -50,44 +53,82 @@ impl Wiring {
     }
 }
 
-/// The servers chosen with `--lsp LANG=SERVER`, set once at start.
-static LSP_CHOICES: std::sync::OnceLock<Vec<(lsp_supervisor::Language, String)>> = std::sync::OnceLock::new();
-
-/// Parses and keeps the `--lsp LANG=SERVER` choices (e.g. `python=pylsp`).
-pub fn choose_lsp_servers(choices: &[String]) -> anyhow::Result<()> {
-    let known = lsp_supervisor::ServerSpec::builtin();
-    let mut parsed = Vec::new();
-    for choice in choices {
-        let Some((language, server)) = choice.split_once('=') else {
-            bail!("--lsp takes LANG=SERVER (e.g. python=pylsp), not {choice:?}");
-        };
-        let language = lsp_supervisor::Language::from_id(language.trim()).ok_or_else(|| {
-            anyhow::anyhow!("--lsp: unknown language {language:?} (rust, python, typescript, javascript, c, cpp, go)")
-        })?;
-        let serving: Vec<&str> = known.iter().filter(|s| s.languages.contains(&language)).map(|s| s.id).collect();
-        if !serving.contains(&server.trim()) {
-            bail!("--lsp: no server {server:?} for {language}; known: {}", serving.join(", "));
-        }
-        parsed.push((language, server.trim().to_string()));
+/// The language servers known: the built-in table with the configuration's
+/// `[[lsp.server]]` entries applied. An entry named like a built-in server
+/// changes the fields it gives; a new one goes first, so it is preferred for
+/// its languages over the built-in ones.
+pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
+    // `ServerSpec` holds ids and markers as `&'static str` (its table is
+    // static); a custom entry's live as long as the process, read once at start.
+    fn leak(s: &str) -> &'static str {
+        Box::leak(s.to_owned().into_boxed_str())
     }
-    let _ = LSP_CHOICES.set(parsed);
-    Ok(())
+    let mut specs = ServerSpec::builtin();
+    for custom in &config.lsp_servers {
+        let index = match specs.iter().position(|s| s.id == custom.name) {
+            Some(index) => index,
+            None => {
+                let spec = ServerSpec::custom(leak(&custom.name), &custom.languages, "", &[], &[]);
+                specs.insert(0, spec);
+                0
+            }
+        };
+        let spec = &mut specs[index];
+        if let Some(command) = &custom.command {
+            spec.programs = vec![command.clone()];
+        }
+        if let Some(args) = &custom.args {
+            spec.args = args.clone();
+        }
+        if !custom.languages.is_empty() {
+            spec.languages = custom.languages.clone();
+        }
+        if let Some(markers) = &custom.root_markers {
+            spec.root_markers = markers.iter().map(|m| leak(m)).collect();
+        }
+        if let Some(probe) = &custom.probe_args {
+            spec.probe_args = probe.clone();
+        }
+        if let Some(options) = &custom.initialization_options {
+            spec.initialization_options = options.clone();
+        }
+        if let Some(settings) = &custom.settings {
+            spec.settings = settings.clone();
+        }
+        spec.env.extend(custom.env.iter().cloned());
+    }
+    specs
 }
 
-/// The supervisor's configuration for the workspace, with the `--lsp` choices.
-pub fn lsp_config(workspace: &Workspace) -> SupervisorConfig {
-    let mut config = SupervisorConfig::new(workspace.root());
-    for (language, server) in LSP_CHOICES.get().into_iter().flatten() {
-        config.preferred.insert(*language, server.clone());
+/// The supervisor's configuration for the workspace: the servers, the chosen
+/// server per language (`lsp.servers.LANG`, `--lsp`) and the timeouts.
+pub fn lsp_config(workspace: &Workspace, config: &Config) -> SupervisorConfig {
+    let mut lsp = SupervisorConfig::new(workspace.root());
+    lsp.servers = server_specs(config);
+    for language in Language::ALL {
+        if let Some(server) = config.text(&format!("lsp.servers.{}", language.id())) {
+            lsp.preferred.insert(language, server.to_owned());
+        }
     }
-    config
+    set(&mut lsp.request_timeout, config.duration("lsp.request_timeout_s"));
+    set(&mut lsp.init_timeout, config.duration("lsp.init_timeout_s"));
+    set(&mut lsp.diagnostics_timeout, config.duration("lsp.diagnostics_timeout_s"));
+    lsp
+}
+
+/// Overwrites `slot` with a configured value (every setting has one; the
+/// default is the leaf crate's own).
+fn set<T>(slot: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *slot = value;
+    }
 }
 
 /// Language servers for the workspace (found on the project's `node_modules/.bin`,
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
 /// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
-pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
-    let supervisor = Arc::new(Supervisor::new(lsp_config(workspace)));
+pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+    let supervisor = Arc::new(Supervisor::new(lsp_config(workspace, config)));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
 }
@@ -95,15 +136,31 @@ pub fn lsp(workspace: &Workspace) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
 /// A debug supervisor for `debug`: adapters are detected at the root on each
 /// launch or attach; one session per process (the conversation is the run),
 /// kept across calls in `serve` and ended with the process.
-pub fn debug(workspace: &Workspace) -> DebugWiring {
-    let supervisor = Arc::new(DebugSupervisor::new(DebugConfig::default()));
+pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
+    let mut debug = DebugConfig::default();
+    set(&mut debug.ttl, config.duration("debug.ttl_s"));
+    set(&mut debug.limits.run_timeout, config.duration("debug.run_timeout_s"));
+    set(&mut debug.limits.request_timeout, config.duration("debug.request_timeout_s"));
+    set(&mut debug.limits.start_timeout, config.duration("debug.start_timeout_s"));
+    set(&mut debug.limits.output_limit, config.count("debug.output_chars"));
+    set(&mut debug.limits.stack_cap, config.count("debug.stack_cap"));
+    set(&mut debug.limits.variables_cap, config.count("debug.variables_cap"));
+    let supervisor = Arc::new(DebugSupervisor::new(debug));
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 
 /// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
 /// and lives as long as this process.
-pub fn kernels(workspace: &Workspace) -> KernelWiring {
-    KernelWiring::new(Arc::new(Kernels::new(KernelConfig::new(workspace.root()))))
+pub fn kernels(workspace: &Workspace, config: &Config) -> KernelWiring {
+    let mut kernel = KernelConfig::new(workspace.root());
+    set(&mut kernel.inactivity_timeout, config.duration("eval.timeout_s"));
+    set(&mut kernel.interrupt_grace, config.duration("eval.interrupt_grace_s"));
+    set(&mut kernel.start_timeout, config.duration("eval.start_timeout_s"));
+    kernel.python = config.text("eval.python").map(PathBuf::from);
+    kernel.node = config.text("eval.node").map(PathBuf::from);
+    set(&mut kernel.limits.max_stream_chars, config.count("eval.max_output_chars"));
+    set(&mut kernel.limits.max_rich_outputs, config.count("eval.max_rich_outputs"));
+    KernelWiring::new(Arc::new(Kernels::new(kernel)))
 }
 
 /// Questions on this process's terminal; unavailable when stdin is not one.
@@ -119,16 +176,32 @@ pub fn elicitation(peer: &PeerSlot) -> QuestionWiring {
     }
 }
 
-/// `serve --ask`: the default policy (read allowed, write and exec asked), with
-/// permission cards as elicitation forms in the connected client; a client
-/// without elicitation is nobody, so asked calls are denied at once.
-pub fn elicited_approval(peer: &PeerSlot) -> ApprovalWiring {
-    ApprovalWiring { policy: ApprovalPolicy::default(), port: Arc::new(ElicitationPort::new(peer.clone(), None)) }
+/// The configured approval policy: a rule per tier that `approval.read`,
+/// `approval.write`, `approval.exec` set (by default read allowed, the rest
+/// undecided, so asked), and the `[[approval.rule]]` entries.
+pub fn approval_policy(config: &Config) -> ApprovalPolicy {
+    let mut policy = ApprovalPolicy::empty();
+    for tier in Tier::ALL {
+        if let Some(action) = config.action(&format!("approval.{tier}")) {
+            policy = policy.with(Rule::tier(tier, action));
+        }
+    }
+    for entry in &config.approval_rules {
+        policy = policy.with(entry.rule.clone());
+    }
+    policy
 }
 
-/// `call --ask`: the default policy, with permission cards on this process's terminal.
-pub fn terminal_approval() -> ApprovalWiring {
-    ApprovalWiring { policy: ApprovalPolicy::default(), port: Arc::new(TerminalPort::default()) }
+/// `serve --ask`: the configured policy (by default read allowed, write and
+/// exec asked), with permission cards as elicitation forms in the connected
+/// client; a client without elicitation is nobody, so asked calls are denied at once.
+pub fn elicited_approval(peer: &PeerSlot, config: &Config) -> ApprovalWiring {
+    ApprovalWiring { policy: approval_policy(config), port: Arc::new(ElicitationPort::new(peer.clone(), None)) }
+}
+
+/// `call --ask`: the configured policy, with permission cards on this process's terminal.
+pub fn terminal_approval(config: &Config) -> ApprovalWiring {
+    ApprovalWiring { policy: approval_policy(config), port: Arc::new(TerminalPort::default()) }
 }
 
 /// Vibe mode: background workers, each run as a configured command.
@@ -146,17 +219,34 @@ pub struct VibeArgs {
 }
 
 impl VibeArgs {
+    /// The command flags as the flag layer of `vibe.fast_cmd` and `vibe.good_cmd`.
+    pub fn flags(&self, flags: &mut Flags) {
+        if let Some(cmd) = &self.vibe_fast_cmd {
+            flags.flag("vibe.fast_cmd", cmd, "--vibe-fast-cmd");
+        }
+        if let Some(cmd) = &self.vibe_good_cmd {
+            flags.flag("vibe.good_cmd", cmd, "--vibe-good-cmd");
+        }
+    }
+
     /// The roster, in vibe mode. A tier without its own command uses the other's.
-    pub fn roster(&self) -> anyhow::Result<Option<Roster>> {
+    pub fn roster(&self, config: &Config) -> anyhow::Result<Option<Roster>> {
         if !self.vibe {
             return Ok(None);
         }
-        let (fast, good) = match (&self.vibe_fast_cmd, &self.vibe_good_cmd) {
+        let (fast, good) = match (config.text("vibe.fast_cmd"), config.text("vibe.good_cmd")) {
             (Some(fast), Some(good)) => (fast, good),
             (Some(one), None) | (None, Some(one)) => (one, one),
-            (None, None) => bail!("--vibe needs a worker command: give --vibe-fast-cmd and/or --vibe-good-cmd"),
+            (None, None) => bail!(
+                "--vibe needs a worker command: give --vibe-fast-cmd and/or --vibe-good-cmd \
+                 (or vibe.fast_cmd / vibe.good_cmd in agent-tools.toml)"
+            ),
         };
         let runner = CommandRunner::new(CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good)));
-        Ok(Some(Roster::new(Arc::new(runner), RosterConfig::default())))
+        let mut roster = RosterConfig { run_timeout: config.duration("vibe.run_timeout_s"), ..RosterConfig::default() };
+        set(&mut roster.max_running, config.count("vibe.max_running"));
+        set(&mut roster.default_wait, config.duration("vibe.default_wait_s"));
+        set(&mut roster.max_wait, config.duration("vibe.max_wait_s"));
+        Ok(Some(Roster::new(Arc::new(runner), roster)))
     }
 }

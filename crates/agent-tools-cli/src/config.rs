@@ -1,0 +1,921 @@
+//! The run's configuration: `agent-tools.toml` at the root (or `--config
+//! FILE`; `--no-config` skips the root's), environment variables
+//! `AGENT_TOOLS_<SECTION>_<KEY>`, and flags (`--set section.key=value`, `--lsp
+//! LANG=SERVER`, `serve --vibe-fast-cmd`/`--vibe-good-cmd`), merged with the
+//! precedence flag > environment > file > built-in default; every value keeps
+//! where it came from, for `agent-tools config`.
+//!
+//! The file is parsed by the `toml` crate with spans and walked against the
+//! table of known settings ([`settings`]), so a refusal names the place (file,
+//! line and column; or the variable or flag), the key, what was expected and
+//! what was found, and an unknown key gets the nearest known one. Defaults are
+//! read from the leaf crates' own defaults, never written twice. This module
+//! only reads and checks; `wiring.rs` turns the values into the leaf crates'
+//! configurations. The lists (`[[lsp.server]]`, `[[approval.rule]]`) are
+//! replaced whole by a higher layer (an env var or `--set` holding a TOML
+//! array of inline tables), not merged entry by entry.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent_tools::{Action, Rule, Tier};
+use anyhow::{anyhow, bail};
+use lsp_supervisor::Language;
+use serde::Serialize;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// The file looked for at the run's root.
+pub const FILE_NAME: &str = "agent-tools.toml";
+
+/// What a setting holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A positive number of seconds (integer or float).
+    Seconds,
+    /// A number of seconds; 0 means no limit.
+    SecondsOrNone,
+    /// A positive whole number.
+    Count,
+    /// A non-empty string.
+    Text,
+    /// `allow`, `ask` or `deny`.
+    Action,
+    /// The id of a language server (built-in or `[[lsp.server]]`) for the
+    /// language named by the key's last part.
+    Server,
+}
+
+impl Kind {
+    fn expected(self) -> &'static str {
+        match self {
+            Kind::Seconds => "a positive number of seconds",
+            Kind::SecondsOrNone => "a number of seconds (0 for no limit)",
+            Kind::Count => "a positive whole number",
+            Kind::Text => "a non-empty string",
+            Kind::Action => "one of \"allow\", \"ask\", \"deny\"",
+            Kind::Server => "a language server's id (a string)",
+        }
+    }
+}
+
+/// A setting's value; `Unset` where the default is "none" or "discovered".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Unset,
+    Number(f64),
+    Count(u64),
+    Text(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Unset => f.write_str("(unset)"),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Source {
+    #[default]
+    Default,
+    /// The configuration file, at this 1-indexed line.
+    File { path: PathBuf, line: usize },
+    /// This environment variable.
+    Env(String),
+    /// This flag, as given (`--set eval.timeout_s=5`, `--lsp`).
+    Flag(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File { path, line } => write!(f, "file {}:{line}", path.display()),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+struct Setting {
+    key: String,
+    kind: Kind,
+    default: Value,
+    doc: &'static str,
+}
+
+fn setting(key: &str, kind: Kind, default: Value, doc: &'static str) -> Setting {
+    Setting { key: key.to_owned(), kind, default, doc }
+}
+
+fn secs(d: Duration) -> Value {
+    Value::Number(d.as_secs_f64())
+}
+
+fn count(n: usize) -> Value {
+    Value::Count(n as u64)
+}
+
+/// Every scalar setting, with its default taken from the leaf crate that owns it.
+fn settings() -> Vec<Setting> {
+    use Kind::*;
+    let kernel = kernel::KernelConfig::new(".");
+    let debug = dap_session::DebugConfig::default();
+    let lsp = lsp_supervisor::SupervisorConfig::new(".");
+    let roster = vibe_roster::RosterConfig::default();
+    let mut all = vec![
+        setting(
+            "eval.timeout_s",
+            Seconds,
+            secs(kernel.inactivity_timeout),
+            "a cell is interrupted after this long without output",
+        ),
+        setting(
+            "eval.interrupt_grace_s",
+            Seconds,
+            secs(kernel.interrupt_grace),
+            "after an interrupt, how long before the kernel is killed",
+        ),
+        setting("eval.start_timeout_s", Seconds, secs(kernel.start_timeout), "how long a kernel may take to start"),
+        setting(
+            "eval.python",
+            Text,
+            Value::Unset,
+            "the Python interpreter (unset: the project's .venv or venv, then python3 on PATH)",
+        ),
+        setting("eval.node", Text, Value::Unset, "the node interpreter (unset: node on PATH)"),
+        setting(
+            "eval.max_output_chars",
+            Count,
+            count(kernel.limits.max_stream_chars),
+            "stream text kept per cell, in characters",
+        ),
+        setting("eval.max_rich_outputs", Count, count(kernel.limits.max_rich_outputs), "rich outputs kept per cell"),
+        setting("debug.ttl_s", Seconds, secs(debug.ttl), "a debug session's hard lifetime"),
+        setting(
+            "debug.run_timeout_s",
+            Seconds,
+            secs(debug.limits.run_timeout),
+            "how long launch, continue and the steps wait for a stop",
+        ),
+        setting(
+            "debug.request_timeout_s",
+            Seconds,
+            secs(debug.limits.request_timeout),
+            "how long one adapter request may go unanswered",
+        ),
+        setting(
+            "debug.start_timeout_s",
+            Seconds,
+            secs(debug.limits.start_timeout),
+            "how long an adapter's start-up may take",
+        ),
+        setting("debug.output_chars", Count, count(debug.limits.output_limit), "debuggee output kept, in characters"),
+        setting("debug.stack_cap", Count, count(debug.limits.stack_cap), "frames returned by stack"),
+        setting("debug.variables_cap", Count, count(debug.limits.variables_cap), "children returned by variables"),
+        setting("lsp.request_timeout_s", Seconds, secs(lsp.request_timeout), "timeout of each language server request"),
+        setting("lsp.init_timeout_s", Seconds, secs(lsp.init_timeout), "timeout of a server's initialize"),
+        setting(
+            "lsp.diagnostics_timeout_s",
+            Seconds,
+            secs(lsp.diagnostics_timeout),
+            "how long diagnostics are waited for after a write",
+        ),
+    ];
+    for language in Language::ALL {
+        all.push(setting(
+            &format!("lsp.servers.{}", language.id()),
+            Server,
+            Value::Unset,
+            "the server for this language (unset: the first usable, custom servers first)",
+        ));
+    }
+    all.extend([
+        setting("approval.read", Action, Value::Text("allow".into()), "what --ask does with read tools (unset: ask)"),
+        setting("approval.write", Action, Value::Unset, "what --ask does with write tools (unset: ask)"),
+        setting("approval.exec", Action, Value::Unset, "what --ask does with exec tools (unset: ask)"),
+        setting("vibe.fast_cmd", Text, Value::Unset, "the sh -c command line of fast workers (serve --vibe)"),
+        setting("vibe.good_cmd", Text, Value::Unset, "the sh -c command line of good workers (serve --vibe)"),
+        setting(
+            "vibe.run_timeout_s",
+            SecondsOrNone,
+            roster.run_timeout.map_or(Value::Unset, secs),
+            "a worker's run is stopped after this long (0: no limit)",
+        ),
+        setting("vibe.max_running", Count, count(roster.max_running), "workers running at once; the rest queue"),
+        setting("vibe.default_wait_s", Seconds, secs(roster.default_wait), "vibe_wait's timeout when none is given"),
+        setting("vibe.max_wait_s", Seconds, secs(roster.max_wait), "the cap on every vibe_wait"),
+    ]);
+    all
+}
+
+/// The list settings: arrays of tables, replaced whole by a higher layer.
+const LISTS: [&str; 2] = ["lsp.server", "approval.rule"];
+
+/// One value with its source.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub key: String,
+    pub value: Value,
+    pub source: Source,
+    /// The environment variable that sets it.
+    pub env: String,
+    pub doc: &'static str,
+}
+
+/// A `[[lsp.server]]` entry: a new server, or (named like a built-in one) a
+/// change to it; fields left out keep the built-in's.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CustomServer {
+    pub name: String,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    /// From `languages` and the languages of `extensions`.
+    #[serde(serialize_with = "language_ids")]
+    pub languages: Vec<Language>,
+    pub root_markers: Option<Vec<String>>,
+    pub probe_args: Option<Vec<String>>,
+    pub initialization_options: Option<serde_json::Value>,
+    pub settings: Option<serde_json::Value>,
+    pub env: Vec<(String, String)>,
+    pub source: Source,
+}
+
+fn language_ids<S: serde::Serializer>(languages: &[Language], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(languages.iter().map(|l| l.id()))
+}
+
+/// An `[[approval.rule]]` entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleEntry {
+    /// `tier read`, `tool write`, `path src/`.
+    pub scope: String,
+    pub action: String,
+    #[serde(skip)]
+    pub rule: Rule,
+    pub source: Source,
+}
+
+/// The flags that set configuration, gathered before the root is known.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    /// `--config FILE`.
+    pub file: Option<PathBuf>,
+    /// `--no-config`.
+    pub no_config: bool,
+    /// `(key, value, the flag as given)`, in order; later ones win.
+    pub sets: Vec<(String, String, String)>,
+}
+
+impl Flags {
+    /// `--set section.key=value`.
+    pub fn set(&mut self, assignment: &str) -> anyhow::Result<()> {
+        let Some((key, value)) = assignment.split_once('=') else {
+            bail!("--set takes section.key=value (e.g. eval.timeout_s=60), not {assignment:?}");
+        };
+        self.sets.push((key.trim().to_owned(), value.to_owned(), format!("--set {assignment}")));
+        Ok(())
+    }
+
+    /// `--lsp LANG=SERVER`, the flag form of `lsp.servers.LANG`.
+    pub fn lsp(&mut self, choice: &str) -> anyhow::Result<()> {
+        let Some((language, server)) = choice.split_once('=') else {
+            bail!("--lsp takes LANG=SERVER (e.g. python=pylsp), not {choice:?}");
+        };
+        let language = Language::from_id(language.trim()).ok_or_else(|| {
+            anyhow!("--lsp: unknown language {language:?} (rust, python, typescript, javascript, c, cpp, go)")
+        })?;
+        self.sets.push((format!("lsp.servers.{}", language.id()), server.trim().to_owned(), "--lsp".to_owned()));
+        Ok(())
+    }
+
+    /// A specific flag that sets one key (`--vibe-fast-cmd`).
+    pub fn flag(&mut self, key: &str, value: &str, flag: &str) {
+        self.sets.push((key.to_owned(), value.to_owned(), flag.to_owned()));
+    }
+}
+
+/// Which file is in force, and why none is.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileState {
+    /// This file was read.
+    Read(PathBuf),
+    /// None at the root.
+    Absent(PathBuf),
+    /// `--no-config`.
+    Skipped,
+}
+
+impl fmt::Display for FileState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileState::Read(path) => write!(f, "{}", path.display()),
+            FileState::Absent(path) => write!(f, "none ({} does not exist; built-in defaults)", path.display()),
+            FileState::Skipped => f.write_str("none (--no-config)"),
+        }
+    }
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub file: FileState,
+    pub settings: Vec<Entry>,
+    pub lsp_servers: Vec<CustomServer>,
+    pub approval_rules: Vec<RuleEntry>,
+}
+
+/// Where a text being checked came from, for error places and sources.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    File { path: &'a Path, text: &'a str },
+    Env { var: &'a str },
+    Flag { flag: &'a str },
+}
+
+impl Origin<'_> {
+    fn place(&self, span: &Range<usize>) -> String {
+        match self {
+            Origin::File { path, text } => {
+                let (line, column) = line_column(text, span.start);
+                format!("{}:{line}:{column}", path.display())
+            }
+            Origin::Env { var } => format!("environment variable {var}"),
+            Origin::Flag { flag } => format!("flag {flag}"),
+        }
+    }
+
+    fn source(&self, span: &Range<usize>) -> Source {
+        match self {
+            Origin::File { path, text } => {
+                Source::File { path: path.to_path_buf(), line: line_column(text, span.start).0 }
+            }
+            Origin::Env { var } => Source::Env((*var).to_owned()),
+            Origin::Flag { flag } => Source::Flag((*flag).to_owned()),
+        }
+    }
+}
+
+/// 1-indexed line and character column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+fn refuse(place: &str, key: &str, expected: &str, found: &str) -> anyhow::Error {
+    anyhow!("{place}: {key}: expected {expected}, found {found}")
+}
+
+fn describe(value: &DeValue<'_>) -> String {
+    match value {
+        DeValue::String(s) => format!("the string {:?}", s.as_ref()),
+        DeValue::Integer(i) => format!("the integer {}", i.as_str()),
+        DeValue::Float(x) => format!("the float {}", x.as_str()),
+        DeValue::Boolean(b) => format!("the boolean {b}"),
+        DeValue::Datetime(d) => format!("the datetime {d}"),
+        DeValue::Array(_) => "an array".to_owned(),
+        DeValue::Table(_) => "a table".to_owned(),
+    }
+}
+
+fn integer(value: &DeValue<'_>) -> Option<i64> {
+    let DeValue::Integer(i) = value else { return None };
+    i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()).ok()
+}
+
+fn number(value: &DeValue<'_>) -> Option<f64> {
+    match value {
+        DeValue::Float(x) => x.as_str().replace('_', "").parse().ok(),
+        _ => integer(value).map(|i| i as f64),
+    }
+}
+
+/// Checks a scalar from the file (a TOML value) or from env/flags (text).
+fn check(kind: Kind, value: Result<&DeValue<'_>, &str>) -> Result<Value, String> {
+    let found = || match value {
+        Ok(v) => describe(v),
+        Err(text) => format!("{text:?}"),
+    };
+    let text = match value {
+        Ok(DeValue::String(s)) => Some(s.as_ref()),
+        Ok(_) => None,
+        Err(text) => Some(text),
+    };
+    let checked = match kind {
+        Kind::Seconds | Kind::SecondsOrNone => {
+            let n = match value {
+                Ok(v) => number(v),
+                Err(text) => text.trim().parse::<f64>().ok(),
+            };
+            match n {
+                Some(n) if n.is_finite() && n > 0.0 && n < 1e9 => Some(Value::Number(n)),
+                Some(n) if n == 0.0 && kind == Kind::SecondsOrNone => Some(Value::Unset),
+                _ => None,
+            }
+        }
+        Kind::Count => {
+            let n = match value {
+                Ok(v) => integer(v),
+                Err(text) => text.trim().parse::<i64>().ok(),
+            };
+            n.filter(|n| *n > 0).map(|n| Value::Count(n as u64))
+        }
+        Kind::Text | Kind::Server => text.filter(|t| !t.trim().is_empty()).map(|t| Value::Text(t.to_owned())),
+        Kind::Action => text.filter(|t| action(t).is_some()).map(|t| Value::Text(t.to_owned())),
+    };
+    checked.ok_or_else(found)
+}
+
+fn action(text: &str) -> Option<Action> {
+    match text {
+        "allow" => Some(Action::Allow),
+        "ask" => Some(Action::Ask),
+        "deny" => Some(Action::Deny),
+        _ => None,
+    }
+}
+
+/// The nearest of `known` to `word`, when near enough to be a likely typo.
+fn nearest<'a, S: AsRef<str>>(word: &str, known: &'a [S]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(word, k.as_ref()), k.as_ref()))
+        .min()
+        .filter(|(distance, k)| *distance <= (k.len().max(word.len()) / 2).max(2))
+        .map(|(_, k)| k)
+}
+
+fn unknown<S: AsRef<str>>(place: &str, key: &str, word: &str, known: &[S]) -> anyhow::Error {
+    let hint = nearest(word, known).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
+    let known: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
+    anyhow!("{place}: unknown key `{key}`: {hint}(expected one of {}; found `{word}`)", known.join(", "))
+}
+
+/// What the layers have said so far.
+struct Layers {
+    settings: Vec<Setting>,
+    values: BTreeMap<String, (Value, Source)>,
+    servers: Vec<CustomServer>,
+    rules: Vec<RuleEntry>,
+}
+
+impl Layers {
+    /// The next component after `prefix` of every known key under it.
+    fn children(&self, prefix: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for key in self.settings.iter().map(|s| s.key.as_str()).chain(LISTS) {
+            let rest =
+                if prefix.is_empty() { Some(key) } else { key.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) };
+            if let Some(child) = rest.and_then(|r| r.split('.').next())
+                && !out.iter().any(|c| c == child)
+            {
+                out.push(child.to_owned());
+            }
+        }
+        out
+    }
+
+    fn kind(&self, key: &str) -> Option<Kind> {
+        self.settings.iter().find(|s| s.key == key).map(|s| s.kind)
+    }
+
+    /// Walks one table of the file (or of an inline value) at `prefix`.
+    fn table(&mut self, origin: Origin<'_>, prefix: &str, table: &DeTable<'_>) -> anyhow::Result<()> {
+        for (name, value) in table.iter() {
+            let word = name.get_ref().as_ref();
+            let key = if prefix.is_empty() { word.to_owned() } else { format!("{prefix}.{word}") };
+            if !self.value(origin, &key, name.span(), value)? {
+                let known = self.children(prefix);
+                return Err(unknown(&origin.place(&name.span()), &key, word, &known));
+            }
+        }
+        Ok(())
+    }
+
+    /// One key's value; `false` when the key is unknown (the caller words it).
+    fn value(
+        &mut self,
+        origin: Origin<'_>,
+        key: &str,
+        key_span: Range<usize>,
+        value: &Spanned<DeValue<'_>>,
+    ) -> anyhow::Result<bool> {
+        let place = origin.place(&value.span());
+        if let Some(kind) = self.kind(key) {
+            let checked =
+                check(kind, Ok(value.get_ref())).map_err(|found| refuse(&place, key, kind.expected(), &found))?;
+            self.values.insert(key.to_owned(), (checked, origin.source(&key_span)));
+            return Ok(true);
+        }
+        if LISTS.contains(&key) {
+            return self.list(origin, key, value).map(|()| true);
+        }
+        if self.children(key).is_empty() {
+            return Ok(false);
+        }
+        match value.get_ref() {
+            DeValue::Table(table) => self.table(origin, key, table).map(|()| true),
+            other => Err(refuse(&place, key, &format!("a table ([{key}])"), &describe(other))),
+        }
+    }
+
+    fn list(&mut self, origin: Origin<'_>, key: &str, value: &Spanned<DeValue<'_>>) -> anyhow::Result<()> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(refuse(
+                &origin.place(&value.span()),
+                key,
+                &format!("an array of tables ([[{key}]])"),
+                &describe(value.get_ref()),
+            ));
+        };
+        let mut entries = Vec::new();
+        for item in items.iter() {
+            let DeValue::Table(table) = item.get_ref() else {
+                return Err(refuse(&origin.place(&item.span()), key, "a table", &describe(item.get_ref())));
+            };
+            entries.push((item.span(), table));
+        }
+        if key == "lsp.server" {
+            self.servers = entries.iter().map(|(span, t)| server(origin, span, t)).collect::<anyhow::Result<_>>()?;
+        } else {
+            self.rules = entries.iter().map(|(span, t)| rule(origin, span, t)).collect::<anyhow::Result<_>>()?;
+        }
+        Ok(())
+    }
+
+    /// A value from an env var or a flag: text for a scalar, a TOML value for a list.
+    fn text(&mut self, origin: Origin<'_>, key: &str, text: &str) -> anyhow::Result<()> {
+        let place = origin.place(&(0..0));
+        if let Some(kind) = self.kind(key) {
+            let checked = check(kind, Err(text)).map_err(|found| refuse(&place, key, kind.expected(), &found))?;
+            self.values.insert(key.to_owned(), (checked, origin.source(&(0..0))));
+            return Ok(());
+        }
+        if LISTS.contains(&key) {
+            let value = DeValue::parse(text).map_err(|e| {
+                refuse(&place, key, "a TOML array of inline tables", &format!("{text:?} ({})", e.message()))
+            })?;
+            return self.list(origin, key, &value);
+        }
+        let (prefix, word) = key.rsplit_once('.').unwrap_or(("", key));
+        Err(unknown(&place, key, word, &self.children(prefix)))
+    }
+}
+
+fn strings(origin: Origin<'_>, key: &str, value: &Spanned<DeValue<'_>>) -> anyhow::Result<Vec<String>> {
+    let bad = || refuse(&origin.place(&value.span()), key, "an array of strings", &describe(value.get_ref()));
+    let DeValue::Array(items) = value.get_ref() else { return Err(bad()) };
+    items
+        .iter()
+        .map(|item| match item.get_ref() {
+            DeValue::String(s) => Ok(s.to_string()),
+            other => Err(refuse(&origin.place(&item.span()), key, "a string", &describe(other))),
+        })
+        .collect()
+}
+
+fn string(origin: Origin<'_>, key: &str, value: &Spanned<DeValue<'_>>) -> anyhow::Result<String> {
+    match value.get_ref() {
+        DeValue::String(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        other => Err(refuse(&origin.place(&value.span()), key, "a non-empty string", &describe(other))),
+    }
+}
+
+/// A TOML value as JSON (initialization options and settings go to the server as JSON).
+fn json(value: &DeValue<'_>) -> serde_json::Value {
+    match value {
+        DeValue::String(s) => serde_json::Value::String(s.to_string()),
+        DeValue::Integer(_) => integer(value).map_or(serde_json::Value::Null, serde_json::Value::from),
+        DeValue::Float(_) => number(value).map_or(serde_json::Value::Null, serde_json::Value::from),
+        DeValue::Boolean(b) => serde_json::Value::Bool(*b),
+        DeValue::Datetime(d) => serde_json::Value::String(d.to_string()),
+        DeValue::Array(items) => items.iter().map(|i| json(i.get_ref())).collect(),
+        DeValue::Table(table) => table
+            .iter()
+            .map(|(k, v)| (k.get_ref().to_string(), json(v.get_ref())))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
+}
+
+const SERVER_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "args",
+    "languages",
+    "extensions",
+    "root_markers",
+    "probe_args",
+    "initialization_options",
+    "settings",
+    "env",
+];
+
+fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyhow::Result<CustomServer> {
+    let mut out = CustomServer { source: origin.source(span), ..CustomServer::default() };
+    let ids: Vec<&str> = Language::ALL.iter().map(|l| l.id()).collect();
+    for (name, value) in table.iter() {
+        let word = name.get_ref().as_ref();
+        let key = format!("lsp.server.{word}");
+        let place = origin.place(&value.span());
+        match word {
+            "name" => out.name = string(origin, &key, value)?,
+            "command" => out.command = Some(string(origin, &key, value)?),
+            "args" => out.args = Some(strings(origin, &key, value)?),
+            "root_markers" => out.root_markers = Some(strings(origin, &key, value)?),
+            "probe_args" => out.probe_args = Some(strings(origin, &key, value)?),
+            "languages" => {
+                for id in strings(origin, &key, value)? {
+                    let language = Language::from_id(&id).ok_or_else(|| {
+                        refuse(&place, &key, &format!("language ids among {}", ids.join(", ")), &format!("{id:?}"))
+                    })?;
+                    if !out.languages.contains(&language) {
+                        out.languages.push(language);
+                    }
+                }
+            }
+            "extensions" => {
+                for ext in strings(origin, &key, value)? {
+                    let ext = ext.trim_start_matches('.');
+                    let language = Language::from_path(Path::new(&format!("x.{ext}"))).ok_or_else(|| {
+                        refuse(
+                            &place,
+                            &key,
+                            "extensions of a known language (the languages are fixed: rust, python, typescript, \
+                             javascript, c, cpp, go, fixture)",
+                            &format!("{ext:?}"),
+                        )
+                    })?;
+                    if !out.languages.contains(&language) {
+                        out.languages.push(language);
+                    }
+                }
+            }
+            "initialization_options" | "settings" => {
+                let DeValue::Table(_) = value.get_ref() else {
+                    return Err(refuse(&place, &key, "a table", &describe(value.get_ref())));
+                };
+                let v = Some(json(value.get_ref()));
+                if word == "settings" { out.settings = v } else { out.initialization_options = v }
+            }
+            "env" => {
+                let DeValue::Table(vars) = value.get_ref() else {
+                    return Err(refuse(&place, &key, "a table of strings", &describe(value.get_ref())));
+                };
+                for (var, v) in vars.iter() {
+                    out.env.push((var.get_ref().to_string(), string(origin, &format!("{key}.{}", var.get_ref()), v)?));
+                }
+            }
+            _ => return Err(unknown(&origin.place(&name.span()), &key, word, SERVER_KEYS)),
+        }
+    }
+    let place = origin.place(span);
+    if out.name.is_empty() {
+        return Err(refuse(&place, "lsp.server.name", "a name for the server", "none"));
+    }
+    let builtin = lsp_supervisor::ServerSpec::builtin().into_iter().any(|s| s.id == out.name);
+    if !builtin {
+        if out.command.is_none() {
+            return Err(refuse(&place, "lsp.server.command", "the program to run (a new server)", "none"));
+        }
+        if out.languages.is_empty() {
+            return Err(refuse(&place, "lsp.server.languages", "at least one language or extension", "none"));
+        }
+        if out.root_markers.as_ref().is_none_or(|m| m.is_empty()) {
+            return Err(refuse(&place, "lsp.server.root_markers", "at least one root marker file", "none"));
+        }
+    }
+    Ok(out)
+}
+
+const RULE_KEYS: &[&str] = &["tier", "tool", "path", "action"];
+
+fn rule(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyhow::Result<RuleEntry> {
+    let mut scope: Option<(String, agent_tools::Scope)> = None;
+    let mut act: Option<(String, Action)> = None;
+    for (name, value) in table.iter() {
+        let word = name.get_ref().as_ref();
+        let key = format!("approval.rule.{word}");
+        let place = origin.place(&value.span());
+        let text = string(origin, &key, value)?;
+        let this = match word {
+            "tier" => {
+                let tier: Tier =
+                    text.parse().map_err(|_| refuse(&place, &key, "read, write or exec", &format!("{text:?}")))?;
+                agent_tools::Scope::Tier(tier)
+            }
+            "tool" => agent_tools::Scope::Tool(text.clone()),
+            "path" => agent_tools::Scope::Path(PathBuf::from(&text)),
+            "action" => {
+                let a =
+                    action(&text).ok_or_else(|| refuse(&place, &key, Kind::Action.expected(), &format!("{text:?}")))?;
+                act = Some((text, a));
+                continue;
+            }
+            _ => return Err(unknown(&origin.place(&name.span()), &key, word, RULE_KEYS)),
+        };
+        if let Some((other, _)) = &scope {
+            return Err(refuse(&place, &key, "one of tier, tool or path per rule", &format!("{other} and {word}")));
+        }
+        scope = Some((format!("{word} {text}"), this));
+    }
+    let place = origin.place(span);
+    let (scope_text, scope) = scope.ok_or_else(|| refuse(&place, "approval.rule", "a tier, tool or path", "none"))?;
+    let (action_text, action) =
+        act.ok_or_else(|| refuse(&place, "approval.rule.action", "allow, ask or deny", "none"))?;
+    Ok(RuleEntry { scope: scope_text, action: action_text, rule: Rule { scope, action }, source: origin.source(span) })
+}
+
+/// The environment variable of a key: `eval.timeout_s` → `AGENT_TOOLS_EVAL_TIMEOUT_S`.
+pub fn env_var(key: &str) -> String {
+    format!("AGENT_TOOLS_{}", key.replace('.', "_").to_uppercase())
+}
+
+impl Config {
+    /// Reads the file (`--config`, else `<root>/agent-tools.toml` unless
+    /// `--no-config`), then the environment, then the flags, and checks the lot.
+    pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
+        let settings = settings();
+        let values = settings.iter().map(|s| (s.key.clone(), (s.default.clone(), Source::Default))).collect();
+        let mut layers = Layers { settings, values, servers: Vec::new(), rules: Vec::new() };
+
+        let path = match &flags.file {
+            Some(path) => Some(path.clone()),
+            None if flags.no_config => None,
+            None => Some(root.join(FILE_NAME)),
+        };
+        let file = match path {
+            None => FileState::Skipped,
+            Some(path) if flags.file.is_none() && !path.exists() => FileState::Absent(path),
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| anyhow!("cannot read the configuration file {}: {e}", path.display()))?;
+                let origin = Origin::File { path: &path, text: &text };
+                let table = DeTable::parse(&text).map_err(|e| {
+                    let place = e.span().map_or_else(|| path.display().to_string(), |s| origin.place(&s));
+                    anyhow!("{place}: not valid TOML: {}", e.message())
+                })?;
+                layers.table(origin, "", table.get_ref())?;
+                FileState::Read(path)
+            }
+        };
+
+        let keys: Vec<String> = layers.settings.iter().map(|s| s.key.clone()).chain(LISTS.map(String::from)).collect();
+        for key in &keys {
+            let var = env_var(key);
+            match std::env::var(&var) {
+                Ok(text) => layers.text(Origin::Env { var: &var }, key, &text)?,
+                Err(std::env::VarError::NotPresent) => {}
+                Err(std::env::VarError::NotUnicode(_)) => bail!("environment variable {var}: {key}: not UTF-8"),
+            }
+        }
+        for (key, text, flag) in &flags.sets {
+            layers.text(Origin::Flag { flag }, key, text)?;
+        }
+
+        let config = Config {
+            file,
+            settings: layers
+                .settings
+                .iter()
+                .map(|s| {
+                    let (value, source) = layers.values.remove(&s.key).unwrap_or((s.default.clone(), Source::Default));
+                    Entry { key: s.key.clone(), value, source, env: env_var(&s.key), doc: s.doc }
+                })
+                .collect(),
+            lsp_servers: layers.servers,
+            approval_rules: layers.rules,
+        };
+        config.check_servers()?;
+        Ok(config)
+    }
+
+    /// Every `lsp.servers.LANG` names a server (built-in or custom) for LANG.
+    fn check_servers(&self) -> anyhow::Result<()> {
+        let specs = crate::wiring::server_specs(self);
+        for entry in self.settings.iter().filter(|e| e.key.starts_with("lsp.servers.")) {
+            let Value::Text(server) = &entry.value else { continue };
+            let Some(language) = entry.key.rsplit('.').next().and_then(Language::from_id) else { continue };
+            let serving: Vec<&str> = specs.iter().filter(|s| s.languages.contains(&language)).map(|s| s.id).collect();
+            if !serving.contains(&server.as_str()) {
+                let place = match &entry.source {
+                    Source::Flag(flag) if flag == "--lsp" => "--lsp".to_owned(),
+                    other => other.to_string(),
+                };
+                bail!("{place}: no server {server:?} for {language}; known: {}", serving.join(", "));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> &Value {
+        self.settings.iter().find(|e| e.key == key).map_or(&Value::Unset, |e| &e.value)
+    }
+
+    /// A `Seconds` setting (validated positive; a missing one is a bug caught by the tests).
+    pub fn duration(&self, key: &str) -> Option<Duration> {
+        match self.get(key) {
+            Value::Number(n) => Some(Duration::from_secs_f64(*n)),
+            _ => None,
+        }
+    }
+
+    pub fn count(&self, key: &str) -> Option<usize> {
+        match self.get(key) {
+            Value::Count(n) => usize::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self, key: &str) -> Option<&str> {
+        match self.get(key) {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn action(&self, key: &str) -> Option<Action> {
+        self.text(key).and_then(action)
+    }
+
+    /// `agent-tools config`: every value and where it came from.
+    pub fn render(&self) -> String {
+        use fmt::Write as _;
+        let mut out = String::new();
+        let _ = writeln!(out, "configuration file: {}", self.file);
+        let width = self.settings.iter().map(|e| e.key.len() + e.value.to_string().len()).max().unwrap_or(0) + 4;
+        for e in &self.settings {
+            let assignment = format!("{} = {}", e.key, e.value);
+            let _ = writeln!(out, "{assignment:<width$}  # {}", e.source);
+        }
+        for s in &self.lsp_servers {
+            let command = s.command.as_deref().unwrap_or("(built-in command)");
+            let langs: Vec<&str> = s.languages.iter().map(|l| l.id()).collect();
+            let _ = writeln!(
+                out,
+                "[[lsp.server]] {} = {command} {}  # {}",
+                s.name,
+                s.args.clone().unwrap_or_default().join(" "),
+                s.source
+            );
+            if !langs.is_empty() {
+                let _ = writeln!(out, "    languages: {}", langs.join(", "));
+            }
+        }
+        for r in &self.approval_rules {
+            let _ = writeln!(out, "[[approval.rule]] {} = {}  # {}", r.scope, r.action, r.source);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn positions_are_one_indexed_lines_and_character_columns() {
+        assert_eq!(line_column("a = 1\nbé = x", 10), (2, 4));
+        assert_eq!(line_column("x", 0), (1, 1));
+    }
+
+    #[test]
+    fn the_nearest_key_is_suggested_only_when_near() {
+        assert_eq!(nearest("timeout", &["timeout_s", "python", "node"]), Some("timeout_s"));
+        assert_eq!(nearest("pyhton", &["timeout_s", "python", "node"]), Some("python"));
+        assert_eq!(nearest("colour", &["timeout_s", "python", "node"]), None);
+    }
+
+    #[test]
+    fn every_default_has_its_kind() {
+        for s in settings() {
+            let ok = match (&s.default, s.kind) {
+                (Value::Unset, Kind::Text | Kind::Server | Kind::Action | Kind::SecondsOrNone) => true,
+                (Value::Number(_), Kind::Seconds | Kind::SecondsOrNone) | (Value::Count(_), Kind::Count) => true,
+                (Value::Text(t), Kind::Action) => action(t).is_some(),
+                _ => false,
+            };
+            assert!(ok, "{}", s.key);
+        }
+    }
+}
