@@ -219,7 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
-            let mut report = status::Status::gather(&workspace, tools);
+            let mut report = status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, &config));
             report.configuration = config.file.to_string();
             let runtime = runtime()?;
             report.language_servers = runtime.block_on(status::language_servers(&workspace, &config));

@@ -123,7 +123,8 @@ struct LanguageStatus {
 
 impl Status {
     /// Walks the root (honouring .gitignore, skipping hidden files) and counts files per language.
-    pub fn gather(workspace: &Workspace, tools: Vec<&'static str>) -> Status {
+    /// `kernel` is the configured one, whose interpreters are reported.
+    pub fn gather(workspace: &Workspace, tools: Vec<&'static str>, kernel: &kernel::KernelConfig) -> Status {
         let mut counts: BTreeMap<Lang, usize> = BTreeMap::new();
         for entry in ignore::WalkBuilder::new(workspace.root()).build().flatten() {
             if entry.file_type().is_some_and(|t| t.is_file())
@@ -140,7 +141,7 @@ impl Status {
                 files: counts.get(&lang).copied().unwrap_or(0),
             })
             .collect();
-        let kernels = kernel::interpreter_reports(&kernel::KernelConfig::new(workspace.root()))
+        let kernels = kernel::interpreter_reports(kernel)
             .into_iter()
             .map(|report| match report.found {
                 Ok(found) => KernelStatus {

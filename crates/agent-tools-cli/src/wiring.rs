@@ -152,6 +152,11 @@ pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
 /// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
 /// and lives as long as this process.
 pub fn kernels(workspace: &Workspace, config: &Config) -> KernelWiring {
+    KernelWiring::new(Arc::new(Kernels::new(kernel_config(workspace, config))))
+}
+
+/// The kernels' configuration: the inactivity budget, interpreters and output caps of `[eval]`.
+pub fn kernel_config(workspace: &Workspace, config: &Config) -> KernelConfig {
     let mut kernel = KernelConfig::new(workspace.root());
     set(&mut kernel.inactivity_timeout, config.duration("eval.timeout_s"));
     set(&mut kernel.interrupt_grace, config.duration("eval.interrupt_grace_s"));
@@ -160,7 +165,7 @@ pub fn kernels(workspace: &Workspace, config: &Config) -> KernelWiring {
     kernel.node = config.text("eval.node").map(PathBuf::from);
     set(&mut kernel.limits.max_stream_chars, config.count("eval.max_output_chars"));
     set(&mut kernel.limits.max_rich_outputs, config.count("eval.max_rich_outputs"));
-    KernelWiring::new(Arc::new(Kernels::new(kernel)))
+    kernel
 }
 
 /// Questions on this process's terminal; unavailable when stdin is not one.
