@@ -183,3 +183,16 @@ fn a_custom_language_server_is_used_for_its_language() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("lsp.servers.fixture = \"my-fix-server\""), "{}", stdout(&out));
 }
+
+#[test]
+fn the_readme_example_is_a_valid_configuration() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let start = readme.find("```toml\n# agent-tools.toml\n").expect("the README's example agent-tools.toml") + 8;
+    let example = &readme[start..start + readme[start..].find("```\n").unwrap()];
+    let dir = root_with(example);
+    let out = agent_tools(dir.path(), &["config", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(config["lsp_servers"][0]["name"], "my-pyright");
+    assert_eq!(config["approval_rules"][0]["scope"], "path secrets");
+}
