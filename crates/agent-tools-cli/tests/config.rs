@@ -196,3 +196,20 @@ fn the_readme_example_is_a_valid_configuration() {
     assert_eq!(config["lsp_servers"][0]["name"], "my-pyright");
     assert_eq!(config["approval_rules"][0]["scope"], "path secrets");
 }
+
+#[test]
+fn the_files_approval_rules_decide_call_ask() {
+    let dir = root_with("[approval]\nwrite = \"allow\"\n\n[[approval.rule]]\ntool = \"ast_grep\"\naction = \"deny\"\n");
+    std::fs::write(dir.path().join("app.py"), "foo(1)\n").unwrap();
+    let grep = r#"{"pattern": "foo($X)", "language": "python"}"#;
+    let out = agent_tools(dir.path(), &["call", "--ask", "ast_grep", grep], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("ast_grep did not run, because the host's policy denies"), "{}", stderr(&out));
+    // Write allowed: an edit runs without a terminal to ask on.
+    let edit = r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#;
+    let out = agent_tools(dir.path(), &["call", "--ask", "ast_edit", edit], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The rules are the policy of --ask; without it the call runs.
+    let out = agent_tools(dir.path(), &["call", "ast_grep", grep], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
