@@ -71,6 +71,24 @@ pub struct Connection {
     stderr: Arc<Mutex<VecDeque<u8>>>,
 }
 
+/// A request sent and not yet answered: dropped while armed, it is withdrawn
+/// from the pending table and the server is sent `$/cancelRequest`
+/// (LSP 3.17 "Cancellation Support"), so it can stop the work.
+struct InFlight<'a> {
+    conn: &'a Connection,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            lock(&self.conn.pending).remove(&self.id);
+            self.conn.notify("$/cancelRequest", json!({ "id": self.id }));
+        }
+    }
+}
+
 impl Connection {
     /// Takes over a spawned server's pipes. Notifications and server requests arrive on the returned receiver.
     pub fn start(child: &mut Child) -> Option<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
@@ -109,22 +127,28 @@ impl Connection {
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        // From here on, a request given up — timed out, or its future dropped
+        // because the caller cancelled — is withdrawn: `$/cancelRequest`.
+        let mut in_flight = InFlight { conn: self, id, armed: true };
         // The reader may have died between the check above and the insert.
         if let Some(death) = self.death() {
+            in_flight.armed = false;
             lock(&self.pending).remove(&id);
             return Err(RequestError::Dead(death));
         }
         match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(RequestError::Dead(
-                self.death()
-                    .unwrap_or_else(|| Death { what: "connection closed".into(), stderr_tail: self.stderr_tail() }),
-            )),
-            Err(_) => {
-                lock(&self.pending).remove(&id);
-                self.notify("$/cancelRequest", json!({ "id": id }));
-                Err(RequestError::Timeout(timeout))
+            Ok(Ok(result)) => {
+                in_flight.armed = false;
+                result
             }
+            Ok(Err(_)) => {
+                in_flight.armed = false;
+                Err(RequestError::Dead(
+                    self.death()
+                        .unwrap_or_else(|| Death { what: "connection closed".into(), stderr_tail: self.stderr_tail() }),
+                ))
+            }
+            Err(_) => Err(RequestError::Timeout(timeout)),
         }
     }
 

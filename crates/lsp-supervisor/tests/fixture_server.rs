@@ -339,3 +339,44 @@ async fn changes_on_disk_reach_the_server_by_its_registered_watchers_before_the_
     assert!(matches!(sup.watching(), Some(Ok(n)) if n >= 1));
     sup.shutdown().await;
 }
+
+/// A caller that gives up on a request (its future dropped, as a cancelled
+/// tool call does) withdraws it: the server gets `$/cancelRequest` for its id
+/// and goes on answering.
+#[tokio::test]
+async fn a_dropped_request_is_cancelled_at_the_server_and_the_server_goes_on() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("log.jsonl");
+    let sup = Supervisor::new(config(
+        &root,
+        &[("FIXTURE_LSP_HANG_ON", "textDocument/references"), ("FIXTURE_LSP_LOG", log.to_str().unwrap())],
+    ));
+    let file = root.join("a.fix");
+    assert_eq!(sup.definition(&file, 2, "alpha").await.unwrap().locations.total, 1);
+    let received = |method: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains(&format!("\"method\":\"{method}\"")))
+    };
+    {
+        // The caller gives up once the server has the request (it never answers it).
+        let call = sup.references(&file, 2, "alpha", 50);
+        tokio::pin!(call);
+        while !received("textDocument/references") {
+            tokio::select! {
+                answer = &mut call => panic!("a hung request was answered: {answer:?}"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    }
+    assert_eq!(sup.definition(&file, 2, "alpha").await.unwrap().locations.total, 1);
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let cancelled: Vec<i64> =
+        lines.iter().filter(|l| l["method"] == "$/cancelRequest").filter_map(|l| l["params"]["id"].as_i64()).collect();
+    // The log has no request ids; the one request left unanswered is the one cancelled.
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    sup.shutdown().await;
+}
