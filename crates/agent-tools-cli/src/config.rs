@@ -167,6 +167,12 @@ fn settings() -> Vec<Setting> {
             "stream text kept per cell, in characters",
         ),
         setting("eval.max_rich_outputs", Count, count(kernel.limits.max_rich_outputs), "rich outputs kept per cell"),
+        setting(
+            "debug.python",
+            Text,
+            Value::Unset,
+            "the Python that runs debugpy (unset: the project's venv, then PATH)",
+        ),
         setting("debug.ttl_s", Seconds, secs(debug.ttl), "a debug session's hard lifetime"),
         setting(
             "debug.run_timeout_s",
@@ -224,6 +230,9 @@ fn settings() -> Vec<Setting> {
     ]);
     all
 }
+
+/// The settings that hold a program's path, taken relative to the root.
+const PATH_KEYS: [&str; 3] = ["eval.python", "eval.node", "debug.python"];
 
 /// The list settings: arrays of tables, replaced whole by a higher layer.
 const LISTS: [&str; 2] = ["lsp.server", "approval.rule"];
@@ -790,6 +799,16 @@ impl Config {
         }
         for (key, text, flag) in &flags.sets {
             layers.text(Origin::Flag { flag }, key, text)?;
+        }
+        // An interpreter given as a relative path is the root's (`.venv/bin/python`);
+        // a bare name stays a name.
+        for key in PATH_KEYS {
+            if let Some((Value::Text(text), _)) = layers.values.get_mut(key)
+                && text.contains('/')
+                && Path::new(text.as_str()).is_relative()
+            {
+                *text = root.join(&*text).display().to_string();
+            }
         }
 
         let config = Config {

@@ -223,7 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             report.configuration = config.file.to_string();
             let runtime = runtime()?;
             report.language_servers = runtime.block_on(status::language_servers(&workspace, &config));
-            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace));
+            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace, &config));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
             } else {

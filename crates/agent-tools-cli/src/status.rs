@@ -39,8 +39,8 @@ pub struct AdapterStatus {
 }
 
 /// Detects the debug adapters at the root (each binary is probed with `--version` or similar).
-pub async fn debug_adapters(workspace: &Workspace) -> Vec<AdapterStatus> {
-    let detection = dap_session::DebugConfig::default().detection;
+pub async fn debug_adapters(workspace: &Workspace, config: &crate::config::Config) -> Vec<AdapterStatus> {
+    let detection = crate::wiring::debug_config(config).detection;
     dap_session::detect_all(workspace.root(), &detection)
         .await
         .into_iter()

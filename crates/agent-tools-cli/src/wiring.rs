@@ -137,7 +137,16 @@ pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<Diagnostic
 /// launch or attach; one session per process (the conversation is the run),
 /// kept across calls in `serve` and ended with the process.
 pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
+    let supervisor = Arc::new(DebugSupervisor::new(debug_config(config)));
+    DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
+}
+
+/// The debug supervisor's configuration: the lifetime, timeouts, caps and debugpy's Python of `[debug]`.
+pub fn debug_config(config: &Config) -> DebugConfig {
     let mut debug = DebugConfig::default();
+    if let Some(python) = config.text("debug.python") {
+        debug.detection.python = Some(PathBuf::from(python));
+    }
     set(&mut debug.ttl, config.duration("debug.ttl_s"));
     set(&mut debug.limits.run_timeout, config.duration("debug.run_timeout_s"));
     set(&mut debug.limits.request_timeout, config.duration("debug.request_timeout_s"));
@@ -145,8 +154,7 @@ pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
     set(&mut debug.limits.output_limit, config.count("debug.output_chars"));
     set(&mut debug.limits.stack_cap, config.count("debug.stack_cap"));
     set(&mut debug.limits.variables_cap, config.count("debug.variables_cap"));
-    let supervisor = Arc::new(DebugSupervisor::new(debug));
-    DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
+    debug
 }
 
 /// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
