@@ -585,6 +585,11 @@ impl Layers {
             })?;
             return self.list(origin, key, &value);
         }
+        let inside = self.children(key);
+        if !inside.is_empty() {
+            let expected = format!("a key inside [{key}] ({})", inside.join(", "));
+            return Err(refuse(&place, key, &expected, "the section itself"));
+        }
         let (prefix, word) = key.rsplit_once('.').unwrap_or(("", key));
         Err(unknown(&place, key, word, &self.children(prefix)))
     }
@@ -795,6 +800,21 @@ impl Config {
                 Ok(text) => layers.text(Origin::Env { var: &var }, key, &text)?,
                 Err(std::env::VarError::NotPresent) => {}
                 Err(std::env::VarError::NotUnicode(_)) => bail!("environment variable {var}: {key}: not UTF-8"),
+            }
+        }
+        // A variable one typo away from a setting is most likely meant as
+        // it: said on stderr, not refused (other AGENT_TOOLS_* variables,
+        // such as AGENT_TOOLS_LOG, are not settings).
+        let vars: Vec<String> = keys.iter().map(|k| env_var(k)).collect();
+        for (var, _) in std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))) {
+            if var.starts_with("AGENT_TOOLS_")
+                && !vars.contains(&var)
+                && let Some(near) = vars
+                    .iter()
+                    .find(|known| strsim::damerau_levenshtein(&var, known) <= 2)
+                    .filter(|_| var != "AGENT_TOOLS_LOG")
+            {
+                crate::eprint(&format!("agent-tools: ignoring {var}, not a setting; did you mean {near}?"));
             }
         }
         for (key, text, flag) in &flags.sets {

@@ -2,7 +2,9 @@
 //! shows each value's source with the precedence flag > environment > file >
 //! default; bad values and unknown keys are refused with their place; the
 //! file's settings reach the tools (`eval.timeout_s`, a custom language server).
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -212,4 +214,29 @@ fn the_files_approval_rules_decide_call_ask() {
     // The rules are the policy of --ask; without it the call runs.
     let out = agent_tools(dir.path(), &["call", "ast_grep", grep], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn serve_takes_the_vibe_commands_and_wait_cap_from_the_file_and_flags_win() {
+    use rmcp::ServiceExt as _;
+    use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+
+    let dir = root_with("[vibe]\nfast_cmd = \"sleep 30\"\ngood_cmd = \"rev\"\nmax_wait_s = 1\n");
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-tools")).configure(|cmd| {
+        cmd.args(["serve", "--vibe", "--vibe-good-cmd", "tr a-z A-Z"])
+            .current_dir(dir.path())
+            .env("AGENT_TOOLS_LOG", "warn");
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    // The flag's good command, not the file's `rev`.
+    common::call(&client, "vibe_spawn", json!({"brief": "abc", "label": "shout", "tier": "good"})).await;
+    let waited = common::call(&client, "vibe_wait", json!({"worker_id": "w1"})).await;
+    assert_eq!(waited.structured_content.unwrap()["last_result"], "ABC");
+    // The file's fast command sleeps; a 60 s wait is cut to the file's 1 s cap.
+    common::call(&client, "vibe_spawn", json!({"brief": "x", "label": "sleeper"})).await;
+    let started = std::time::Instant::now();
+    let waited = common::call(&client, "vibe_wait", json!({"worker_id": "w2", "timeout_seconds": 60})).await;
+    assert_eq!(waited.structured_content.unwrap()["status"], "running");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    client.cancel().await.unwrap();
 }
