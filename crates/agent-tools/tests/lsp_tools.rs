@@ -244,3 +244,34 @@ async fn a_baseline_that_could_not_be_read_is_not_taken_as_empty() {
     assert_eq!(new_diagnostics(&r), ("new".into(), vec![err("E2", "more", 5)]));
     supervisor.shutdown().await;
 }
+
+/// While a call waits for a server that is still loading, the progress
+/// reports carry the server's own `$/progress` (title and percentage, as
+/// `progress`/`total`); a call without a listener gets none.
+#[tokio::test]
+async fn a_call_waiting_for_a_loading_server_reports_its_progress() {
+    let (_dir, root) = project();
+    let (surface, supervisor) = surface(&root, &[("FIXTURE_LSP_INDEX_MS", "4000")], Duration::from_secs(10));
+    let surface = surface
+        .with_pacing(agent_tools::Pacing { first_after: Duration::from_millis(200), ..agent_tools::Pacing::default() });
+    let reports = Arc::new(std::sync::Mutex::new(Vec::<agent_tools::Progress>::new()));
+    let sink = {
+        let reports = Arc::clone(&reports);
+        agent_tools::ProgressSink::new(move |p| reports.lock().unwrap().push(p))
+    };
+    let args = json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "alpha" });
+    let result = surface.call_with_progress("lsp", args, Some(sink)).await.unwrap();
+    assert!(!result.is_error, "{}", result.text);
+    assert!(result.text.contains("a.fix:1:5"), "{}", result.text);
+    let reports = reports.lock().unwrap().clone();
+    // The pacer puts the elapsed time first: `3 s: fixture: Indexing: fixture files (50%)`.
+    let indexing: Vec<&agent_tools::Progress> =
+        reports.iter().filter(|p| p.message.contains(": fixture: Indexing: fixture files (")).collect();
+    assert!(!indexing.is_empty(), "no report of the server's indexing in {reports:?}");
+    for p in &indexing {
+        let percent = p.progress.unwrap_or(-1.0);
+        assert!(p.message.ends_with(&format!("({percent}%)")), "{p:?}");
+        assert_eq!(p.total, Some(100.0), "{p:?}");
+    }
+    supervisor.shutdown().await;
+}

@@ -51,5 +51,5 @@ pub use crate::results::{
     ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
 pub use crate::spec::{Language, OtherFiles, RootRule, ServerSpec};
-pub use crate::supervisor::{FileChange, Supervisor, SupervisorConfig, project_roots};
+pub use crate::supervisor::{Activity, FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};

@@ -392,6 +392,11 @@ impl Server {
         (state.quiescent == Some(false)).then(|| "loading the project".to_string())
     }
 
+    /// The percentage of the progress [`Server::busy`] names, when it gives one.
+    pub fn busy_percentage(&self) -> Option<u32> {
+        lock(&self.state).progress.values().min_by_key(|p| p.order).and_then(|p| p.percentage)
+    }
+
     /// How far loading has come: progress of [`ServerSpec::background_progress`]
     /// does not count; [`ServerSpec::partial_progress`] alone, once the files
     /// have loaded ([`ServerSpec::files_progress`]), is [`Load::Partial`].

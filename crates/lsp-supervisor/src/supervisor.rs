@@ -23,6 +23,17 @@ use crate::watch::{RootWatcher, Servers};
 /// ([`ServerSpec::opens_changed_files`]).
 const OPENED_INDEXED: Duration = Duration::from_secs(10);
 
+/// What a running server is busy with ([`Supervisor::activity`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    pub server: &'static str,
+    pub root: PathBuf,
+    /// Its progress: `Indexing: 40/120 (33%)`.
+    pub what: String,
+    /// The progress's percentage (0–100), when it gives one.
+    pub percentage: Option<u32>,
+}
+
 /// How a supervisor finds and drives its servers.
 #[derive(Debug, Clone)]
 pub struct SupervisorConfig {
@@ -300,6 +311,30 @@ impl Supervisor {
         }
         self.start_watching();
         Ok(server)
+    }
+
+    /// What each running server is busy with now, as its own work-done
+    /// progress says it (`$/progress` title, message and percentage, or
+    /// "loading the project"): for showing a waiting caller.
+    /// It never waits: while a server is being started (its slot held), it
+    /// says nothing.
+    pub fn activity(&self) -> Vec<Activity> {
+        let Ok(slots) = self.slots.try_lock() else { return Vec::new() };
+        let mut out: Vec<Activity> = slots
+            .values()
+            .filter_map(|slot| slot.server.as_ref())
+            .filter(|server| server.death().is_none())
+            .filter_map(|server| {
+                server.busy().map(|what| Activity {
+                    server: server.spec.id,
+                    root: server.root.clone(),
+                    what,
+                    percentage: server.busy_percentage(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| (a.server, &a.root).cmp(&(b.server, &b.root)));
+        out
     }
 
     /// Every slot's state.

@@ -36,7 +36,7 @@ use crate::error::Result;
 use crate::result::ToolResult;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
-use crate::tools::lsp::{diagnostic_json, diagnostic_line};
+use crate::tools::lsp::{diagnostic_json, diagnostic_line, reporting_servers};
 use crate::workspace::Workspace;
 
 type Key = (String, String, String); // (severity, code, message); the file is the map key.
@@ -498,16 +498,21 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
             .map(|p| if p.is_absolute() { p } else { root.join(p) })
             .filter(|p| p != &root && lsp_supervisor::Language::from_path(p).is_some())
             .collect();
-        for path in &paths {
-            // A baseline that cannot be taken (no server) is reported after the write.
-            let _ = self.diagnostics.before_write(path).await;
-        }
-        let others = self.diagnostics.before_write_others(&paths).await;
+        let supervisor = &self.diagnostics.supervisor;
+        let baselines = async {
+            for path in &paths {
+                // A baseline that cannot be taken (no server) is reported after the write.
+                let _ = self.diagnostics.before_write(path).await;
+            }
+            self.diagnostics.before_write_others(&paths).await
+        };
+        let others = reporting_servers(supervisor, cx, baselines).await;
         let mut result = self.inner.call(input, cx).await?;
         if result.is_error {
             return Ok(result);
         }
-        if let Some((text, value, other_files)) = self.diagnostics.check(&paths, others).await {
+        let checked = reporting_servers(supervisor, cx, self.diagnostics.check(&paths, others)).await;
+        if let Some((text, value, other_files)) = checked {
             if !text.is_empty() {
                 result.text = format!("{}\n\n{text}", result.text);
             }

@@ -84,8 +84,8 @@ impl Tool for Lsp {
     const NAME: &'static str = "lsp";
     const TIER: Tier = Tier::Read;
 
-    async fn call(&self, input: LspInput, _cx: &CallContext) -> Result<ToolResult> {
-        Ok(match self.run(input).await {
+    async fn call(&self, input: LspInput, cx: &CallContext) -> Result<ToolResult> {
+        Ok(match reporting_servers(&self.0.supervisor, cx, self.run(input)).await {
             Ok(result) => result,
             Err(message) => ToolResult::error(message),
         })
@@ -125,7 +125,7 @@ impl Tool for LspRename {
         }
     }
 
-    async fn call(&self, input: LspRenameInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: LspRenameInput, cx: &CallContext) -> Result<ToolResult> {
         let ws = &self.0.workspace;
         let path = match ws.resolve(&input.file) {
             Ok(path) => path,
@@ -134,7 +134,8 @@ impl Tool for LspRename {
         if input.new_name.trim().is_empty() {
             return Ok(ToolResult::error("new_name must not be empty"));
         }
-        match self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name).await {
+        let renamed = self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name);
+        match reporting_servers(&self.0.supervisor, cx, renamed).await {
             Err(e) => Ok(ToolResult::error(relative_text(ws, &e.to_string()))),
             Ok(outcome) => {
                 let mut text = format!(
@@ -228,6 +229,37 @@ fn leftover_text(ws: &Workspace, outcome: &lsp_supervisor::RenameOutcome) -> Str
         let _ = writeln!(text, "{}", parts.join("; "));
     }
     text
+}
+
+/// Runs `work` and, while it runs, reports what the language servers are busy
+/// with, as their own `$/progress` says it (`rust-analyzer: Indexing: 40/120
+/// (33%)`, with `progress`/`total` from the percentage), checked once a
+/// second; the surface paces the reports. Nothing is gathered without a listener.
+pub(crate) async fn reporting_servers<T>(
+    supervisor: &Supervisor,
+    cx: &CallContext,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    if !cx.wants_progress() {
+        return work.await;
+    }
+    tokio::pin!(work);
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = tick.tick() => {
+                if let Some(busy) = supervisor.activity().into_iter().next() {
+                    cx.progress(crate::progress::Progress {
+                        message: format!("{}: {}", busy.server, busy.what),
+                        progress: busy.percentage.map(f64::from),
+                        total: busy.percentage.map(|_| 100.0),
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// A message with the root's absolute path taken out of the paths in it.
