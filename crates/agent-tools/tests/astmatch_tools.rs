@@ -326,7 +326,10 @@ async fn a_cancelled_ast_edit_stops_its_walk_and_stages_nothing() {
     let before = parses().await;
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let after = parses().await;
-    assert_eq!(before, after, "the cancelled walk went on parsing");
+    // Each walk thread may still finish the file it was parsing (a large one
+    // takes a while on a loaded machine); it takes no other.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    assert!(after - before <= threads, "the cancelled walk went on parsing: {before} parses, then {after}");
     let staged = call(&surface, "ast_edit", json!({"pattern": "$X.unwrap()", "rewrite": rewrite, "path": path})).await;
     assert_eq!(staged.structured.as_ref().unwrap()["edit_id"], "edit_1", "{}", staged.text);
 }
