@@ -65,6 +65,11 @@ enum Command {
         /// Ask on the terminal before a write or exec call (denied at once when stdin is not a terminal).
         #[arg(long)]
         ask: bool,
+        /// For `ast_edit`: accept the staged change in the same command (the
+        /// preview and diff, then the files written), as `ast-grep -U` does;
+        /// without it, the staged change ends with the command.
+        #[arg(long, visible_alias = "yes")]
+        accept: bool,
     },
     /// Print the schemas a surface with this cap shows, as a JSON array.
     Tools {
@@ -108,6 +113,23 @@ enum Command {
     },
 }
 
+/// What `call` adds to an `ast_edit` preview: its `resolve` hint cannot be followed.
+const ONE_SHOT_STAGED: &str = "\n(this command ends here, and the staged change with it: \
+     nothing was written; run it again with --accept to write it, or use `agent-tools serve`, \
+     where a later resolve can reach it)";
+
+/// What `call` adds to a result that points to a later call the one-shot
+/// process cannot serve: a debug session that ends with it.
+fn one_shot_note(tool: &str, op: Option<&str>) -> Option<&'static str> {
+    match tool {
+        "debug" if matches!(op, Some("launch" | "attach")) => Some(
+            "\n(this command ends here, and the debug session with it: a launched program is ended; \
+             use `agent-tools serve` for a session across calls)",
+        ),
+        _ => None,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -128,8 +150,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         flags.set(assignment)?;
     }
     match cli.command {
-        Command::Call { tool, args, root, cap, json, ask } => {
+        Command::Call { tool, args, root, cap, json, ask, accept } => {
+            if accept && tool != "ast_edit" {
+                eprint("agent-tools: --accept is for ast_edit, whose staged change it writes in the same command");
+                return Ok(ExitCode::from(2));
+            }
             let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
+            let op = args.get("op").and_then(|o| o.as_str()).map(str::to_string);
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
             let kernels = Some(wiring::kernels(&workspace, &config));
@@ -168,7 +195,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprint(&refusal.to_string());
                     Ok(ExitCode::from(2))
                 }
-                Ok(result) => {
+                Ok(mut result) if !result.is_error && tool == "ast_edit" => {
+                    let edit_id = result.structured.as_ref().and_then(|s| s["edit_id"].as_str()).map(str::to_string);
+                    match edit_id {
+                        Some(edit_id) if accept => {
+                            print_result(&result, json)?;
+                            let resolve = serde_json::json!({ "edit_id": edit_id, "action": "accept" });
+                            let accepted = runtime.block_on(surface.call_with_progress("resolve", resolve, None))?;
+                            print_result(&accepted, json)?;
+                            Ok(if accepted.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                        }
+                        Some(_) => {
+                            // The staged change lives in this process: no later resolve can reach it.
+                            result.text.push_str(ONE_SHOT_STAGED);
+                            print_result(&result, json)?;
+                            Ok(ExitCode::SUCCESS)
+                        }
+                        None => {
+                            print_result(&result, json)?;
+                            Ok(ExitCode::SUCCESS)
+                        }
+                    }
+                }
+                Ok(mut result) => {
+                    if !result.is_error
+                        && let Some(note) = one_shot_note(&tool, op.as_deref())
+                    {
+                        result.text.push_str(note);
+                    }
                     print_result(&result, json)?;
                     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
                 }

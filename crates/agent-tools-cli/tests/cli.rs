@@ -118,6 +118,37 @@ fn call_edit_then_resolve_is_two_runs_so_the_id_is_gone() {
     assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
 }
 
+/// The one-shot command says its staged change ends with it, and `--accept`
+/// stages and writes in one go; `--accept` for another tool is misuse.
+#[test]
+fn call_says_a_staged_change_ends_with_it_and_accept_writes_it() {
+    let dir = fixture();
+    let edit = r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#;
+    let out = agent_tools(dir.path(), &["call", "ast_edit", edit]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).trim_end().ends_with(
+            "(this command ends here, and the staged change with it: nothing was written; run it again with \
+             --accept to write it, or use `agent-tools serve`, where a later resolve can reach it)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("app.py")).unwrap(), APP);
+    let out = agent_tools(dir.path(), &["call", "ast_edit", edit, "--accept"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.starts_with("(proposed) 2 replacements in 1 file"), "{printed}");
+    assert!(printed.contains("accepted edit_1: 2 replacements written to 1 file\n  app.py\n"), "{printed}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.py")).unwrap(),
+        "def foo(a):\n    return a\n\nx = bar(1)\nbar(bar)\n"
+    );
+    let out = agent_tools(dir.path(), &["call", "ast_grep", r#"{"pattern": "bar($X)"}"#, "--yes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--accept is for ast_edit"), "{}", stderr(&out));
+}
+
 #[test]
 fn tools_lists_what_the_cap_allows() {
     let dir = fixture();
