@@ -21,7 +21,11 @@ use agent_tools::{AstmatchWiring, ProgressSink, Registry, Tier, ToolResult, WAIT
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-/// Server-bound agent tools: structural search and rewrite, tier-capped.
+/// Server-bound tools for one agent run, each with a tier (read < write < exec): language servers
+/// (lsp, lsp_rename, diagnostics on write), structural search and staged rewrite (ast_grep,
+/// ast_edit, resolve), file tools (write, edit, apply_patch), a debugger (debug), persistent
+/// Python and JavaScript kernels (eval), questions to the human (ask_user) and, with --vibe,
+/// background workers (vibe_*).
 #[derive(Debug, Parser)]
 #[command(name = "agent-tools", version)]
 struct Cli {
@@ -76,6 +80,9 @@ enum Command {
         /// The surface's tier cap: read, write or exec.
         #[arg(long, default_value = "exec")]
         cap: Tier,
+        /// List the vibe_* tools too, as `serve --vibe` registers them.
+        #[arg(long)]
+        vibe: bool,
     },
     /// Serve the tools over MCP on stdio; one process is one run.
     Serve {
@@ -228,13 +235,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Command::Tools { cap } => {
+        Command::Tools { cap, vibe } => {
             let workspace = workspace(None)?;
             let config = config::Config::load(workspace.root(), &flags)?;
             let kernels = Some(wiring::kernels(&workspace, &config));
+            // Only listed: no worker is ever started by `tools`.
+            let vibe = vibe.then(wiring::listing_roster);
             let registry = registry(
                 workspace,
-                wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval: None },
+                wiring::Wiring { question: Some(wiring::terminal()), vibe, kernels, approval: None },
                 &config,
                 0,
             )?;

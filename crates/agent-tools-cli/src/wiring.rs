@@ -231,6 +231,13 @@ pub struct VibeArgs {
     vibe_good_cmd: Option<String>,
 }
 
+/// A roster for listing the `vibe_*` schemas (`tools --vibe`): its command
+/// refuses to run, and nothing starts a worker in a listing.
+pub fn listing_roster() -> Roster {
+    let refuse = CommandSpec::shell("echo 'agent-tools tools lists schemas; it runs no worker' >&2; exit 2");
+    Roster::new(Arc::new(CommandRunner::new(CommandConfig::new(refuse.clone(), refuse))), RosterConfig::default())
+}
+
 impl VibeArgs {
     /// The command flags as the flag layer of `vibe.fast_cmd` and `vibe.good_cmd`.
     pub fn flags(&self, flags: &mut Flags) {

@@ -179,6 +179,24 @@ fn tools_lists_what_the_cap_allows() {
             "eval"
         ]
     );
+    // --vibe lists the workers' tools too, as `serve --vibe` registers them.
+    let out = agent_tools(dir.path(), &["tools", "--vibe", "--cap", "read"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["ast_grep", "lsp", "ask_user", "vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"]
+    );
+}
+
+/// The command's help names every tool family, not structural search alone.
+#[test]
+fn help_describes_every_tool() {
+    let out = agent_tools(Path::new("."), &["--help"]);
+    let help = stdout(&out);
+    for tool in ["lsp_rename", "ast_edit", "apply_patch", "debug", "eval", "ask_user", "vibe_*"] {
+        assert!(help.contains(tool), "--help does not name {tool}: {help}");
+    }
 }
 
 #[test]
