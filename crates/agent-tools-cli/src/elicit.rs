@@ -5,7 +5,7 @@
 //! select) field titled with the numbered options, and a `text` field where
 //! free text is allowed. The client's reply maps to an outcome: accept →
 //! answered (validated against the card, and asked again with the reason if it
-//! does not fit), decline → skipped, cancel → skipped, or timed out when the
+//! does not fit; replies that never fit are an error, not a skip), decline → skipped, cancel → skipped, or timed out when the
 //! client says so in the result's `_meta` (`"reason": "timeout"`). A client
 //! that did not declare elicitation, or that is not connected yet, is
 //! unavailable at once; a request the client fails is unavailable too. Nothing
@@ -64,6 +64,7 @@ impl QuestionPort for ElicitationPort {
             }
             let Ok(schema) = form_schema(card) else { return Ok(Outcome::Unavailable) };
             let mut message = card_message(card);
+            let mut last = String::new();
             for _ in 0..ATTEMPTS {
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,
@@ -80,11 +81,14 @@ impl QuestionPort for ElicitationPort {
                 let Ok(reply) = reply else { return Ok(Outcome::Unavailable) };
                 match outcome(card, reply) {
                     Ok(outcome) => return Ok(outcome),
-                    Err(e) => message = format!("{e}\n\n{}", card_message(card)),
+                    Err(e) => {
+                        last = e.to_string();
+                        message = format!("{e}\n\n{}", card_message(card));
+                    }
                 }
             }
-            // No reply that fits: nothing was answered.
-            Ok(Outcome::Skipped)
+            // No reply that fits: nothing was answered, and nobody skipped.
+            Err(question_port::Error::UnfitReplies { attempts: ATTEMPTS, last })
         })
     }
 }

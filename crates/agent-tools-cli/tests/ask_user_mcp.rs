@@ -144,6 +144,24 @@ async fn an_answer_that_does_not_fit_is_asked_again_with_the_reason() {
     );
 }
 
+/// A client that accepts with content that never fits (empty, as some
+/// clients send) is an error that says so: the human did not skip.
+#[tokio::test]
+async fn replies_that_never_fit_are_an_error_not_a_skip() {
+    let human = Human::replying([accept(json!({})), accept(json!({})), accept(json!({}))]);
+    let mut strict = question();
+    strict["allow_free_text"] = json!(false);
+    let (result, shown) = ask(human, strict).await;
+    assert_eq!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(shown.len(), 3);
+    assert!(
+        text(&result).starts_with("the client's answers did not fit the question, 3 times (last: the answer is empty"),
+        "{}",
+        text(&result)
+    );
+    assert!(text(&result).ends_with("the user did not skip it, and no answer was made up"), "{}", text(&result));
+}
+
 #[tokio::test]
 async fn decline_is_skipped() {
     let (result, _) = ask(Human::replying([ElicitResult::new(ElicitationAction::Decline)]), question()).await;

@@ -36,6 +36,13 @@ pub enum Error {
     /// The question was already answered, skipped or given up on.
     #[error("the question is already settled")]
     AlreadySettled,
+    /// The client accepted the form every time it was asked, but never with
+    /// an answer that fits the card (an empty or wrong `content`): the human
+    /// did not skip, the client's replies were unusable.
+    #[error(
+        "the client's answers did not fit the question, {attempts} times (last: {last}); the user did not skip it, and no answer was made up"
+    )]
+    UnfitReplies { attempts: usize, last: String },
 }
 
 /// Results of this crate.

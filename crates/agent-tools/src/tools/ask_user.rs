@@ -95,6 +95,7 @@ impl Tool for AskUser {
         cx.progress(Progress::message(WAITING_FOR_USER));
         let outcome = match self.0.port.ask(&card).await {
             Ok(outcome) => outcome,
+            Err(e @ question_port::Error::UnfitReplies { .. }) => return Ok(ToolResult::error(e.to_string())),
             Err(e) => return Ok(ToolResult::error(format!("cannot ask: {e}"))),
         };
         Ok(outcome_result(&card, &outcome, &self.0.target_space))
