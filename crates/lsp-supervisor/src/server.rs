@@ -704,11 +704,11 @@ impl Server {
             self.conn.notify("exit", Value::Null);
         }
         let child = lock(&self.child).take();
-        if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_err() {
-                kill_group(self.pid);
-                let _ = child.wait().await;
-            }
+        if let Some(mut child) = child
+            && tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_err()
+        {
+            kill_group(self.pid);
+            let _ = child.wait().await;
         }
         kill_group(self.pid);
     }
@@ -822,14 +822,12 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
         "experimental/serverStatus" => {
             state.quiescent = params.get("quiescent").and_then(Value::as_bool);
         }
-        "window/showMessage" => {
-            // MessageType: 1 error, 2 warning.
-            if params.get("type").and_then(Value::as_i64).is_some_and(|t| t <= 2) {
-                let text = params.get("message").and_then(Value::as_str).unwrap_or("").to_string();
-                state.messages.push(text);
-                let excess = state.messages.len().saturating_sub(5);
-                state.messages.drain(..excess);
-            }
+        // MessageType: 1 error, 2 warning.
+        "window/showMessage" if params.get("type").and_then(Value::as_i64).is_some_and(|t| t <= 2) => {
+            let text = params.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+            state.messages.push(text);
+            let excess = state.messages.len().saturating_sub(5);
+            state.messages.drain(..excess);
         }
         _ => {}
     }
