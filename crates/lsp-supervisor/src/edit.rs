@@ -40,6 +40,10 @@ pub struct RenameOutcome {
     pub other_symbols: usize,
     /// Uses of the old name outside the edit that were not asked about (over the cap).
     pub unchecked: usize,
+    /// Where the edit keeps the old name as an alias (typescript-language-server
+    /// writes `export { bar as foo }` so importers of `foo` go on working):
+    /// 1-indexed line and character columns of the edited range; `text` is the new text.
+    pub kept_aliases: Vec<Location>,
 }
 
 /// A use of the old name that a rename did not change.

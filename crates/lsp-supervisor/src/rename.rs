@@ -168,6 +168,7 @@ impl Supervisor {
                     scan.missed.iter().map(|l| format!("{}:{}", l.location.path.display(), l.location.line)).collect();
                 return Err(Error::IncompleteRename { server: server.spec.id, symbol: old, missed: missed.join(", ") });
             }
+            let kept_aliases = kept_aliases(&plan, &old);
             let edits = plan.edits;
             let changes = plan.commit()?;
             if changes.is_empty() {
@@ -196,6 +197,7 @@ impl Supervisor {
                 unresolved: scan.unresolved,
                 other_symbols: scan.other_symbols,
                 unchecked: scan.unchecked,
+                kept_aliases,
             });
         }
     }
@@ -309,6 +311,34 @@ impl Supervisor {
     }
 }
 
+/// The edit's ranges whose new text keeps the old name as an alias
+/// (`bar as foo`), where importers of the old name go on reaching the symbol.
+fn kept_aliases(plan: &Plan, old: &str) -> Vec<crate::results::Location> {
+    let mut out = Vec::new();
+    for (path, (text, spans)) in &plan.edited {
+        for (start, end, new) in spans {
+            let keeps_alias =
+                new.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| w[0] == "as" && w[1] == old);
+            if !keeps_alias {
+                continue;
+            }
+            let line = text[..*start].matches('\n').count();
+            let line_start = text[..*start].rfind('\n').map_or(0, |i| i + 1);
+            let column = |at: usize| text[line_start..at.max(line_start)].chars().count() + 1;
+            let as_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            out.push(crate::results::Location {
+                path: path.clone(),
+                line: as_u32(line + 1),
+                column: as_u32(column(*start)),
+                end_line: as_u32(line + 1 + text[*start..*end].matches('\n').count()),
+                end_column: as_u32(column(*end)),
+                text: new.clone(),
+            });
+        }
+    }
+    out
+}
+
 /// When `definition` lies outside the project's sources (outside the root, or
 /// in a directory the walk skips: `.venv`, `node_modules`) yet ends like a file
 /// the edit changes (`requests/utils.py`), it is a copy of that file, such as
@@ -336,7 +366,7 @@ fn copy_of_edited(plan: &Plan, root: &Path, definition: &Path) -> Option<String>
         let tail: PathBuf = edited.components().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
         (module(edited).as_ref() == Some(&copy)).then(|| {
             format!(
-                "they resolve to {}, a copy or stub of {} outside the project's sources (an installed package, typeshed), not to the file renamed",
+                "the server resolves them to {}, a copy or stub of {} outside the project's sources (an installed package, typeshed), so it cannot rename them; where they run against this project they still use the old name",
                 definition.display(),
                 tail.display()
             )
@@ -374,5 +404,24 @@ mod tests {
         let text = "def to_key(x):\n    return to_key_val(x) + to_key(x)\n# to_key\n";
         let found: Vec<(usize, usize)> = occurrences(text, "to_key").into_iter().map(|(l, b, _)| (l, b)).collect();
         assert_eq!(found, [(0, 4), (1, 27), (2, 2)]);
+    }
+
+    #[test]
+    fn an_edit_that_keeps_the_old_name_as_an_alias_says_where() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::write(root.join("index.ts"), "export {\n\tisHTTPError,\n} from './guards.js';\n")?;
+        let uri = crate::uri::path_to_uri(&root.join("index.ts"));
+        let edit = json!({ "changes": { uri: [{
+            "range": { "start": { "line": 1, "character": 1 }, "end": { "line": 1, "character": 12 } },
+            "newText": "isHttpError as isHTTPError"
+        }] } });
+        let plan = plan_workspace_edit(&root, &edit, crate::encoding::PositionEncoding::Utf16)?;
+        let kept = kept_aliases(&plan, "isHTTPError");
+        assert_eq!(kept.len(), 1);
+        assert_eq!((kept[0].line, kept[0].column, kept[0].end_column), (2, 2, 13));
+        assert_eq!(kept[0].text, "isHttpError as isHTTPError");
+        assert!(kept_aliases(&plan, "isHttpError").is_empty(), "an alias of another name is not this one's");
+        Ok(())
     }
 }

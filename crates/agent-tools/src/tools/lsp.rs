@@ -157,6 +157,16 @@ impl Tool for LspRename {
                         outcome.server
                     );
                 }
+                for alias in &outcome.kept_aliases {
+                    let _ = writeln!(
+                        text,
+                        "kept `{}` as an alias at {} (`{}`), so code that imports `{}` goes on working; rename it too if that name should go",
+                        outcome.old_name,
+                        loc(ws, alias),
+                        alias.text,
+                        outcome.old_name
+                    );
+                }
                 text.push_str(&leftover_text(ws, &outcome));
                 let files: Vec<_> =
                     outcome.files.iter().map(|f| json!({ "path": ws.relative(&f.path), "change": f.change })).collect();
@@ -171,6 +181,7 @@ impl Tool for LspRename {
                     "unresolved": outcome.unresolved.iter().map(leftover).collect::<Vec<_>>(),
                     "other_symbols": outcome.other_symbols,
                     "unchecked": outcome.unchecked,
+                    "kept_aliases": outcome.kept_aliases.iter().map(|l| location_json(ws, l)).collect::<Vec<_>>(),
                 })))
             }
         }
