@@ -280,6 +280,11 @@ pub struct OtherFilesReport {
     pub importers: usize,
     /// [`OtherFiles::Importers`]: how many of them were opened and read (at most [`MAX_IMPORTERS`]).
     pub checked: usize,
+    /// [`OtherFiles::Importers`]: the importers read that the server's own
+    /// configuration leaves out, with why ([`crate::coverage`]): what it says
+    /// of them may not see the write (their imports can resolve elsewhere,
+    /// to a stub or an installed copy).
+    pub outside: Vec<(PathBuf, String)>,
     /// False when the wait ran out (or a written file's own diagnostics were
     /// pending): more may come than `files` holds.
     pub complete: bool,
@@ -400,6 +405,13 @@ impl Supervisor {
                 pending: Vec::new(),
                 importers: s.found,
                 checked: s.importers.len(),
+                outside: s
+                    .importers
+                    .iter()
+                    .filter_map(|(p, _)| {
+                        crate::coverage::excluded(server.spec.id, &server.root, p).map(|why| (p.clone(), why))
+                    })
+                    .collect(),
                 complete: true,
                 error: None,
             };

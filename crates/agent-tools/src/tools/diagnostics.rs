@@ -133,6 +133,8 @@ pub struct OtherFilesOutcome {
     pub pending: Vec<PathBuf>,
     pub importers: usize,
     pub checked: usize,
+    /// Importers read that the server's configuration leaves out, with why.
+    pub outside: Vec<(PathBuf, String)>,
     pub complete: bool,
     pub error: Option<String>,
 }
@@ -172,6 +174,7 @@ fn fold_other(ledger: &mut Ledger, report: OtherFilesReport) -> OtherFilesOutcom
         pending: report.pending,
         importers: report.importers,
         checked: report.checked,
+        outside: report.outside,
         complete: report.complete,
         error: report.error,
     }
@@ -199,7 +202,16 @@ fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (S
             } else {
                 String::new()
             };
-            format!("{}; {} {verb} {target}{read}", o.server, count(o.importers, "file"))
+            let outside = match o.outside.first() {
+                Some((_, why)) => format!(
+                    "; not in its project: {} ({why}), so what {} says of {} may not see this write",
+                    o.outside.iter().map(|(p, _)| rel(p)).collect::<Vec<_>>().join(", "),
+                    o.server,
+                    if o.outside.len() == 1 { "it" } else { "them" }
+                ),
+                None => String::new(),
+            };
+            format!("{}; {} {verb} {target}{read}{outside}", o.server, count(o.importers, "file"))
         }
         _ => o.server.to_string(),
     };
@@ -280,6 +292,7 @@ fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (S
         "looked_at": o.looked_at,
         "importers": (o.way == OtherFiles::Importers).then_some(o.importers),
         "checked": (o.way == OtherFiles::Importers).then_some(o.checked),
+        "outside_configuration": o.outside.iter().map(|(p, why)| json!({ "path": rel(p), "why": why })).collect::<Vec<_>>(),
         "pending": o.pending.iter().map(|p| rel(p)).collect::<Vec<_>>(),
         "error": o.error,
         "files": o.files.iter().map(|f| json!({
@@ -556,6 +569,7 @@ mod tests {
             pending: Vec::new(),
             importers: 2,
             checked: 2,
+            outside: Vec::new(),
             complete: true,
             error: None,
         }
@@ -633,6 +647,14 @@ mod tests {
         assert_eq!(
             check(&mut ledger, r).0,
             "no new diagnostics in other files (srv; 34 files import r/lib.py, the nearest 20 read, 14 not)"
+        );
+        // An importer the server's configuration leaves out is named: what it says of it may not see the write.
+        let mut r = report(OtherFiles::Importers, vec![]);
+        r.outside = vec![(PathBuf::from("/r/tests/test_lib.py"), "pyright's configuration includes only src".into())];
+        assert_eq!(
+            check(&mut ledger, r).0,
+            "no new diagnostics in other files (srv; 2 files import r/lib.py; not in its project: r/tests/test_lib.py \
+             (pyright's configuration includes only src), so what srv says of it may not see this write)"
         );
         let mut r = report(OtherFiles::Importers, vec![]);
         (r.importers, r.checked) = (0, 0);
