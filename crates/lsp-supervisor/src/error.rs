@@ -12,6 +12,9 @@ pub enum Error {
     UnknownLanguage(PathBuf),
     #[error("no {language} language server is usable here: {why}")]
     NoServer { language: Language, why: String },
+    /// No language at all has a usable server (a search across languages).
+    #[error("no language server is usable here: {why}")]
+    NoServers { why: String },
     #[error("could not start {server} ({}): {source}", binary.display())]
     Spawn {
         server: &'static str,

@@ -282,10 +282,10 @@ impl Supervisor {
             None => self.symbol_contexts(scope.language).await,
         };
         if contexts.is_empty() {
-            let what = scope.language.map(|l| format!("{l} ")).unwrap_or_default();
-            return Err(Error::NoServer {
-                language: scope.language.unwrap_or(Language::Rust),
-                why: format!("no {what}language server is usable for the files under the root; `status` says why"),
+            let why = "none is usable for the files under the root; `status` says why".to_string();
+            return Err(match scope.language {
+                Some(language) => Error::NoServer { language, why },
+                None => Error::NoServers { why },
             });
         }
         let answers = futures_util::future::join_all(contexts.iter().map(|c| self.symbols_of(query, c))).await;

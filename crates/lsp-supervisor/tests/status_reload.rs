@@ -256,3 +256,29 @@ async fn a_failing_checker_shows_its_stderr_tail() {
 fn which_go() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("go")).find(|p| p.is_file())
 }
+
+/// A symbol search across languages where no server is usable names no
+/// language it was not asked about (it said "no rust language server" in a
+/// Python-only root); asked for one language, it names that one.
+#[tokio::test]
+async fn a_symbol_search_with_no_usable_server_names_no_language_it_was_not_asked_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"p\"\n").unwrap();
+    std::fs::write(root.join("a.py"), "def f():\n    return 1\n").unwrap();
+    let mut config = SupervisorConfig::new(&root);
+    for spec in &mut config.servers {
+        spec.programs = vec!["agent-tools-test-no-such-server".to_string()];
+    }
+    let sup = Supervisor::new(config);
+    let any = SymbolScope { file: None, language: None, dependencies: false, cap: 10 };
+    let error = sup.search_symbols("f", &any).await.unwrap_err();
+    assert!(matches!(error, Error::NoServers { .. }), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "no language server is usable here: none is usable for the files under the root; `status` says why"
+    );
+    let python = SymbolScope { language: Some(Language::Python), ..any };
+    let error = sup.search_symbols("f", &python).await.unwrap_err();
+    assert!(error.to_string().starts_with("no python language server is usable here"), "{error}");
+}
