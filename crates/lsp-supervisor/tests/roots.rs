@@ -311,7 +311,11 @@ async fn clangd_without_a_database_leaves_no_cache() {
 async fn a_go_work_runs_one_gopls() {
     let (_dir, root) = layout(&[
         ("go.work", "go 1.19\n\nuse (\n\t./app\n\t./lib\n)\n"),
-        ("app/go.mod", "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n"),
+        // The replace keeps the go command off the network (no module proxy here).
+        (
+            "app/go.mod",
+            "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n",
+        ),
         ("app/main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() {\n\tprintln(lib.Area(2))\n}\n"),
         ("lib/go.mod", "module example.com/lib\n\ngo 1.19\n"),
         (
