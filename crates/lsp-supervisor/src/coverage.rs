@@ -89,7 +89,7 @@ fn strings(value: Option<&Value>) -> Option<Vec<String>> {
 
 fn pyright(root: &Path, rel: &Path) -> Option<String> {
     let (config, source) = if let Ok(text) = std::fs::read_to_string(root.join("pyrightconfig.json")) {
-        (serde_json::from_str::<Value>(&strip_jsonc(&text)).ok()?, "pyrightconfig.json")
+        (crate::detect::parse_jsonc(&text)?, "pyrightconfig.json")
     } else {
         let text = std::fs::read_to_string(root.join("pyproject.toml")).ok()?;
         let table: toml::Table = text.parse().ok()?;
@@ -109,80 +109,11 @@ fn pyright(root: &Path, rel: &Path) -> Option<String> {
         .then(|| format!("pyright's configuration ({source}) excludes them ({})", exclude.join(", ")))
 }
 
-/// JSON with comments (tsconfig, pyrightconfig) as JSON: comments and trailing commas dropped.
-pub(crate) fn strip_jsonc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            if c == '\\' {
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            } else if c == '"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for n in chars.by_ref() {
-                    if last == '*' && n == '/' {
-                        break;
-                    }
-                    last = n;
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    drop_trailing_commas(&out)
-}
-
-/// Commas followed (past blanks) by a closing bracket, outside strings, dropped.
-fn drop_trailing_commas(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in text.char_indices() {
-        if in_string {
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_string = true;
-        } else if c == ',' {
-            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
-            if matches!(next, Some(b']' | b'}')) {
-                continue;
-            }
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Whether the TypeScript project of `config` (a tsconfig file) covers `path`,
 /// following `references` (at most `depth` levels).
 fn ts_covers(config: &Path, path: &Path, depth: usize) -> Option<bool> {
     let text = std::fs::read_to_string(config).ok()?;
-    let value: Value = serde_json::from_str(&strip_jsonc(&text)).ok()?;
+    let value = crate::detect::parse_jsonc(&text)?;
     let base = config.parent()?;
     let files = strings(value.get("files"));
     let include =
@@ -219,34 +150,11 @@ fn typescript(root: &Path, path: &Path) -> Option<String> {
 
 /// The directories of the workspace's Go modules: `go.work`'s `use`, else the root.
 fn go_modules(root: &Path) -> Vec<PathBuf> {
-    let Ok(work) = std::fs::read_to_string(root.join("go.work")) else {
-        return if root.join("go.mod").is_file() { vec![root.to_path_buf()] } else { Vec::new() };
-    };
-    let mut out = Vec::new();
-    let mut in_block = false;
-    for line in work.lines() {
-        let line = line.split("//").next().unwrap_or("").trim();
-        let dir = if in_block {
-            if line == ")" {
-                in_block = false;
-                continue;
-            }
-            line
-        } else if let Some(rest) = line.strip_prefix("use") {
-            let rest = rest.trim();
-            if rest == "(" {
-                in_block = true;
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
-        if !dir.is_empty() {
-            out.push(root.join(dir.trim_matches('"')));
-        }
+    match std::fs::read_to_string(root.join("go.work")) {
+        Ok(work) => crate::detect::go_work_uses(&work).into_iter().map(|dir| root.join(dir)).collect(),
+        Err(_) if root.join("go.mod").is_file() => vec![root.to_path_buf()],
+        Err(_) => Vec::new(),
     }
-    out
 }
 
 fn go(root: &Path, path: &Path) -> Option<String> {
@@ -285,13 +193,6 @@ fn clangd(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jsonc_loses_its_comments_and_trailing_commas_only() {
-        let text = "{ // c\n \"a\": \"x // not a comment\", /* b */ \"l\": [1, 2,], }";
-        let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap_or(Value::Null);
-        assert_eq!(value, serde_json::json!({ "a": "x // not a comment", "l": [1, 2] }));
-    }
 
     #[test]
     fn each_configuration_says_what_it_leaves_out() -> anyhow::Result<()> {

@@ -151,7 +151,7 @@ fn nearest(dirs: &[PathBuf], markers: &[&str], workspace: &Path) -> Option<RootC
 }
 
 /// `path` with `.` and `..` resolved lexically.
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -281,7 +281,7 @@ fn go_root(dirs: &[PathBuf], workspace: &Path) -> Option<RootChoice> {
 }
 
 /// The directories of a `go.work`'s `use` directives (single and block form).
-fn go_work_uses(text: &str) -> Vec<String> {
+pub(crate) fn go_work_uses(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_block = false;
     for line in text.lines() {
@@ -400,49 +400,80 @@ fn tsconfig_reaches(tsconfig: &Path, target: &Path) -> bool {
     false
 }
 
-/// JSON with comments and trailing commas (tsconfig's dialect), as a value.
-fn parse_jsonc(text: &str) -> Option<serde_json::Value> {
-    let bytes = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
-    let mut i = 0;
+/// JSON with comments and trailing commas (the dialect of tsconfig and
+/// pyrightconfig), as a value: comments dropped first, then every comma
+/// followed (past blanks) by a closing bracket.
+pub(crate) fn parse_jsonc(text: &str) -> Option<serde_json::Value> {
+    serde_json::from_str(&strip_jsonc(text)).ok()
+}
+
+/// JSON with comments (tsconfig, pyrightconfig) as JSON: comments and trailing commas dropped.
+fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
     let mut in_string = false;
-    while i < bytes.len() {
-        let c = bytes[i];
+    while let Some(c) = chars.next() {
         if in_string {
             out.push(c);
-            if c == b'\\' && i + 1 < bytes.len() {
-                out.push(bytes[i + 1]);
-                i += 1;
-            } else if c == b'"' {
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
                 in_string = false;
             }
-        } else if c == b'"' {
-            in_string = true;
-            out.push(c);
-        } else if bytes[i..].starts_with(b"//") {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                i += 1;
-            }
             continue;
-        } else if bytes[i..].starts_with(b"/*") {
-            i += 2;
-            while i < bytes.len() && !bytes[i..].starts_with(b"*/") {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        } else if c == b',' {
-            // A comma before a closing bracket is dropped.
-            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
-            if !matches!(next, Some(b']' | b'}')) {
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
                 out.push(c);
             }
-        } else {
-            out.push(c);
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for n in chars.by_ref() {
+                    if last == '*' && n == '/' {
+                        break;
+                    }
+                    last = n;
+                }
+            }
+            _ => out.push(c),
         }
-        i += 1;
     }
-    serde_json::from_slice(&out).ok()
+    drop_trailing_commas(&out)
+}
+
+/// Commas followed (past blanks) by a closing bracket, outside strings, dropped.
+fn drop_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ',' {
+            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b']' | b'}')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 // --- Binaries --------------------------------------------------------------
@@ -583,6 +614,13 @@ pub fn index_cache_dir(root: &Path) -> Option<PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonc_loses_its_comments_and_trailing_commas_only() {
+        let text = "{ // c\n \"a\": \"x // not a comment\", /* b */ \"l\": [1, 2,], \"i\": [\"src\"], // last\n }";
+        let value = parse_jsonc(text).unwrap_or_default();
+        assert_eq!(value, serde_json::json!({ "a": "x // not a comment", "l": [1, 2], "i": ["src"] }));
+    }
 
     #[test]
     fn cargo_member_globs_match_component_by_component() {

@@ -15,8 +15,9 @@
 //! are not followed.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use crate::detect::normalize;
 use crate::spec::Language;
 
 /// Files larger than this are not read (bytes).
@@ -105,21 +106,6 @@ fn family(language: Language) -> &'static [Language] {
 fn distance(a: &Path, b: &Path) -> usize {
     let common = a.components().zip(b.components()).take_while(|(x, y)| x == y).count();
     a.components().count() + b.components().count() - 2 * common
-}
-
-/// `a/./b/../c` as `a/c`, without touching the disk.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 // Python
