@@ -53,6 +53,9 @@ pub struct Leftover {
     pub location: Location,
     /// Why its file is outside the server's project, when its configuration says so.
     pub excluded: Option<String>,
+    /// Why the server could not be asked where it is defined (the file could
+    /// not be opened, the question failed or timed out): then nothing is known of it.
+    pub unasked: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -268,17 +268,7 @@ impl Supervisor {
             if !server.is_open(&site.path) {
                 opened.push(site.path.clone());
             }
-            if server.sync(&site.path, language).await.is_err() {
-                continue;
-            }
             let character = to_lsp_column(&site.text, site.byte, server.encoding);
-            let params = json!({
-                "textDocument": { "uri": path_to_uri(&site.path) },
-                "position": { "line": site.line, "character": character },
-            });
-            let answer =
-                server.request_with("textDocument/definition", params, PROBE_TIMEOUT).await.unwrap_or(Value::Null);
-            let definitions = convert_locations(&answer, server.encoding).await;
             let file_lines = vec![site.text.clone()];
             let range = json!({
                 "start": { "line": 0, "character": character },
@@ -288,19 +278,36 @@ impl Supervisor {
             location.line = u32::try_from(site.line + 1).unwrap_or(u32::MAX);
             location.end_line = location.line;
             let excluded = crate::coverage::excluded(server.spec.id, &server.root, &site.path);
+            if let Err(e) = server.sync(&site.path, language).await {
+                scan.unresolved.push(Leftover { location, excluded, unasked: Some(e.to_string()) });
+                continue;
+            }
+            let params = json!({
+                "textDocument": { "uri": path_to_uri(&site.path) },
+                "position": { "line": site.line, "character": character },
+            });
+            // A question not answered (timed out, failed) is said so, never taken as "not resolved".
+            let answer = match server.request_with("textDocument/definition", params, PROBE_TIMEOUT).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    scan.unresolved.push(Leftover { location, excluded, unasked: Some(e.to_string()) });
+                    continue;
+                }
+            };
+            let definitions = convert_locations(&answer, server.encoding).await;
             if definitions.is_empty() {
-                scan.unresolved.push(Leftover { location, excluded });
+                scan.unresolved.push(Leftover { location, excluded, unasked: None });
                 continue;
             }
             let renamed = definitions.iter().any(|d| renamed_at(plan, old, &d.path, d.line, d.column));
             if !renamed && let Some(copy) = definitions.iter().find_map(|d| copy_of_edited(plan, &server.root, &d.path))
             {
-                scan.not_covered.push(Leftover { location, excluded: Some(copy) });
+                scan.not_covered.push(Leftover { location, excluded: Some(copy), unasked: None });
                 continue;
             }
             match (renamed, excluded) {
-                (true, Some(why)) => scan.not_covered.push(Leftover { location, excluded: Some(why) }),
-                (true, None) => scan.missed.push(Leftover { location, excluded: None }),
+                (true, Some(why)) => scan.not_covered.push(Leftover { location, excluded: Some(why), unasked: None }),
+                (true, None) => scan.missed.push(Leftover { location, excluded: None, unasked: None }),
                 (false, _) => scan.other_symbols += 1,
             }
         }

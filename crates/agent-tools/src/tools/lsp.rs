@@ -170,7 +170,7 @@ impl Tool for LspRename {
                 text.push_str(&leftover_text(ws, &outcome));
                 let files: Vec<_> =
                     outcome.files.iter().map(|f| json!({ "path": ws.relative(&f.path), "change": f.change })).collect();
-                let leftover = |l: &lsp_supervisor::Leftover| json!({ "location": location_json(ws, &l.location), "excluded": l.excluded });
+                let leftover = |l: &lsp_supervisor::Leftover| json!({ "location": location_json(ws, &l.location), "excluded": l.excluded, "unasked": l.unasked });
                 Ok(ToolResult::text(text.trim_end()).with_structured(json!({
                     "server": outcome.server,
                     "old_name": outcome.old_name,
@@ -215,12 +215,13 @@ fn leftover_text(ws: &Workspace, outcome: &lsp_supervisor::RenameOutcome) -> Str
     if !outcome.unresolved.is_empty() {
         let _ = writeln!(
             text,
-            "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see), not renamed:",
+            "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see) or could not be asked about, not renamed:",
             count(outcome.unresolved.len(), "more occurrence"),
             outcome.server
         );
         for l in outcome.unresolved.iter().take(SHOWN) {
-            let _ = writeln!(text, "  {}: {}", loc(ws, &l.location), l.location.text);
+            let unasked = l.unasked.as_ref().map(|e| format!("  (not asked: {e})")).unwrap_or_default();
+            let _ = writeln!(text, "  {}: {}{unasked}", loc(ws, &l.location), l.location.text);
         }
         if outcome.unresolved.len() > SHOWN {
             let _ = writeln!(text, "  … {} more", outcome.unresolved.len() - SHOWN);
