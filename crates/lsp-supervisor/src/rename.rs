@@ -289,6 +289,9 @@ impl Supervisor {
             // A question not answered (timed out, failed) is said so, never taken as "not resolved".
             let answer = match server.request_with("textDocument/definition", params, PROBE_TIMEOUT).await {
                 Ok(answer) => answer,
+                // An error answer is the server's word that nothing is defined
+                // there (gopls: "no identifier found" in a comment).
+                Err(Error::Response { .. }) => Value::Null,
                 Err(e) => {
                     scan.unresolved.push(Leftover { location, excluded, unasked: Some(e.to_string()) });
                     continue;
