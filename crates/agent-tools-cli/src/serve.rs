@@ -129,16 +129,19 @@ async fn forward_progress(
 }
 
 /// A tool as MCP lists it: annotations from the tier and [`ToolSpec::destructive`],
-/// and the tier and parallel-safety in `_meta`.
+/// the tier and parallel-safety in `_meta`, and the `outputSchema` of a tool
+/// that returns a structured value.
 pub fn mcp_tool(spec: &ToolSpec) -> Tool {
     let mut meta = serde_json::Map::new();
     meta.insert("tier".into(), spec.tier.as_str().into());
     meta.insert("parallelSafe".into(), spec.parallel_safe.into());
-    Tool::new(spec.name, spec.description.clone(), spec.input_schema.clone())
+    let mut tool = Tool::new(spec.name, spec.description.clone(), spec.input_schema.clone())
         .with_annotations(
             ToolAnnotations::new().read_only(spec.tier == agent_tools::Tier::Read).destructive(spec.destructive),
         )
-        .with_meta(rmcp::model::MetaObject(meta))
+        .with_meta(rmcp::model::MetaObject(meta));
+    tool.output_schema = spec.output_schema.clone().map(std::sync::Arc::new);
+    tool
 }
 
 fn mcp_result(result: ToolResult) -> CallToolResult {

@@ -8,6 +8,12 @@
 //! cell answers with the state set before. The client's timeout and the
 //! cell's sleep are short here (3 s, 6 s) and set by
 //! `AGENT_TOOLS_TEST_SDK_TIMEOUT_MS` and `AGENT_TOOLS_TEST_SDK_SLEEP_S`.
+//!
+//! The same SDK also checks (`tests/node/sdk_client_checks.mjs`): every tool
+//! declares an `outputSchema`, the SDK's own validator (ajv) accepts every
+//! structured result of a round of calls on a small Python project, the root's
+//! `agent-tools.toml` sets the eval budget, and a bad one stops the server
+//! with the file, line and column.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -103,4 +109,114 @@ fn the_typescript_sdk_keeps_a_long_cell_alive_by_progress_and_cancels_a_runaway_
     assert!(next.contains("the previous cell was cancelled and interrupted"), "{cancel}");
     // Generous: the interrupt lands at once; only a broken cancel waits for the 5-minute budget.
     assert!(cancel["next_seconds"].as_f64().unwrap() < 30.0, "{cancel}");
+}
+
+/// `PATH` with the tools `cargo xtask setup` installed first (pyright, pylsp, debugpy's Python).
+fn tools_path() -> String {
+    let root = workspace_root();
+    let mut dirs = vec![root.join(".tools/venv/bin"), root.join(".tools/node/node_modules/.bin")];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(dirs).unwrap().into_string().unwrap()
+}
+
+#[test]
+fn the_typescript_sdk_validates_every_structured_result_and_reads_the_configuration() {
+    let Some(node_modules) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("agent-tools.toml"), "[eval]\ntimeout_s = 2\n").unwrap();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(root.join("app.py"), "def greet(name):\n    print(\"hello\", name)\n\n\ngreet(\"world\")\n")
+        .unwrap();
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(bad.path().join("agent-tools.toml"), "[eval]\ntimeout_s = \"soon\"\n").unwrap();
+    let args = json!({
+        "bin": env!("CARGO_BIN_EXE_agent-tools"),
+        "root": root,
+        "bad_root": bad.path(),
+        "node_modules": node_modules,
+        "path": tools_path(),
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/sdk_client_checks.mjs");
+    let out = Command::new("node").arg(script).arg(args.to_string()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the SDK client failed: {stderr}");
+    let findings: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("unreadable findings ({e}): {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+
+    // Every tool declares an object schema for its structured value.
+    let tools = findings["tools"].as_object().unwrap();
+    for name in [
+        "ast_grep",
+        "ast_edit",
+        "resolve",
+        "lsp",
+        "lsp_rename",
+        "write",
+        "edit",
+        "apply_patch",
+        "debug",
+        "eval",
+        "ask_user",
+    ] {
+        assert_eq!(tools[name]["type"], "object", "{name}: {}", tools[name]);
+    }
+    // The SDK validated each structured result against it: a mismatch would have thrown.
+    let calls = findings["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 17, "{findings}");
+    for call in calls {
+        assert_eq!(call["ok"], true, "the SDK refused a result: {call}");
+        assert_eq!(call["is_error"], false, "{call}");
+        assert!(call["structured"].is_object(), "a success without a structured value: {call}");
+    }
+    let by_name = |name: &'static str| calls.iter().filter(move |c| c["name"] == name);
+    let grep = by_name("ast_grep").next().unwrap();
+    assert_eq!(grep["structured"]["total"], 1, "{grep}");
+    assert_eq!(grep["structured"]["matches"][0]["captures"]["A"]["text"], "\"hello\", name", "{grep}");
+    assert_eq!(grep["structured"]["matches"][0]["captures"]["A"]["nodes"][1]["column"], 20, "{grep}");
+    let def = by_name("ast_grep").nth(1).unwrap();
+    assert_eq!(
+        def["structured"]["matches"][0]["captures"]["F"],
+        json!({ "multi": false, "text": "greet", "line": 1, "column": 5 })
+    );
+    let hover = calls.iter().find(|c| c["args"]["action"] == "hover").unwrap();
+    assert!(hover["structured"]["hover"].as_str().is_some_and(|h| h.contains("greet")), "{hover}");
+    let resolve = by_name("resolve").next().unwrap();
+    assert_eq!(resolve["structured"]["action"], "accept", "{resolve}");
+    assert_eq!(resolve["structured"]["files"], json!(["app.py"]), "{resolve}");
+    let edit = by_name("edit").next().unwrap();
+    assert_eq!(edit["structured"]["replacements"], 1, "{edit}");
+    assert!(edit["structured"]["diagnostics"].is_array(), "diagnostics on write joined the value: {edit}");
+    let patch = by_name("apply_patch").next().unwrap();
+    assert_eq!(
+        patch["structured"]["files"][0],
+        json!({ "action": "added", "path": "notes.txt", "added": 1 }),
+        "{patch}"
+    );
+    let adapters = by_name("debug").next().unwrap();
+    assert!(adapters["structured"]["adapters"].as_array().is_some_and(|a| a.len() >= 4), "{adapters}");
+    let cell = by_name("eval").next().unwrap();
+    assert_eq!(cell["structured"]["outputs"][0], json!({ "output_type": "stream", "name": "stdout", "text": "hi\n" }));
+    assert_eq!(cell["structured"]["outputs"][1]["output_type"], "execute_result", "{cell}");
+
+    // The file's eval budget (2 s) interrupted the sleeping cell.
+    let budget = &findings["budget"];
+    assert_eq!(budget["ok"], true, "{budget}");
+    assert_eq!(
+        budget["structured"]["status"],
+        json!({ "status": "timed_out", "action": "interrupted", "inactivity_seconds": 2 })
+    );
+    assert!(budget["seconds"].as_f64().unwrap() < 30.0, "generous; the cell sleeps 60 s: {budget}");
+    assert_eq!(findings["errors"], json!([]), "{findings}");
+
+    // The bad file stops the server before it speaks MCP, and says where.
+    let bad_config = &findings["bad_config"];
+    assert_eq!(bad_config["connected"], false, "{bad_config}");
+    let file = bad.path().join("agent-tools.toml").display().to_string();
+    assert!(
+        bad_config["stderr"].as_str().unwrap().contains(&format!(
+            "{file}:2:13: eval.timeout_s: expected a positive number of seconds, found the string \"soon\""
+        )),
+        "{bad_config}"
+    );
 }

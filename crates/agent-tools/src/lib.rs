@@ -32,7 +32,7 @@ pub use crate::gate::{ALLOW_ONCE, ALLOW_SESSION, ApprovalWiring, DENY, permissio
 pub use crate::progress::{Pacing, Progress, ProgressSink, WAITING_FOR_USER};
 pub use crate::registry::{Registry, RegistryBuilder};
 pub use crate::result::{Image, ToolResult};
-pub use crate::schema::input_schema;
+pub use crate::schema::{input_schema, output_schema};
 pub use crate::surface::{Refusal, Surface};
 pub use crate::tier::{ParseTierError, Tier};
 pub use crate::tool::{CallContext, CallPreview, DynTool, Tool, ToolFuture, ToolSpec};

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::gate::{ApprovalWiring, Gate};
+use crate::schema::OutputCheck;
 use crate::surface::Surface;
 use crate::tier::Tier;
 use crate::tool::{DynTool, Tool, ToolSpec};
@@ -22,6 +23,8 @@ pub(crate) struct Entry {
     pub(crate) tool: Box<dyn DynTool>,
     /// Held for the whole call when the tool is not parallel-safe.
     pub(crate) lock: Option<tokio::sync::Mutex<()>>,
+    /// The output schema, compiled; `None` when the tool declares none.
+    pub(crate) output: Option<OutputCheck>,
 }
 
 /// The tools of one run. Build it with [`Registry::builder`], then show it to a
@@ -97,7 +100,9 @@ impl RegistryBuilder {
             self.duplicate.get_or_insert(T::NAME);
         }
         let lock = (!T::PARALLEL_SAFE).then(|| tokio::sync::Mutex::new(()));
-        self.entries.push(Entry { spec: ToolSpec::of::<T>(), tool: Box::new(tool), lock });
+        let spec = ToolSpec::of::<T>();
+        let output = spec.output_schema.as_ref().map(OutputCheck::new);
+        self.entries.push(Entry { spec, tool: Box::new(tool), lock, output });
         self
     }
 

@@ -6,6 +6,10 @@
 //! description (the type's doc comment) is taken out and becomes the tool's
 //! description, so the text is written once. This module does not validate
 //! arguments: serde does, when a call is decoded.
+//!
+//! Output schemas (MCP's `outputSchema`) come the same way from the type a
+//! tool's structured value is serialized from ([`output_schema`]); the surface
+//! checks every structured value against its tool's ([`OutputCheck`]).
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -15,13 +19,7 @@ use serde_json::{Map, Value};
 /// `$schema` or `title` at the root, and no `null` in the types of optional
 /// properties (absent means unset; a model need not be offered `null`).
 pub fn input_schema<T: JsonSchema>() -> (String, Map<String, Value>) {
-    let generator = SchemaSettings::draft07()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .into_generator();
-    let mut value = generator.into_root_schema_for::<T>().to_value();
+    let mut value = draft07::<T>();
     tidy(&mut value);
     let mut object = match value {
         Value::Object(object) => object,
@@ -36,12 +34,90 @@ pub fn input_schema<T: JsonSchema>() -> (String, Map<String, Value>) {
     (description, object)
 }
 
-/// Drops `null` from optional properties and non-standard integer formats, everywhere.
+/// The output schema of `T` (MCP's `outputSchema`, 2025-06-18 "Output
+/// Schema"): draft-07, subschemas inlined, no `$schema` or `title` at the
+/// root, `"type": "object"` at the root (MCP's `structuredContent` is always an
+/// object; a tool with several kinds of result gives an untagged enum, whose
+/// `anyOf` stays under that root type), and no non-standard `format`s. Unlike
+/// input schemas, `null` stays allowed where the type says so: an absent
+/// value is serialized as `null`.
+pub fn output_schema<T: JsonSchema>() -> Map<String, Value> {
+    let mut value = draft07::<T>();
+    drop_formats(&mut value);
+    let mut object = match value {
+        Value::Object(object) => object,
+        _ => Map::new(),
+    };
+    object.remove("title");
+    object.insert("type".into(), Value::String("object".into()));
+    object
+}
+
+fn draft07<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    generator.into_root_schema_for::<T>().to_value()
+}
+
+/// Whether `format` is one schemars writes that JSON Schema does not define
+/// (`int32`, `uint64`, `double`, `float`, …); strict validators refuse those.
+fn non_standard_format(format: &str) -> bool {
+    format.starts_with("int") || format.starts_with("uint") || format == "double" || format == "float"
+}
+
+/// Drops non-standard formats, everywhere.
+fn drop_formats(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(format)) = object.get("format")
+                && non_standard_format(format)
+            {
+                object.remove("format");
+            }
+            object.values_mut().for_each(drop_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_formats),
+        _ => {}
+    }
+}
+
+/// A tool's output schema, compiled once, checking the structured values it returns.
+pub(crate) struct OutputCheck {
+    validator: Result<jsonschema::Validator, String>,
+}
+
+impl OutputCheck {
+    pub(crate) fn new(schema: &Map<String, Value>) -> OutputCheck {
+        let schema = Value::Object(schema.clone());
+        OutputCheck { validator: jsonschema::draft7::new(&schema).map_err(|e| e.to_string()) }
+    }
+
+    /// `Ok` when `value` validates; else why not (the first few errors, with
+    /// where in the value they are).
+    pub(crate) fn check(&self, value: &Value) -> Result<(), String> {
+        let validator = self.validator.as_ref().map_err(|e| format!("the output schema does not compile: {e}"))?;
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .take(3)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { e.to_string() } else { format!("at {at}: {e}") }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    }
+}
+
+/// Drops `null` from optional properties and non-standard formats, everywhere.
 fn tidy(value: &mut Value) {
     match value {
         Value::Object(object) => {
             if let Some(Value::String(format)) = object.get("format")
-                && (format.starts_with("int") || format.starts_with("uint"))
+                && non_standard_format(format)
             {
                 object.remove("format");
             }

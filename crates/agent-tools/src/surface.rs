@@ -24,6 +24,7 @@ use crate::error::Result;
 use crate::progress::{Pacer, Pacing, Progress, ProgressSink, WAITING_FOR_USER};
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
+use crate::schema::OutputCheck;
 use crate::tier::Tier;
 use crate::tool::{CallContext, ToolSpec};
 
@@ -71,6 +72,37 @@ pub struct Surface {
     registry: Arc<Registry>,
     cap: Tier,
     pacing: Pacing,
+}
+
+/// The result, once its structured value is checked against the tool's
+/// output schema ([`check_output`]). Debug builds (the test suite) stop at a
+/// value that does not validate, so no test passes over one.
+fn checked_output(entry: &Entry, result: ToolResult) -> ToolResult {
+    let (result, problem) = check_output(entry.spec.name, entry.output.as_ref(), result);
+    debug_assert!(problem.is_none(), "{}: structured value vs output schema: {problem:?}", entry.spec.name);
+    result
+}
+
+/// Checks a result's structured value against the tool's output schema: a
+/// value that does not validate, or a success without one, is a defect of the
+/// tool. The value is then withheld (a client that validates would refuse the
+/// whole result), and the result is marked an error that keeps the tool's
+/// text and says what was wrong; the problem is returned too.
+fn check_output(name: &str, check: Option<&OutputCheck>, mut result: ToolResult) -> (ToolResult, Option<String>) {
+    let Some(check) = check else { return (result, None) };
+    let problem = match &result.structured {
+        Some(value) => check.check(value).err(),
+        None if result.is_error => None,
+        None => Some("the result has no structured value".to_owned()),
+    };
+    if let Some(problem) = &problem {
+        result.structured = None;
+        result.is_error = true;
+        result.text.push_str(&format!(
+            "\n\n(internal error: {name}'s structured value does not match its declared output schema, so it was withheld: {problem}; the text above is the tool's own)"
+        ));
+    }
+    (result, problem)
 }
 
 impl Surface {
@@ -188,7 +220,8 @@ impl Surface {
             None => None,
         };
         cx.progress(Progress::message("running"));
-        future.await.map(Ok)
+        let result = future.await?;
+        Ok(Ok(checked_output(entry, result)))
     }
 
     fn gate(&self, name: &str) -> Result<&Entry, Refusal> {
@@ -206,5 +239,61 @@ impl Surface {
                     .collect(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check() -> OutputCheck {
+        let schema = json!({
+            "type": "object",
+            "properties": { "total": { "type": "integer", "minimum": 0 } },
+            "required": ["total"],
+            "additionalProperties": false,
+        });
+        OutputCheck::new(schema.as_object().unwrap_or_else(|| unreachable!()))
+    }
+
+    #[test]
+    fn a_value_that_validates_passes_unchanged() {
+        let result = ToolResult::text("3 matches").with_structured(json!({ "total": 3 }));
+        let (checked, problem) = check_output("t", Some(&check()), result.clone());
+        assert_eq!(problem, None);
+        assert_eq!(checked, result);
+    }
+
+    #[test]
+    fn a_value_that_does_not_validate_is_withheld_and_the_result_is_an_error_keeping_the_text() {
+        let result = ToolResult::text("3 matches").with_structured(json!({ "total": "3", "extra": 1 }));
+        let (checked, problem) = check_output("t", Some(&check()), result);
+        let problem = problem.unwrap_or_default();
+        assert!(problem.contains("at /total") && problem.contains("\"3\" is not of type \"integer\""), "{problem}");
+        assert!(checked.is_error);
+        assert_eq!(checked.structured, None);
+        assert!(
+            checked.text.starts_with("3 matches\n\n(internal error: t's structured value does not match"),
+            "{}",
+            checked.text
+        );
+    }
+
+    #[test]
+    fn a_success_without_a_value_is_a_defect_and_an_error_without_one_is_not() {
+        let (checked, problem) = check_output("t", Some(&check()), ToolResult::text("done"));
+        assert_eq!(problem.as_deref(), Some("the result has no structured value"));
+        assert!(checked.is_error);
+        let (checked, problem) = check_output("t", Some(&check()), ToolResult::error("bad path"));
+        assert_eq!(problem, None);
+        assert_eq!(checked, ToolResult::error("bad path"));
+    }
+
+    #[test]
+    fn a_tool_without_an_output_schema_is_not_checked() {
+        let result = ToolResult::text("ok").with_structured(json!([1, 2]));
+        assert_eq!(check_output("t", None, result.clone()), (result, None));
     }
 }

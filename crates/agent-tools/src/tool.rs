@@ -80,6 +80,17 @@ pub trait Tool: Send + Sync + 'static {
         CallPreview::default()
     }
 
+    /// The schema of the call's structured value (MCP's `outputSchema`), or
+    /// `None` for a tool that returns text alone. A tool that declares one
+    /// returns a structured value with every result that is not an error, and
+    /// every structured value it returns must validate: the surface checks,
+    /// and a value that does not is withheld and the result marked an error.
+    /// Write it as `Some(output_schema::<MyOutput>())`, `MyOutput` being the
+    /// type the values are serialized from.
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
+
     /// Runs the tool. Errors the model should read are `Ok` results with
     /// `is_error` set; `Err` is for host failures only.
     ///
@@ -156,6 +167,10 @@ pub struct ToolSpec {
     pub destructive: bool,
     /// Draft-07 JSON Schema of the arguments, subschemas inlined.
     pub input_schema: Map<String, Value>,
+    /// Draft-07 JSON Schema of the structured value (MCP's `outputSchema`),
+    /// subschemas inlined; `None` when the tool returns text alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
 }
 
 impl ToolSpec {
@@ -169,6 +184,7 @@ impl ToolSpec {
             parallel_safe: T::PARALLEL_SAFE,
             destructive: T::DESTRUCTIVE,
             input_schema,
+            output_schema: T::output_schema(),
         }
     }
 }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 /// One of the known adapters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AdapterId {
     Dart,
@@ -85,6 +86,7 @@ impl std::fmt::Display for AdapterId {
 
 /// How the client reaches the adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     /// DAP on the adapter's stdin/stdout.
@@ -95,6 +97,7 @@ pub enum Transport {
 
 /// A resolved adapter command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdapterCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -103,6 +106,7 @@ pub struct AdapterCommand {
 
 /// Whether one adapter is usable at a root, and why not.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdapterReport {
     pub id: AdapterId,
     /// The root marker found, if any.

@@ -40,8 +40,8 @@ mod uri;
 mod watch;
 
 pub use crate::checker::ProjectDiagnostics;
-pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
 pub use crate::detect::{Binary, RootChoice, choose_root, find_root, index_cache_dir};
+pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
 pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};

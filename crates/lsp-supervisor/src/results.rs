@@ -10,6 +10,7 @@ use crate::spec::Language;
 
 /// A place in a file, as results give it: 1-indexed line, 1-indexed column in characters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     pub path: PathBuf,
     pub line: u32,
@@ -22,6 +23,7 @@ pub struct Location {
 
 /// Where a navigation request was sent from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cursor {
     pub path: PathBuf,
     /// 1-indexed.
@@ -37,6 +39,7 @@ pub struct Cursor {
 
 /// A list with the total before capping.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Capped<T> {
     pub items: Vec<T>,
     /// How many there were in all.
@@ -45,6 +48,7 @@ pub struct Capped<T> {
 
 /// The answer to definition, type_definition, implementation or references.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Navigation {
     pub server: &'static str,
     pub cursor: Cursor,
@@ -55,6 +59,7 @@ pub struct Navigation {
 
 /// LSP `DiagnosticSeverity`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -86,6 +91,7 @@ impl Severity {
 
 /// A diagnostic with its range converted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     pub location: Location,
     pub severity: Severity,
@@ -96,6 +102,7 @@ pub struct Diagnostic {
 
 /// Diagnostics of one file.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileDiagnostics {
     pub server: &'static str,
     pub path: PathBuf,
@@ -110,6 +117,7 @@ pub struct FileDiagnostics {
 
 /// A document or workspace symbol.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Symbol {
     pub name: String,
     /// LSP `SymbolKind` name, lowercase (`function`, `struct`, …).
@@ -124,6 +132,7 @@ pub struct Symbol {
 /// What a workspace symbol search found, over one server or several
 /// ([`crate::Supervisor::search_symbols`]).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSymbols {
     /// The matches: each name contains the query (case-insensitively), each
     /// place once, the closest matches first; inside the workspace root unless
@@ -141,6 +150,7 @@ pub struct WorkspaceSymbols {
 
 /// A code action a server offers (not applied).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodeAction {
     pub title: String,
     pub kind: Option<String>,
@@ -154,6 +164,7 @@ pub struct CodeAction {
 
 /// How a server process ended (or failed to start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServerExit {
     /// "exited with status 3", "sent a malformed frame: …", "did not answer initialize …".
     pub what: String,
@@ -174,6 +185,7 @@ impl ServerExit {
 
 /// The state of one (server, root) slot, for `status`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServerStatus {
     pub server: &'static str,
     pub root: PathBuf,
@@ -211,6 +223,7 @@ pub struct ServerStatus {
 
 /// Why a server is or is not usable for a language in the checkout, for `status`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Availability {
     pub language: Language,
     pub server: &'static str,

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 /// A language the supervisor routes files of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     Rust,
@@ -106,6 +107,7 @@ pub enum RootRule {
 /// How a server's diagnostics of the files a write did not touch are had
 /// after the write ([`crate::Supervisor::other_files_after_write`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OtherFiles {
     /// It publishes every file a change affects, open or not (gopls;

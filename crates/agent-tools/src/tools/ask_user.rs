@@ -9,15 +9,34 @@ use std::sync::Arc;
 
 use question_port::{Answer, Card, Choice, Outcome, QuestionPort};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::progress::{Progress, WAITING_FOR_USER};
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, Tool};
+
+/// How the question ended, and the answer when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AskUserOutput {
+    /// The human answered.
+    Answered {
+        /// The labels of the chosen options, as the card gave them (empty when only text was given).
+        labels: Vec<String>,
+        /// The free text, when the human wrote some.
+        text: Option<String>,
+    },
+    /// The human dismissed the question without answering.
+    Skipped,
+    /// Nobody answered within the port's time limit.
+    TimedOut,
+    /// No human is attached; nothing was asked.
+    Unavailable,
+}
 
 /// The resources behind `ask_user`: where questions go, and where they are shown.
 #[derive(Clone)]
@@ -90,6 +109,10 @@ impl Tool for AskUser {
     const NAME: &'static str = "ask_user";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<AskUserOutput>())
+    }
+
     async fn call(&self, input: AskUserInput, cx: &CallContext) -> Result<ToolResult> {
         let card = input.card();
         cx.progress(Progress::message(WAITING_FOR_USER));
@@ -106,19 +129,18 @@ impl Tool for AskUser {
 pub fn outcome_result(card: &Card, outcome: &Outcome, target_space: &str) -> ToolResult {
     match outcome {
         Outcome::Answered(answer) => answered(card, answer),
-        Outcome::Skipped => ToolResult::text(format!("the user skipped the question: {PROCEED}"))
-            .with_structured(json!({ "outcome": "skipped" })),
+        Outcome::Skipped => {
+            ToolResult::text(format!("the user skipped the question: {PROCEED}")).with_output(&AskUserOutput::Skipped)
+        }
         Outcome::TimedOut => {
-            let mut result = ToolResult::error(format!("the question timed out with no answer: {PROCEED}"));
-            result.structured = Some(json!({ "outcome": "timed_out" }));
-            result
+            let result = ToolResult::error(format!("the question timed out with no answer: {PROCEED}"));
+            result.with_output(&AskUserOutput::TimedOut)
         }
         Outcome::Unavailable => {
-            let mut result = ToolResult::error(format!(
+            let result = ToolResult::error(format!(
                 "no human is attached to answer questions ({target_space}); nothing was asked and no answer was made up: proceed on an assumption you state in your reply, or stop and say what you need"
             ));
-            result.structured = Some(json!({ "outcome": "unavailable" }));
-            result
+            result.with_output(&AskUserOutput::Unavailable)
         }
     }
 }
@@ -136,5 +158,5 @@ fn answered(card: &Card, answer: &Answer) -> ToolResult {
         parts.push(format!("\"{text}\""));
     }
     ToolResult::text(format!("the user answered: {}", parts.join(", ")))
-        .with_structured(json!({ "outcome": "answered", "labels": answer.labels, "text": answer.text }))
+        .with_output(&AskUserOutput::Answered { labels: answer.labels.clone(), text: answer.text.clone() })
 }

@@ -18,12 +18,13 @@ use std::sync::Arc;
 use astmatch::{EditStore, Lang, ParseCache, SearchOptions, SearchReport, StagedEdit, WalkControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::workspace::Workspace;
@@ -193,6 +194,163 @@ fn verb(action: ResolveAction) -> &'static str {
     }
 }
 
+/// `ast_grep`'s structured value. Lines and columns are 1-indexed; columns
+/// count characters (Unicode scalar values), not bytes. Paths are relative to
+/// the working directory, with `/` separators.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepOutput {
+    /// Every match in scope (all are counted, even past `max_results`).
+    pub total: usize,
+    /// The matches shown, at most `max_results`.
+    pub matches: Vec<MatchOutput>,
+    /// The context (scaffold) the pattern parsed in first: `statement`, `expression`, `member`, `declaration`, `type`.
+    pub context: &'static str,
+    /// Every context the pattern parsed in.
+    pub contexts: Vec<&'static str>,
+    /// The language searched.
+    pub language: &'static str,
+    pub files_searched: usize,
+    pub files_matched: usize,
+    pub skipped: SkippedOutput,
+    /// Whether matches were left out of `matches` (`total` > `max_results`).
+    pub truncated: bool,
+    /// The run's parse cache after the search.
+    pub parse_cache: ParseCacheOutput,
+}
+
+/// One match.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatchOutput {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    /// Exclusive.
+    pub end_column: usize,
+    /// The matched source text.
+    pub text: String,
+    /// Each metavariable's capture, by name (without `$`).
+    pub captures: BTreeMap<String, CaptureOutput>,
+    /// The context the match was found in.
+    pub context: &'static str,
+}
+
+/// What a metavariable captured: one node (`$X`), or a run of nodes (`$$$X`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CaptureOutput {
+    Single {
+        /// Always false.
+        multi: bool,
+        text: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    Multi {
+        /// Always true.
+        multi: bool,
+        /// The source from the first node to the last.
+        text: String,
+        nodes: Vec<NodeOutput>,
+    },
+}
+
+/// One node of a `$$$` capture.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOutput {
+    pub text: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Files the walk did not read, by reason.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkippedOutput {
+    pub binary: usize,
+    pub not_utf8: usize,
+    pub too_large: usize,
+    pub unreadable: usize,
+}
+
+/// The run's parse cache: files and bytes held, its cap, and lookups that hit or parsed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParseCacheOutput {
+    pub files: usize,
+    pub bytes: usize,
+    pub cap_bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// `ast_edit`'s structured value: what was staged (nothing is written yet).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditOutput {
+    /// The id to give `resolve`; `null` when nothing was staged.
+    pub edit_id: Option<String>,
+    pub replacements: usize,
+    pub matches: usize,
+    pub files_searched: usize,
+    /// The staged files, each with its unified diff.
+    pub files: Vec<StagedFileOutput>,
+    /// How many staged files were re-parsed and still parse.
+    pub checked: usize,
+    /// Staged files that had parse errors before the rewrite, so the re-parse cannot tell.
+    pub unchecked: Vec<String>,
+    /// Files not staged because the rewrite would break their parse.
+    pub refused: Vec<RefusedFileOutput>,
+    pub context: &'static str,
+    pub contexts: Vec<&'static str>,
+    pub language: &'static str,
+    pub skipped: SkippedOutput,
+}
+
+/// One staged file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFileOutput {
+    pub path: String,
+    pub replacements: usize,
+    pub diff: String,
+    /// 1-indexed lines of comments inside a match but outside every capture, which the rewrite does not keep.
+    pub dropped_comments: Vec<usize>,
+}
+
+/// A file the rewrite would leave unparseable, and where.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedFileOutput {
+    pub path: String,
+    pub replacements: usize,
+    /// Where the first parse error of the rewritten text is (1-indexed).
+    pub line: usize,
+    pub column: usize,
+    /// The error node's kind (`ERROR`, or the missing node's).
+    pub node: String,
+    /// The source around the error.
+    pub code: String,
+    /// The line of the match whose replacement caused it (1-indexed, in the old text).
+    pub match_line: usize,
+    pub replacement: String,
+}
+
+/// `resolve`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveOutput {
+    pub edit_id: String,
+    pub action: ResolveAction,
+    /// Replacements written (0 for a discard).
+    pub replacements: usize,
+    /// Files written (none for a discard).
+    pub files: Vec<String>,
+}
+
 struct AstGrep(Arc<Shared>);
 struct AstEdit(Arc<Shared>);
 struct Resolve(Arc<Shared>);
@@ -201,6 +359,10 @@ impl Tool for AstGrep {
     type Input = AstGrepInput;
     const NAME: &'static str = "ast_grep";
     const TIER: Tier = Tier::Read;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<AstGrepOutput>())
+    }
 
     async fn call(&self, input: AstGrepInput, cx: &CallContext) -> Result<ToolResult> {
         let shared = Arc::clone(&self.0);
@@ -236,6 +398,10 @@ impl Tool for AstEdit {
     const TIER: Tier = Tier::Write;
     // It only stages: nothing is written until `resolve` accepts.
     const DESTRUCTIVE: bool = false;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<AstEditOutput>())
+    }
 
     fn preview(&self, input: &AstEditInput) -> CallPreview {
         let path = input.path.as_deref().map(str::trim).filter(|p| !p.is_empty()).unwrap_or(".");
@@ -278,6 +444,10 @@ impl Tool for Resolve {
     const NAME: &'static str = "resolve";
     const TIER: Tier = Tier::Write;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<ResolveOutput>())
+    }
+
     fn preview(&self, input: &ResolveInput) -> CallPreview {
         let id = input.edit_id.trim();
         let Some(files) = self.0.store.pending_files(id) else {
@@ -310,18 +480,24 @@ impl Tool for Resolve {
                         for file in &files {
                             text.push_str(&format!("\n  {file}"));
                         }
-                        ToolResult::text(text).with_structured(json!({
-                            "edit_id": id,
-                            "action": "accept",
-                            "replacements": accepted.replacements,
-                            "files": files,
-                        }))
+                        ToolResult::text(text).with_output(&ResolveOutput {
+                            edit_id: id.to_owned(),
+                            action: ResolveAction::Accept,
+                            replacements: accepted.replacements,
+                            files,
+                        })
                     }
                     Err(e) => ToolResult::error(e.to_string()),
                 },
                 ResolveAction::Discard => match shared.store.discard(id) {
-                    Ok(()) => ToolResult::text(format!("discarded {id}; nothing was written"))
-                        .with_structured(json!({ "edit_id": id, "action": "discard", "replacements": 0, "files": [] })),
+                    Ok(()) => {
+                        ToolResult::text(format!("discarded {id}; nothing was written")).with_output(&ResolveOutput {
+                            edit_id: id.to_owned(),
+                            action: ResolveAction::Discard,
+                            replacements: 0,
+                            files: Vec::new(),
+                        })
+                    }
                     Err(e) => ToolResult::error(e.to_string()),
                 },
             }
@@ -461,96 +637,92 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
         text.push('\n');
         text.push_str(&line);
     }
-    let matches: Vec<Value> = report
+    let matches: Vec<MatchOutput> = report
         .matches
         .iter()
-        .map(|m| {
-            let captures: serde_json::Map<String, Value> = m
+        .map(|m| MatchOutput {
+            file: slash(&m.file),
+            line: m.line,
+            column: m.column,
+            end_line: m.end_line,
+            end_column: m.end_column,
+            text: m.text.clone(),
+            captures: m
                 .captures
                 .iter()
                 .map(|c| {
-                    let nodes: Vec<Value> = c
+                    let nodes: Vec<NodeOutput> = c
                         .nodes
                         .iter()
-                        .map(|n| json!({ "text": n.text, "line": n.line, "column": n.column }))
+                        .map(|n| NodeOutput { text: n.text.clone(), line: n.line, column: n.column })
                         .collect();
                     let value = if c.multi {
-                        json!({ "multi": true, "text": c.text, "nodes": nodes })
+                        CaptureOutput::Multi { multi: true, text: c.text.clone(), nodes }
                     } else {
-                        json!({ "multi": false, "text": c.text, "line": nodes.first().map(|n| n["line"].clone()), "column": nodes.first().map(|n| n["column"].clone()) })
+                        CaptureOutput::Single {
+                            multi: false,
+                            text: c.text.clone(),
+                            line: nodes.first().map(|n| n.line),
+                            column: nodes.first().map(|n| n.column),
+                        }
                     };
                     (c.name.clone(), value)
                 })
-                .collect();
-            json!({
-                "file": slash(&m.file),
-                "line": m.line,
-                "column": m.column,
-                "end_line": m.end_line,
-                "end_column": m.end_column,
-                "text": m.text,
-                "captures": captures,
-                "context": m.context.as_str(),
-            })
+                .collect(),
+            context: m.context.as_str(),
         })
         .collect();
-    ToolResult::text(text).with_structured(json!({
-        "total": report.total,
-        "matches": matches,
-        "context": report.context.as_str(),
-        "contexts": report.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        "language": report.lang.id(),
-        "files_searched": report.files_searched,
-        "files_matched": report.files_matched,
-        "skipped": skipped_value(&report.skipped),
-        "truncated": truncated,
-        "parse_cache": cache_value(cache),
-    }))
+    ToolResult::text(text).with_output(&AstGrepOutput {
+        total: report.total,
+        matches,
+        context: report.context.as_str(),
+        contexts: report.contexts.iter().map(|c| c.as_str()).collect(),
+        language: report.lang.id(),
+        files_searched: report.files_searched,
+        files_matched: report.files_matched,
+        skipped: skipped_value(&report.skipped),
+        truncated,
+        parse_cache: cache_value(cache),
+    })
 }
 
 fn staged_result(staged: &StagedEdit) -> ToolResult {
-    let files: Vec<Value> = staged
-        .files
-        .iter()
-        .map(|f| {
-            json!({
-                "path": slash(&f.path),
-                "replacements": f.replacements,
-                "diff": f.diff,
-                "dropped_comments": f.dropped_comments,
+    let structured = AstEditOutput {
+        edit_id: staged.edit_id.clone(),
+        replacements: staged.replacements,
+        matches: staged.matches,
+        files_searched: staged.files_searched,
+        files: staged
+            .files
+            .iter()
+            .map(|f| StagedFileOutput {
+                path: slash(&f.path),
+                replacements: f.replacements,
+                diff: f.diff.clone(),
+                dropped_comments: f.dropped_comments.clone(),
             })
-        })
-        .collect();
-    let refused: Vec<Value> = staged
-        .refused
-        .iter()
-        .map(|r| {
-            json!({
-                "path": slash(&r.path),
-                "replacements": r.replacements,
-                "line": r.error.line,
-                "column": r.error.column,
-                "node": r.error.node,
-                "code": r.error.code,
-                "match_line": r.error.match_line,
-                "replacement": r.error.replacement,
+            .collect(),
+        checked: staged.checked,
+        unchecked: staged.unchecked.iter().map(|p| slash(p)).collect(),
+        refused: staged
+            .refused
+            .iter()
+            .map(|r| RefusedFileOutput {
+                path: slash(&r.path),
+                replacements: r.replacements,
+                line: r.error.line,
+                column: r.error.column,
+                node: r.error.node.clone(),
+                code: r.error.code.clone(),
+                match_line: r.error.match_line,
+                replacement: r.error.replacement.clone(),
             })
-        })
-        .collect();
-    let structured = json!({
-        "edit_id": staged.edit_id,
-        "replacements": staged.replacements,
-        "matches": staged.matches,
-        "files_searched": staged.files_searched,
-        "files": files,
-        "checked": staged.checked,
-        "unchecked": staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>(),
-        "refused": refused,
-        "context": staged.context.as_str(),
-        "contexts": staged.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        "language": staged.lang.id(),
-        "skipped": skipped_value(&staged.skipped),
-    });
+            .collect(),
+        context: staged.context.as_str(),
+        contexts: staged.contexts.iter().map(|c| c.as_str()).collect(),
+        language: staged.lang.id(),
+        skipped: skipped_value(&staged.skipped),
+    };
     let mut text = match &staged.edit_id {
         None if !staged.refused.is_empty() => format!(
             "refused: the rewrite would leave every file it changes unparseable ({}); nothing was staged",
@@ -653,15 +825,21 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
         text.push('\n');
         text.push_str(&line);
     }
-    let mut result = ToolResult::text(text).with_structured(structured);
+    let mut result = ToolResult::text(text).with_output(&structured);
     result.is_error = staged.edit_id.is_none() && !staged.refused.is_empty();
     result
 }
 
 /// The run's parse cache: files and bytes held, the cap, and lookups that hit or parsed.
-fn cache_value(cache: &ParseCache) -> Value {
+fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
     let stats = cache.stats();
-    json!({ "files": stats.files, "bytes": stats.bytes, "cap_bytes": stats.cap, "hits": stats.hits, "misses": stats.misses })
+    ParseCacheOutput {
+        files: stats.files,
+        bytes: stats.bytes,
+        cap_bytes: stats.cap,
+        hits: stats.hits,
+        misses: stats.misses,
+    }
 }
 
 /// `statement`, or `statement and type` when the pattern parsed in several contexts.
@@ -673,13 +851,13 @@ fn contexts_text(contexts: &[astmatch::Context]) -> String {
     }
 }
 
-fn skipped_value(skipped: &astmatch::Skipped) -> Value {
-    json!({
-        "binary": skipped.binary,
-        "not_utf8": skipped.not_utf8,
-        "too_large": skipped.too_large,
-        "unreadable": skipped.unreadable,
-    })
+fn skipped_value(skipped: &astmatch::Skipped) -> SkippedOutput {
+    SkippedOutput {
+        binary: skipped.binary,
+        not_utf8: skipped.not_utf8,
+        too_large: skipped.too_large,
+        unreadable: skipped.unreadable,
+    }
 }
 
 fn skipped_line(skipped: &astmatch::Skipped) -> Option<String> {

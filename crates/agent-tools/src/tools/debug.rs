@@ -18,20 +18,68 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dap_session::{
-    AdapterId, AttachSpec, Capped, DebugSupervisor, FileBreakpoints, LaunchSpec, Location, Phase, Resume, RunOutcome,
-    Started, Stop,
+    AdapterId, AttachSpec, Capped, DebugSupervisor, FileBreakpoints, Frame, LaunchSpec, Location, Output, Phase,
+    Resume, RunOutcome, ScopeInfo, Started, Status, Stop, Terminated, ThreadInfo,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::workspace::Workspace;
+
+/// `debug`'s structured value, by op. Lines and columns are 1-indexed, as
+/// the adapters report them (DAP `linesStartAt1`/`columnsStartAt1`); durations
+/// are `{ secs, nanos }`; file paths are as the adapter names them (absolute).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DebugOutput {
+    /// `adapters`: each known adapter and whether it is usable here.
+    Adapters { adapters: Vec<AdapterOutput> },
+    /// `status`: the session (`null` when none) and the breakpoints.
+    Status(Status),
+    /// `breakpoints`: one file's, as asked and as placed.
+    Breakpoints(FileBreakpoints),
+    /// `launch`, `attach`: the adapter, the breakpoints sent, and how the first run ended.
+    Started(Started),
+    /// `continue`, the steps, `pause`: how the run ended (`state`: `stopped`, `exited`, `still_running`).
+    Run(RunOutcome),
+    /// `threads`.
+    Threads { threads: Vec<ThreadInfo> },
+    /// `stack`: the frames of a thread, capped.
+    Stack(Capped<Frame>),
+    /// `scopes`: a frame's scopes.
+    Scopes { scopes: Vec<ScopeInfo> },
+    /// `variables`: the children of a reference, capped.
+    Variables(Capped<dap_session::Value>),
+    /// `evaluate`: the value.
+    Evaluated(dap_session::Value),
+    /// `output`: what the program printed.
+    Output(Output),
+    /// `terminate`.
+    Terminated(Terminated),
+}
+
+/// One debug adapter as `adapters` lists it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterOutput {
+    /// `debugpy`, `lldb`, `delve`, `dart`.
+    pub id: String,
+    /// Root marker found and binary runs.
+    pub usable: bool,
+    /// The root marker found.
+    pub marker: Option<String>,
+    /// The program that would run.
+    pub command: Option<PathBuf>,
+    /// What was found, or which half is missing.
+    pub detail: String,
+}
 
 /// The resources behind `debug`: the run's supervisor, its working directory,
 /// and the conversation whose session this is.
@@ -136,6 +184,10 @@ impl Tool for Debug {
     const NAME: &'static str = "debug";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = false;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<DebugOutput>())
+    }
 
     fn preview(&self, input: &DebugInput) -> CallPreview {
         let adapter = input.adapter.map(|a| format!(" under {}", a.id())).unwrap_or_default();
@@ -249,19 +301,17 @@ impl Debug {
                 for report in &reports {
                     let _ = writeln!(text, "{}: {}", report.id, report.detail);
                 }
-                let structured: Vec<Value> = reports
+                let adapters = reports
                     .iter()
-                    .map(|r| {
-                        json!({
-                            "id": r.id.name(),
-                            "usable": r.usable(),
-                            "marker": r.marker,
-                            "command": r.command.as_ref().map(|c| c.program.clone()),
-                            "detail": r.detail,
-                        })
+                    .map(|r| AdapterOutput {
+                        id: r.id.name().to_owned(),
+                        usable: r.usable(),
+                        marker: r.marker.clone(),
+                        command: r.command.as_ref().map(|c| c.program.clone()),
+                        detail: r.detail.clone(),
                     })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "adapters": structured })))
+                Ok(ToolResult::text(text.trim_end()).with_output(&DebugOutput::Adapters { adapters }))
             }
             DebugOp::Status => {
                 let status = debug.status(conv).await;
@@ -292,14 +342,14 @@ impl Debug {
                         let _ = write!(text, "\n  {}: {}", self.show(&file.file), join(&file.lines));
                     }
                 }
-                Ok(ToolResult::text(text).with_structured(to_json(&status)))
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Status(status)))
             }
             DebugOp::Breakpoints => {
                 let file = need(input.file.as_deref(), "breakpoints", "file")?;
                 let lines = need(input.lines, "breakpoints", "lines (an empty list clears the file)")?;
                 let path = self.0.workspace.resolve(file).map_err(|e| e.to_string())?;
                 let set = debug.set_breakpoints(conv, &path, &lines).await.map_err(err)?;
-                Ok(ToolResult::text(self.breakpoints_text(&set)).with_structured(to_json(&set)))
+                Ok(ToolResult::text(self.breakpoints_text(&set)).with_output(&DebugOutput::Breakpoints(set)))
             }
             DebugOp::Launch => {
                 let program = need(input.program.as_deref(), "launch", "program")?;
@@ -343,7 +393,7 @@ impl Debug {
             DebugOp::Threads => {
                 let threads = debug.threads(conv).await.map_err(err)?;
                 let text = threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>();
-                Ok(ToolResult::text(text.join("\n")).with_structured(json!({ "threads": to_json(&threads) })))
+                Ok(ToolResult::text(text.join("\n")).with_output(&DebugOutput::Threads { threads }))
             }
             DebugOp::Stack => {
                 let stack = debug.stack(conv, input.thread_id).await.map_err(err)?;
@@ -355,7 +405,7 @@ impl Debug {
                     .collect::<Vec<_>>()
                     .join("\n");
                 text.push_str(&capped_note(&stack, "frames"));
-                Ok(ToolResult::text(text).with_structured(to_json(&stack)))
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Stack(stack)))
             }
             DebugOp::Scopes => {
                 let frame = need(input.frame_id, "scopes", "frame_id")?;
@@ -367,7 +417,7 @@ impl Debug {
                         format!("{} (reference {}{expensive})", s.name, s.reference)
                     })
                     .collect::<Vec<_>>();
-                Ok(ToolResult::text(text.join("\n")).with_structured(json!({ "scopes": to_json(&scopes) })))
+                Ok(ToolResult::text(text.join("\n")).with_output(&DebugOutput::Scopes { scopes }))
             }
             DebugOp::Variables => {
                 let reference = need(input.reference, "variables", "reference")?;
@@ -377,12 +427,12 @@ impl Debug {
                     text.push_str("(no variables)");
                 }
                 text.push_str(&capped_note(&variables, "variables"));
-                Ok(ToolResult::text(text).with_structured(to_json(&variables)))
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Variables(variables)))
             }
             DebugOp::Evaluate => {
                 let expression = need(input.expression.as_deref(), "evaluate", "expression")?;
                 let value = debug.evaluate(conv, expression, input.frame_id).await.map_err(err)?;
-                Ok(ToolResult::text(value_text(&value)).with_structured(to_json(&value)))
+                Ok(ToolResult::text(value_text(&value)).with_output(&DebugOutput::Evaluated(value)))
             }
             DebugOp::Output => {
                 let output = debug.output(conv).await.map_err(err)?;
@@ -390,7 +440,7 @@ impl Debug {
                 if output.dropped_chars > 0 {
                     text = format!("(the first {} characters were dropped)\n{text}", output.dropped_chars);
                 }
-                Ok(ToolResult::text(text).with_structured(to_json(&output)))
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Output(output)))
             }
             DebugOp::Terminate => {
                 let terminated = debug.terminate(conv).await.map_err(err)?;
@@ -399,7 +449,7 @@ impl Debug {
                 } else {
                     format!("detached: the attached program keeps running; the {} session is over", terminated.adapter)
                 };
-                Ok(ToolResult::text(text).with_structured(to_json(&terminated)))
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Terminated(terminated)))
             }
         }
     }
@@ -410,11 +460,11 @@ impl Debug {
             let _ = write!(text, "\n{}", self.breakpoints_text(file));
         }
         let _ = write!(text, "\n{}", self.outcome_text(&started.outcome));
-        ToolResult::text(text).with_structured(to_json(started))
+        ToolResult::text(text).with_output(&DebugOutput::Started(started.clone()))
     }
 
     fn outcome(&self, outcome: &RunOutcome) -> ToolResult {
-        ToolResult::text(self.outcome_text(outcome)).with_structured(to_json(outcome))
+        ToolResult::text(self.outcome_text(outcome)).with_output(&DebugOutput::Run(outcome.clone()))
     }
 
     fn outcome_text(&self, outcome: &RunOutcome) -> String {
@@ -504,9 +554,4 @@ fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
 
 fn join(lines: &[u64]) -> String {
     lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-}
-
-/// Structured values are JSON objects (MCP's `structuredContent` must be one); lists are wrapped by the caller.
-fn to_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
 }

@@ -30,13 +30,16 @@ use std::sync::{Arc, Mutex};
 use lsp_supervisor::{
     Diagnostic, Error as LspError, Language, OtherFiles, OtherFilesBefore, OtherFilesReport, Supervisor,
 };
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::result::ToolResult;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
-use crate::tools::lsp::{diagnostic_json, diagnostic_line, reporting_servers};
+use crate::tools::lsp::{diagnostic_line, reporting_servers};
+use crate::tools::lsp_output::{
+    DiagnosticOutput, OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput,
+};
 use crate::workspace::Workspace;
 
 type Key = (String, String, String); // (severity, code, message); the file is the map key.
@@ -182,7 +185,7 @@ fn fold_other(ledger: &mut Ledger, report: OtherFilesReport) -> OtherFilesOutcom
 
 /// The text and structured value of one server's other-files outcome;
 /// `budget` is how many more diagnostics may be listed (shared by the servers of one write).
-fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (String, Value) {
+fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (String, OtherFilesOutput) {
     use crate::tools::lsp::count;
     let rel = |p: &Path| ws.relative(p).display().to_string();
     let total: usize = o.files.iter().map(|f| f.new.len()).sum();
@@ -282,27 +285,36 @@ fn render_other(ws: &Workspace, o: &OtherFilesOutcome, budget: &mut usize) -> (S
     if listed < total {
         let _ = writeln!(text, "… {} more in other files ({total} in all)", total - listed);
     }
-    let value = json!({
-        "server": o.server,
-        "way": o.way,
-        "status": status,
-        "written": o.written.iter().map(|p| rel(p)).collect::<Vec<_>>(),
-        "new_total": total,
-        "fixed": o.fixed,
-        "looked_at": o.looked_at,
-        "importers": (o.way == OtherFiles::Importers).then_some(o.importers),
-        "checked": (o.way == OtherFiles::Importers).then_some(o.checked),
-        "outside_configuration": o.outside.iter().map(|(p, why)| json!({ "path": rel(p), "why": why })).collect::<Vec<_>>(),
-        "pending": o.pending.iter().map(|p| rel(p)).collect::<Vec<_>>(),
-        "error": o.error,
-        "files": o.files.iter().map(|f| json!({
-            "path": rel(&f.path),
-            "new_count": f.new.len(),
-            "fixed": f.fixed,
-            "baseline_known": f.baseline_known,
-            "new": f.new.iter().take(OTHER_JSON_PER_FILE).map(|d| diagnostic_json(ws, d)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    });
+    let importers = o.way == OtherFiles::Importers;
+    let value = OtherFilesOutput {
+        server: o.server,
+        way: o.way,
+        status,
+        written: o.written.iter().map(|p| rel(p)).collect(),
+        new_total: total,
+        fixed: o.fixed,
+        looked_at: o.looked_at,
+        importers: importers.then_some(o.importers),
+        checked: importers.then_some(o.checked),
+        outside_configuration: o
+            .outside
+            .iter()
+            .map(|(p, why)| OutsideOutput { path: rel(p), why: why.clone() })
+            .collect(),
+        pending: o.pending.iter().map(|p| rel(p)).collect(),
+        error: o.error.clone(),
+        files: o
+            .files
+            .iter()
+            .map(|f| OtherFileOutput {
+                path: rel(&f.path),
+                new_count: f.new.len(),
+                fixed: f.fixed,
+                baseline_known: f.baseline_known,
+                new: f.new.iter().take(OTHER_JSON_PER_FILE).map(|d| DiagnosticOutput::new(ws, d)).collect(),
+            })
+            .collect(),
+    };
     (text.trim_end().to_string(), value)
 }
 
@@ -387,7 +399,7 @@ impl DiagnosticsOnWrite {
     /// The text and JSON appended to a write's result for `paths` (the
     /// written files' entries, and per server its other files'); `None` when
     /// no path is a file a language server is known for.
-    pub async fn check(&self, paths: &[PathBuf], others: OtherFilesBefore) -> Option<(String, Value, Value)> {
+    pub async fn check(&self, paths: &[PathBuf], others: OtherFilesBefore) -> Option<(String, WriteDiagnosticsOutput)> {
         let started = std::time::Instant::now();
         let mut text = String::new();
         let mut items = Vec::new();
@@ -396,7 +408,7 @@ impl DiagnosticsOnWrite {
             let rel = self.workspace.relative(path).display().to_string();
             if !path.exists() {
                 // Deleted by the write: its importers may say what that broke.
-                items.push(json!({ "path": rel, "status": "deleted" }));
+                items.push(WrittenFileOutput::Unchecked { path: rel, status: "deleted", why: None, error: None });
                 continue;
             }
             let report = self.after_write(path).await;
@@ -445,10 +457,13 @@ impl DiagnosticsOnWrite {
                     for d in &report.new {
                         let _ = writeln!(text, "{}", diagnostic_line(&self.workspace, d));
                     }
-                    items.push(json!({
-                        "path": rel, "server": report.server, "status": status, "fixed": report.fixed,
-                        "new": report.new.iter().map(|d| diagnostic_json(&self.workspace, d)).collect::<Vec<_>>(),
-                    }));
+                    items.push(WrittenFileOutput::Checked {
+                        path: rel,
+                        server: report.server,
+                        status,
+                        fixed: report.fixed,
+                        new: report.new.iter().map(|d| DiagnosticOutput::new(&self.workspace, d)).collect(),
+                    });
                 }
                 Err(LspError::UnknownLanguage(_)) => {}
                 Err(LspError::NoServer { language, why }) => {
@@ -458,11 +473,21 @@ impl DiagnosticsOnWrite {
                             "no diagnostics for {rel}: no {language} language server is usable here ({why})"
                         );
                     }
-                    items.push(json!({ "path": rel, "status": "unavailable", "why": why }));
+                    items.push(WrittenFileOutput::Unchecked {
+                        path: rel,
+                        status: "unavailable",
+                        why: Some(why),
+                        error: None,
+                    });
                 }
                 Err(e) => {
                     let _ = writeln!(text, "diagnostics unavailable for {rel}: {e}");
-                    items.push(json!({ "path": rel, "status": "failed", "error": e.to_string() }));
+                    items.push(WrittenFileOutput::Unchecked {
+                        path: rel,
+                        status: "failed",
+                        why: None,
+                        error: Some(e.to_string()),
+                    });
                 }
             }
         }
@@ -473,7 +498,9 @@ impl DiagnosticsOnWrite {
             let _ = writeln!(text, "{other_text}");
             other_items.push(value);
         }
-        (!items.is_empty()).then(|| (text.trim_end().to_string(), Value::Array(items), Value::Array(other_items)))
+        (!items.is_empty()).then(|| {
+            (text.trim_end().to_string(), WriteDiagnosticsOutput { diagnostics: items, other_files: other_items })
+        })
     }
 }
 
@@ -501,6 +528,19 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
         self.inner.preview(input)
     }
 
+    /// The wrapped tool's schema, with `diagnostics` and `other_files` as
+    /// optional properties (present when a file of the write has a language).
+    fn output_schema() -> Option<Map<String, Value>> {
+        let mut schema = T::output_schema()?;
+        let added = crate::schema::output_schema::<WriteDiagnosticsOutput>();
+        if let (Some(Value::Object(properties)), Some(Value::Object(more))) =
+            (schema.get_mut("properties"), added.get("properties"))
+        {
+            properties.extend(more.clone());
+        }
+        Some(schema)
+    }
+
     async fn call(&self, input: Self::Input, cx: &CallContext) -> Result<ToolResult> {
         let root = self.diagnostics.workspace.root().to_path_buf();
         let paths: Vec<PathBuf> = self
@@ -525,18 +565,16 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
             return Ok(result);
         }
         let checked = reporting_servers(supervisor, cx, self.diagnostics.check(&paths, others)).await;
-        if let Some((text, value, other_files)) = checked {
+        if let Some((text, added)) = checked {
             if !text.is_empty() {
                 result.text = format!("{}\n\n{text}", result.text);
             }
-            let mut structured = match result.structured.take() {
-                Some(Value::Object(map)) => Value::Object(map),
-                Some(other) => json!({ "result": other }),
-                None => json!({}),
-            };
-            structured["diagnostics"] = value;
-            structured["other_files"] = other_files;
-            result.structured = Some(structured);
+            // The wrapped tool's value is an object (MCP's structuredContent is one); the two fields join it.
+            if let (Some(Value::Object(structured)), Ok(Value::Object(added))) =
+                (&mut result.structured, serde_json::to_value(added))
+            {
+                structured.extend(added);
+            }
         }
         Ok(result)
     }
@@ -585,7 +623,7 @@ mod tests {
         let outcome = fold_other(ledger, r);
         let mut budget = 3;
         let (text, value) = render_other(&ws, &outcome, &mut budget);
-        (text, value["status"].as_str().unwrap_or_default().to_string())
+        (text, value.status.to_string())
     }
 
     #[test]

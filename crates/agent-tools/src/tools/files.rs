@@ -10,11 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::tools::patch::{self, Section};
@@ -82,6 +82,10 @@ impl Tool for WriteFile {
     const NAME: &'static str = "write";
     const TIER: Tier = Tier::Write;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WriteOutput>())
+    }
+
     fn preview(&self, input: &WriteInput) -> CallPreview {
         let lines = input.content.lines().count();
         CallPreview {
@@ -101,9 +105,11 @@ impl Tool for WriteFile {
         }
         let verb = if existed { "replaced" } else { "created" };
         Ok(ToolResult::text(format!("{verb} {} ({} bytes)", self.0.relative(&path).display(), input.content.len()))
-            .with_structured(
-                json!({ "path": self.0.relative(&path), "bytes": input.content.len(), "created": !existed }),
-            ))
+            .with_output(&WriteOutput {
+                path: self.0.relative(&path).to_path_buf(),
+                bytes: input.content.len(),
+                created: !existed,
+            }))
     }
 }
 
@@ -111,6 +117,10 @@ impl Tool for EditFile {
     type Input = EditInput;
     const NAME: &'static str = "edit";
     const TIER: Tier = Tier::Write;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<EditOutput>())
+    }
 
     fn preview(&self, input: &EditInput) -> CallPreview {
         CallPreview { summary: Some(format!("edit {}", input.path)), paths: vec![PathBuf::from(&input.path)] }
@@ -152,7 +162,7 @@ impl Tool for EditFile {
             if count == 1 { "" } else { "s" },
             self.0.relative(&path).display()
         ))
-        .with_structured(json!({ "path": self.0.relative(&path), "replacements": count })))
+        .with_output(&EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count }))
     }
 }
 
@@ -209,12 +219,54 @@ struct Touched {
 }
 
 /// What one section did, for the result.
-struct Done {
+/// One file `apply_patch` changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Done {
+    /// `added`, `deleted`, `updated` or `moved`.
     action: &'static str,
+    /// Relative to the working directory (for a move, where it is now).
     path: PathBuf,
+    /// For a move: where it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
     from: Option<PathBuf>,
+    /// Lines added.
     added: usize,
+    /// Lines removed (for a deletion, when the file was text).
+    #[serde(skip_serializing_if = "Option::is_none")]
     removed: Option<usize>,
+}
+
+/// `write`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteOutput {
+    /// Relative to the working directory.
+    pub path: PathBuf,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Whether the file is new.
+    pub created: bool,
+}
+
+/// `edit`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditOutput {
+    /// Relative to the working directory.
+    pub path: PathBuf,
+    /// Occurrences replaced.
+    pub replacements: usize,
+}
+
+/// `apply_patch`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchOutput {
+    /// The files changed, in the patch's order.
+    pub files: Vec<Done>,
+    /// What was kept or assumed (line endings, a final newline, a BOM, a fuzzy hunk placement).
+    pub notes: Vec<String>,
 }
 
 impl Done {
@@ -230,17 +282,6 @@ impl Done {
             Some(from) => format!("{} {} \u{2192} {}{counts}", self.action, from.display(), self.path.display()),
             None => format!("{} {}{counts}", self.action, self.path.display()),
         }
-    }
-
-    fn json(&self) -> Value {
-        let mut value = json!({ "action": self.action, "path": self.path, "added": self.added });
-        if let Some(removed) = self.removed {
-            value["removed"] = json!(removed);
-        }
-        if let Some(from) = &self.from {
-            value["from"] = json!(from);
-        }
-        value
     }
 }
 
@@ -402,6 +443,10 @@ impl Tool for ApplyPatch {
 
     /// Every path the patch names, a move's destination included; the summary
     /// has one line per section. Parses only: nothing is read.
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<PatchOutput>())
+    }
+
     fn preview(&self, input: &ApplyPatchInput) -> CallPreview {
         let patch = match patch::parse(&input.patch) {
             Ok(patch) => patch,
@@ -489,9 +534,6 @@ impl Tool for ApplyPatch {
         }
         let mut text: Vec<String> = done.iter().map(Done::line).collect();
         text.extend(notes.iter().map(|n| format!("note: {n}")));
-        Ok(ToolResult::text(text.join("\n")).with_structured(json!({
-            "files": done.iter().map(Done::json).collect::<Vec<_>>(),
-            "notes": notes,
-        })))
+        Ok(ToolResult::text(text.join("\n")).with_output(&PatchOutput { files: done, notes }))
     }
 }

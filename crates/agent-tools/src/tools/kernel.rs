@@ -12,6 +12,7 @@
 //! need be, and frees the kernel; the next call's result says whether the
 //! state survived.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kernel::{
@@ -19,12 +20,13 @@ use kernel::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::error::Result;
 use crate::progress::{Progress, ProgressSink};
 use crate::registry::RegistryBuilder;
 use crate::result::{Image, ToolResult};
+use crate::schema::output_schema;
 use crate::surface::Surface;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
@@ -81,6 +83,10 @@ impl Tool for Eval {
     const NAME: &'static str = "eval";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = false;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<EvalOutput>())
+    }
 
     fn preview(&self, input: &EvalInput) -> CallPreview {
         let language = match input.language {
@@ -168,7 +174,7 @@ fn render(result: &CellResult) -> ToolResult {
     let mut tool_result = ToolResult {
         text: result.text(),
         images: Vec::new(),
-        structured: Some(structured(result)),
+        structured: serde_json::to_value(structured(result)).ok(),
         is_error: result.is_error(),
     };
     for output in &result.outputs {
@@ -183,58 +189,141 @@ fn render(result: &CellResult) -> ToolResult {
     tool_result
 }
 
+/// `eval`'s structured value: the cell's outputs shaped as Jupyter's
+/// (nbformat 4 output types and MIME bundles), and what happened to the kernel.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalOutput {
+    /// `python` or `javascript`.
+    pub language: &'static str,
+    /// The interpreter's version.
+    pub version: String,
+    /// The cell's number in this kernel (1 for the first).
+    pub execution_count: u32,
+    pub status: EvalStatus,
+    /// Whether the kernel's earlier state (variables, imports) is gone.
+    pub state_lost: bool,
+    /// Whether this cell ran in a kernel started for it.
+    pub fresh_kernel: bool,
+    /// How the previous cell ended when its call was cancelled: `interrupted`
+    /// (the state survived) or `killed` (a fresh kernel); `null` otherwise.
+    pub previous_cancelled: Option<&'static str>,
+    pub outputs: Vec<CellOutput>,
+    /// What was cut to keep within the output limits; `null` when nothing was.
+    pub cut: Option<CutOutput>,
+}
+
+/// How a cell ended.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EvalStatus {
+    Ok,
+    /// The cell raised (its `error` output says what).
+    Error,
+    /// The cell went quiet past the inactivity budget.
+    TimedOut {
+        /// `interrupted` (the state survived) or `killed`.
+        action: &'static str,
+        /// The budget, in seconds.
+        inactivity_seconds: u64,
+    },
+    /// The kernel process died.
+    Crashed {
+        /// The exit status as the system described it.
+        exit: String,
+    },
+}
+
+/// One output of a cell (nbformat's `output_type`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "output_type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CellOutput {
+    Stream {
+        /// `stdout` or `stderr`.
+        name: String,
+        text: String,
+    },
+    /// A MIME bundle shown with `display()`; image bytes are in the result's images, here `(in images)`.
+    DisplayData {
+        data: BTreeMap<String, String>,
+    },
+    /// The value of the cell's last expression, as a MIME bundle.
+    ExecuteResult {
+        data: BTreeMap<String, String>,
+    },
+    Error {
+        ename: String,
+        evalue: String,
+        traceback: Vec<String>,
+    },
+}
+
+/// What was cut from a cell's outputs.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CutOutput {
+    /// Characters of stream text dropped.
+    pub stream_chars: usize,
+    /// MIME values left out for size.
+    pub mime_values: usize,
+    /// Rich outputs left out past the count limit.
+    pub rich_outputs: usize,
+}
+
+fn action_name(action: TimeoutAction) -> &'static str {
+    match action {
+        TimeoutAction::Interrupted => "interrupted",
+        TimeoutAction::Killed => "killed",
+    }
+}
+
 /// Jupyter-shaped outputs for programs; image bytes travel in `images` only.
-fn structured(result: &CellResult) -> Value {
-    let bundle = |data: &kernel::MimeBundle| -> Value {
-        let mut map = Map::new();
-        for (mime, value) in data {
-            let shown = if mime.starts_with("image/") && mime != "image/svg+xml" {
-                "(in images)".to_owned()
-            } else {
-                value.clone()
-            };
-            map.insert(mime.clone(), Value::String(shown));
-        }
-        Value::Object(map)
+fn structured(result: &CellResult) -> EvalOutput {
+    let bundle = |data: &kernel::MimeBundle| -> BTreeMap<String, String> {
+        data.iter()
+            .map(|(mime, value)| {
+                let shown = if mime.starts_with("image/") && mime != "image/svg+xml" {
+                    "(in images)".to_owned()
+                } else {
+                    value.clone()
+                };
+                (mime.clone(), shown)
+            })
+            .collect()
     };
-    let outputs: Vec<Value> = result
+    let outputs = result
         .outputs
         .iter()
         .map(|output| match output {
-            Output::Stream { name, text } => json!({ "output_type": "stream", "name": name.to_string(), "text": text }),
-            Output::Display { data } => json!({ "output_type": "display_data", "data": bundle(data) }),
-            Output::Result { data } => json!({ "output_type": "execute_result", "data": bundle(data) }),
+            Output::Stream { name, text } => CellOutput::Stream { name: name.to_string(), text: text.clone() },
+            Output::Display { data } => CellOutput::DisplayData { data: bundle(data) },
+            Output::Result { data } => CellOutput::ExecuteResult { data: bundle(data) },
             Output::Error { ename, evalue, traceback } => {
-                json!({ "output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback })
+                CellOutput::Error { ename: ename.clone(), evalue: evalue.clone(), traceback: traceback.clone() }
             }
         })
         .collect();
     let status = match &result.status {
-        CellStatus::Ok => json!({ "status": "ok" }),
-        CellStatus::Error => json!({ "status": "error" }),
-        CellStatus::TimedOut { action, after } => json!({
-            "status": "timed_out",
-            "action": match action { TimeoutAction::Interrupted => "interrupted", TimeoutAction::Killed => "killed" },
-            "inactivity_seconds": after.as_secs(),
-        }),
-        CellStatus::Crashed { exit } => json!({ "status": "crashed", "exit": exit }),
+        CellStatus::Ok => EvalStatus::Ok,
+        CellStatus::Error => EvalStatus::Error,
+        CellStatus::TimedOut { action, after } => {
+            EvalStatus::TimedOut { action: action_name(*action), inactivity_seconds: after.as_secs() }
+        }
+        CellStatus::Crashed { exit } => EvalStatus::Crashed { exit: exit.clone() },
     };
-    json!({
-        "language": result.kernel.language.name(),
-        "version": result.kernel.version,
-        "execution_count": result.execution_count,
-        "status": status,
-        "state_lost": result.state_lost,
-        "fresh_kernel": result.fresh_kernel,
-        "previous_cancelled": result.previous_cancelled.map(|action| match action {
-            TimeoutAction::Interrupted => "interrupted",
-            TimeoutAction::Killed => "killed",
+    EvalOutput {
+        language: result.kernel.language.name(),
+        version: result.kernel.version.clone(),
+        execution_count: result.execution_count,
+        status,
+        state_lost: result.state_lost,
+        fresh_kernel: result.fresh_kernel,
+        previous_cancelled: result.previous_cancelled.map(action_name),
+        outputs,
+        cut: result.cut.map(|cut| CutOutput {
+            stream_chars: cut.stream_chars,
+            mime_values: cut.mime_values,
+            rich_outputs: cut.rich_outputs,
         }),
-        "outputs": outputs,
-        "cut": result.cut.map(|cut| json!({
-            "stream_chars": cut.stream_chars,
-            "mime_values": cut.mime_values,
-            "rich_outputs": cut.rich_outputs,
-        })),
-    })
+    }
 }

@@ -12,13 +12,18 @@ use std::sync::Arc;
 use lsp_supervisor::{Capped, Cursor, Diagnostic, Language, Location, Supervisor, Symbol, SymbolScope};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::error::Result;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tools::lsp_output::{
+    AvailabilityOutput, CheckerOutput, CodeActionOutput, CursorOutput, DiagnosticOutput, FileDiagnosticsOutput,
+    HoverOutput, LeftoverOutput, LocationOutput, LspOutput, NavigationOutput, RenameOutput, RenamedFileOutput,
+    StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
+};
 use crate::workspace::Workspace;
 
 /// References shown at most.
@@ -84,6 +89,10 @@ impl Tool for Lsp {
     const NAME: &'static str = "lsp";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<LspOutput>())
+    }
+
     async fn call(&self, input: LspInput, cx: &CallContext) -> Result<ToolResult> {
         Ok(match reporting_servers(&self.0.supervisor, cx, self.run(input)).await {
             Ok(result) => result,
@@ -113,6 +122,10 @@ impl Tool for LspRename {
     const NAME: &'static str = "lsp_rename";
     const TIER: Tier = Tier::Write;
     const PARALLEL_SAFE: bool = false;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<RenameOutput>())
+    }
 
     fn preview(&self, input: &LspRenameInput) -> CallPreview {
         CallPreview {
@@ -168,21 +181,27 @@ impl Tool for LspRename {
                     );
                 }
                 text.push_str(&leftover_text(ws, &outcome));
-                let files: Vec<_> =
-                    outcome.files.iter().map(|f| json!({ "path": ws.relative(&f.path), "change": f.change })).collect();
-                let leftover = |l: &lsp_supervisor::Leftover| json!({ "location": location_json(ws, &l.location), "excluded": l.excluded, "unasked": l.unasked });
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
-                    "server": outcome.server,
-                    "old_name": outcome.old_name,
-                    "asked_at": outcome.asked_at.as_ref().map(|l| location_json(ws, l)),
-                    "edits": outcome.edits,
-                    "files": files,
-                    "not_covered": outcome.not_covered.iter().map(leftover).collect::<Vec<_>>(),
-                    "unresolved": outcome.unresolved.iter().map(leftover).collect::<Vec<_>>(),
-                    "other_symbols": outcome.other_symbols,
-                    "unchecked": outcome.unchecked,
-                    "kept_aliases": outcome.kept_aliases.iter().map(|l| location_json(ws, l)).collect::<Vec<_>>(),
-                })))
+                let leftover = |l: &lsp_supervisor::Leftover| LeftoverOutput {
+                    location: LocationOutput::new(ws, &l.location),
+                    excluded: l.excluded.clone(),
+                    unasked: l.unasked.clone(),
+                };
+                Ok(ToolResult::text(text.trim_end()).with_output(&RenameOutput {
+                    server: outcome.server,
+                    old_name: outcome.old_name.clone(),
+                    asked_at: outcome.asked_at.as_ref().map(|l| LocationOutput::new(ws, l)),
+                    edits: outcome.edits,
+                    files: outcome
+                        .files
+                        .iter()
+                        .map(|f| RenamedFileOutput { path: ws.relative(&f.path).to_path_buf(), change: f.change })
+                        .collect(),
+                    not_covered: outcome.not_covered.iter().map(leftover).collect(),
+                    unresolved: outcome.unresolved.iter().map(leftover).collect(),
+                    other_symbols: outcome.other_symbols,
+                    unchecked: outcome.unchecked,
+                    kept_aliases: outcome.kept_aliases.iter().map(|l| LocationOutput::new(ws, l)).collect(),
+                }))
             }
         }
     }
@@ -296,28 +315,11 @@ fn loc(ws: &Workspace, l: &Location) -> String {
     format!("{}:{}:{}", ws.relative(&l.path).display(), l.line, l.column)
 }
 
-fn location_json(ws: &Workspace, l: &Location) -> serde_json::Value {
-    json!({
-        "path": ws.relative(&l.path), "line": l.line, "column": l.column,
-        "end_line": l.end_line, "end_column": l.end_column, "text": l.text,
-    })
-}
-
 /// One diagnostic as a line: `path:line:col severity[code] message (source)`.
 pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
     let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
     let source = d.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
     format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
-}
-
-pub(crate) fn diagnostic_json(ws: &Workspace, d: &Diagnostic) -> serde_json::Value {
-    json!({
-        "location": location_json(ws, &d.location),
-        "severity": d.severity.as_str(),
-        "code": d.code,
-        "source": d.source,
-        "message": d.message,
-    })
 }
 
 fn capped_note<T>(list: &Capped<T>) -> String {
@@ -380,13 +382,16 @@ impl Lsp {
                 if let Some(warning) = &nav.warning {
                     let _ = writeln!(text, "note: {}; the list may be incomplete", relative_text(ws, warning));
                 }
-                let locations: Vec<_> = nav.locations.items.iter().map(|l| location_json(ws, l)).collect();
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
-                    "server": nav.server,
-                    "cursor": { "line": nav.cursor.line, "column": nav.cursor.column, "symbol": nav.cursor.symbol },
-                    "locations": locations,
-                    "total": nav.locations.total,
-                    "warning": nav.warning,
+                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Navigation(NavigationOutput {
+                    server: nav.server,
+                    cursor: CursorOutput {
+                        line: nav.cursor.line,
+                        column: nav.cursor.column,
+                        symbol: nav.cursor.symbol.clone(),
+                    },
+                    locations: nav.locations.items.iter().map(|l| LocationOutput::new(ws, l)).collect(),
+                    total: nav.locations.total,
+                    warning: nav.warning.clone(),
                 })))
             }
             LspAction::Hover => {
@@ -396,8 +401,11 @@ impl Lsp {
                     Some(text) => format!("hover at {}:\n{text}", cursor_note(ws, &cursor)),
                     None => format!("no hover information at {}", cursor_note(ws, &cursor)),
                 };
-                Ok(ToolResult::text(shown)
-                    .with_structured(json!({ "hover": text, "line": cursor.line, "column": cursor.column })))
+                Ok(ToolResult::text(shown).with_output(&LspOutput::Hover(HoverOutput {
+                    hover: text,
+                    line: cursor.line,
+                    column: cursor.column,
+                })))
             }
             LspAction::CodeActions => {
                 let (path, line, symbol) = self.place(&input)?;
@@ -414,11 +422,18 @@ impl Lsp {
                     let disabled = a.disabled.as_deref().map(|d| format!(" (disabled: {d})")).unwrap_or_default();
                     let _ = writeln!(text, "- {}{kind}{preferred}{disabled}", a.title);
                 }
-                let structured: Vec<_> = actions
+                let actions = actions
                     .iter()
-                    .map(|a| json!({ "title": a.title, "kind": a.kind, "preferred": a.preferred, "files": a.files.iter().map(|f| ws.relative(f)).collect::<Vec<_>>(), "command": a.command, "disabled": a.disabled }))
+                    .map(|a| CodeActionOutput {
+                        title: a.title.clone(),
+                        kind: a.kind.clone(),
+                        preferred: a.preferred,
+                        files: a.files.iter().map(|f| ws.relative(f).to_path_buf()).collect(),
+                        command: a.command,
+                        disabled: a.disabled.clone(),
+                    })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "actions": structured })))
+                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::CodeActions { actions }))
             }
             LspAction::Diagnostics => {
                 if input.file.as_deref() == Some("*") {
@@ -439,9 +454,10 @@ impl Lsp {
                 for d in &report.diagnostics {
                     let _ = writeln!(text, "{}", diagnostic_line(ws, d));
                 }
-                let items: Vec<_> = report.diagnostics.iter().map(|d| diagnostic_json(ws, d)).collect();
-                Ok(ToolResult::text(text.trim_end()).with_structured(json!({
-                    "server": report.server, "complete": report.complete, "diagnostics": items,
+                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Diagnostics(FileDiagnosticsOutput {
+                    server: report.server,
+                    complete: report.complete,
+                    diagnostics: report.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
                 })))
             }
             LspAction::Symbols => match (&input.query, &input.file) {
@@ -466,7 +482,7 @@ impl Lsp {
                 } else {
                     format!("stopped {}; detection runs again, and each starts on next use", names.join(", "))
                 };
-                Ok(ToolResult::text(text).with_structured(json!({ "stopped": names })))
+                Ok(ToolResult::text(text).with_output(&LspOutput::Reload { stopped: names }))
             }
         }
     }
@@ -480,7 +496,7 @@ impl Lsp {
         let runs =
             self.0.supervisor.project_diagnostics(language).await.map_err(|e| relative_text(ws, &e.to_string()))?;
         let mut text = String::new();
-        let mut structured = Vec::new();
+        let mut checkers = Vec::new();
         for run in &runs {
             let _ = writeln!(
                 text,
@@ -495,13 +511,15 @@ impl Lsp {
             if let Some(failure) = &run.failure {
                 let _ = writeln!(text, "{}", relative_text(ws, failure));
             }
-            structured.push(json!({
-                "language": run.language, "command": run.command, "success": run.success,
-                "diagnostics": run.diagnostics.iter().map(|d| diagnostic_json(ws, d)).collect::<Vec<_>>(),
-                "failure": run.failure.as_deref().map(|f| relative_text(ws, f)),
-            }));
+            checkers.push(CheckerOutput {
+                language: run.language,
+                command: run.command.clone(),
+                success: run.success,
+                diagnostics: run.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
+                failure: run.failure.as_deref().map(|f| relative_text(ws, f)),
+            });
         }
-        Ok(ToolResult::text(text.trim_end()).with_structured(json!({ "checkers": structured })))
+        Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Checkers { checkers }))
     }
 
     async fn workspace_symbols(
@@ -543,29 +561,34 @@ impl Lsp {
         for note in &found.notes {
             let _ = writeln!(text, "note: {note}");
         }
-        let items: Vec<_> = symbols
+        let items = symbols
             .items
             .iter()
-            .map(|s| {
-                json!({
-                    "name": s.name, "kind": s.kind, "container": s.container,
-                    "location": location_json(ws, &s.location),
-                    "dependency": !s.location.path.starts_with(ws.root()),
-                })
+            .map(|s| SymbolOutput {
+                name: s.name.clone(),
+                kind: s.kind,
+                container: s.container.clone(),
+                depth: None,
+                location: LocationOutput::new(ws, &s.location),
+                dependency: Some(!s.location.path.starts_with(ws.root())),
             })
             .collect();
-        let failures: Vec<_> = found
+        let failures = found
             .failures
             .iter()
-            .map(|(id, root, why)| json!({ "server": id, "root": display_root(ws, root), "error": relative_text(ws, why) }))
+            .map(|(id, root, why)| SymbolFailureOutput {
+                server: id,
+                root: display_root(ws, root),
+                error: relative_text(ws, why),
+            })
             .collect();
-        Ok(ToolResult::text(text.trim_end()).with_structured(json!({
-            "symbols": items,
-            "total": symbols.total,
-            "servers": servers,
-            "outside": found.outside,
-            "failures": failures,
-            "notes": found.notes,
+        Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Symbols(SymbolsOutput {
+            symbols: items,
+            total: symbols.total,
+            servers: Some(servers),
+            outside: Some(found.outside),
+            failures: Some(failures),
+            notes: Some(found.notes.clone()),
         })))
     }
 
@@ -645,18 +668,24 @@ impl Lsp {
             };
             let _ = writeln!(text, "  {:<11} {:<27} {verdict}", a.language.id(), a.server);
         }
-        let structured = json!({
-            "running": running,
-            "watching": watching,
-            "availability": available.iter().map(|a| json!({
-                "language": a.language, "server": a.server, "chosen": a.chosen, "usable": a.usable(),
-                "root": a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
-                "reason": a.reason,
-                "projects": a.projects.iter().map(|p| ws.relative(p).to_path_buf()).collect::<Vec<_>>(),
-                "binary": a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
-            })).collect::<Vec<_>>(),
-        });
-        ToolResult::text(text.trim_end()).with_structured(structured)
+        let availability = available
+            .iter()
+            .map(|a| AvailabilityOutput {
+                language: a.language,
+                server: a.server,
+                chosen: a.chosen,
+                usable: a.usable(),
+                root: a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
+                reason: a.reason.clone(),
+                projects: a.projects.iter().map(|p| ws.relative(p).to_path_buf()).collect(),
+                binary: a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
+            })
+            .collect();
+        ToolResult::text(text.trim_end()).with_output(&LspOutput::Status(StatusOutput {
+            running,
+            watching,
+            availability,
+        }))
     }
 }
 
@@ -712,10 +741,24 @@ fn symbols_result(ws: &Workspace, title: &str, symbols: &Capped<Symbol>) -> Tool
         let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
         let _ = writeln!(text, "{indent}{} {}{container}  {}", s.kind, s.name, loc(ws, &s.location));
     }
-    let items: Vec<_> = symbols
+    let items = symbols
         .items
         .iter()
-        .map(|s| json!({ "name": s.name, "kind": s.kind, "container": s.container, "depth": s.depth, "location": location_json(ws, &s.location) }))
+        .map(|s| SymbolOutput {
+            name: s.name.clone(),
+            kind: s.kind,
+            container: s.container.clone(),
+            depth: Some(s.depth),
+            location: LocationOutput::new(ws, &s.location),
+            dependency: None,
+        })
         .collect();
-    ToolResult::text(text.trim_end()).with_structured(json!({ "symbols": items, "total": symbols.total }))
+    ToolResult::text(text.trim_end()).with_output(&LspOutput::Symbols(SymbolsOutput {
+        symbols: items,
+        total: symbols.total,
+        servers: None,
+        outside: None,
+        failures: None,
+        notes: None,
+    }))
 }

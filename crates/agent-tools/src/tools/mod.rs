@@ -12,5 +12,6 @@ pub mod diagnostics;
 pub mod files;
 pub mod kernel;
 pub mod lsp;
+pub mod lsp_output;
 pub mod patch;
 pub mod vibe;

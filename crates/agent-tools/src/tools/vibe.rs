@@ -11,15 +11,52 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use vibe_roster::{Roster, Spawn, Worker};
 
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
+use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, Tool};
+
+/// A worker as `vibe_spawn`, `vibe_send`, `vibe_wait` and `vibe_kill` return
+/// it. Times are seconds since the Unix epoch; `elapsed_seconds` is the
+/// current or last run's duration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerOutput {
+    /// `w1`, `w2`, …
+    pub id: String,
+    pub label: String,
+    /// The worker grade: `fast` or `good`.
+    pub tier: &'static str,
+    /// `queued`, `running`, `done`, `failed`, `killed`, `timed_out`.
+    pub status: &'static str,
+    /// How many runs it has had (a `vibe_send` starts another).
+    pub runs: u32,
+    /// The brief, with what `vibe_send` appended.
+    pub brief: String,
+    pub created_at: f64,
+    pub started_at: Option<f64>,
+    pub finished_at: Option<f64>,
+    pub elapsed_seconds: f64,
+    pub last_activity: f64,
+    /// The last run's output.
+    pub last_result: Option<String>,
+    pub last_error: Option<String>,
+    /// `vibe_wait` only: whether the worker settled within the wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled: Option<bool>,
+}
+
+/// `vibe_list`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersOutput {
+    pub workers: Vec<WorkerOutput>,
+}
 
 pub(crate) fn register(builder: RegistryBuilder, roster: Roster) -> RegistryBuilder {
     builder
@@ -108,6 +145,10 @@ impl Tool for VibeSpawn {
     const NAME: &'static str = "vibe_spawn";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WorkerOutput>())
+    }
+
     async fn call(&self, input: VibeSpawnInput, _cx: &CallContext) -> Result<ToolResult> {
         let spawn = Spawn { brief: input.brief, label: input.label, tier: input.tier.unwrap_or_default().tier() };
         Ok(match self.0.spawn(spawn) {
@@ -115,7 +156,7 @@ impl Tool for VibeSpawn {
                 "spawned {} ({}, {}): {}; it runs on in the background — vibe_wait with worker_id \"{}\" collects its result",
                 worker.id, worker.label, worker.tier, worker.status, worker.id
             ))
-            .with_structured(worker_value(&worker)),
+            .with_output(&worker_value(&worker)),
             Err(e) => ToolResult::error(e.to_string()),
         })
     }
@@ -126,13 +167,17 @@ impl Tool for VibeSend {
     const NAME: &'static str = "vibe_send";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WorkerOutput>())
+    }
+
     async fn call(&self, input: VibeSendInput, _cx: &CallContext) -> Result<ToolResult> {
         Ok(match self.0.send(input.worker_id.trim(), &input.message).await {
             Ok(worker) => ToolResult::text(format!(
                 "sent to {}: run {} {} with the appended brief",
                 worker.id, worker.runs, worker.status
             ))
-            .with_structured(worker_value(&worker)),
+            .with_output(&worker_value(&worker)),
             Err(e) => ToolResult::error(e.to_string()),
         })
     }
@@ -142,6 +187,10 @@ impl Tool for VibeWait {
     type Input = VibeWaitInput;
     const NAME: &'static str = "vibe_wait";
     const TIER: Tier = Tier::Read;
+
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WorkerOutput>())
+    }
 
     async fn call(&self, input: VibeWaitInput, cx: &CallContext) -> Result<ToolResult> {
         let timeout = match input.timeout_seconds {
@@ -193,9 +242,8 @@ impl Tool for VibeWait {
                 if waited.settled {
                     push_outcome(&mut text, worker);
                 }
-                let mut value = worker_value(worker);
-                value["settled"] = Value::Bool(waited.settled);
-                ToolResult::text(text).with_structured(value)
+                let value = WorkerOutput { settled: Some(waited.settled), ..worker_value(worker) };
+                ToolResult::text(text).with_output(&value)
             }
             Err(e) => ToolResult::error(e.to_string()),
         })
@@ -207,16 +255,20 @@ impl Tool for VibeKill {
     const NAME: &'static str = "vibe_kill";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WorkerOutput>())
+    }
+
     async fn call(&self, input: VibeKillInput, _cx: &CallContext) -> Result<ToolResult> {
         let id = input.worker_id.trim();
         let before = self.0.get(id).map(|w| w.status);
         Ok(match self.0.kill(id).await {
             Ok(worker) if before.is_ok_and(|s| s.is_settled()) => {
                 ToolResult::text(format!("{} had already settled ({}); nothing to stop", worker.id, worker.status))
-                    .with_structured(worker_value(&worker))
+                    .with_output(&worker_value(&worker))
             }
             Ok(worker) => ToolResult::text(format!("{} {}: its processes are stopped", worker.id, worker.status))
-                .with_structured(worker_value(&worker)),
+                .with_output(&worker_value(&worker)),
             Err(e) => ToolResult::error(e.to_string()),
         })
     }
@@ -227,11 +279,14 @@ impl Tool for VibeList {
     const NAME: &'static str = "vibe_list";
     const TIER: Tier = Tier::Read;
 
+    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
+        Some(output_schema::<WorkersOutput>())
+    }
+
     async fn call(&self, _input: VibeListInput, _cx: &CallContext) -> Result<ToolResult> {
         let workers = self.0.list();
         let text = if workers.is_empty() { "no workers".to_owned() } else { table(&workers) };
-        Ok(ToolResult::text(text)
-            .with_structured(json!({ "workers": workers.iter().map(worker_value).collect::<Vec<_>>() })))
+        Ok(ToolResult::text(text).with_output(&WorkersOutput { workers: workers.iter().map(worker_value).collect() }))
     }
 }
 
@@ -289,22 +344,23 @@ fn push_outcome(text: &mut String, worker: &Worker) {
     }
 }
 
-fn worker_value(worker: &Worker) -> Value {
-    json!({
-        "id": worker.id,
-        "label": worker.label,
-        "tier": worker.tier.as_str(),
-        "status": worker.status.as_str(),
-        "runs": worker.runs,
-        "brief": worker.brief,
-        "created_at": unix_seconds(worker.created_at),
-        "started_at": worker.started_at.map(unix_seconds),
-        "finished_at": worker.finished_at.map(unix_seconds),
-        "elapsed_seconds": worker.elapsed.as_secs_f64(),
-        "last_activity": unix_seconds(worker.last_activity),
-        "last_result": worker.last_result,
-        "last_error": worker.last_error,
-    })
+fn worker_value(worker: &Worker) -> WorkerOutput {
+    WorkerOutput {
+        id: worker.id.clone(),
+        label: worker.label.clone(),
+        tier: worker.tier.as_str(),
+        status: worker.status.as_str(),
+        runs: worker.runs,
+        brief: worker.brief.clone(),
+        created_at: unix_seconds(worker.created_at),
+        started_at: worker.started_at.map(unix_seconds),
+        finished_at: worker.finished_at.map(unix_seconds),
+        elapsed_seconds: worker.elapsed.as_secs_f64(),
+        last_activity: unix_seconds(worker.last_activity),
+        last_result: worker.last_result.clone(),
+        last_error: worker.last_error.clone(),
+        settled: None,
+    }
 }
 
 fn unix_seconds(time: SystemTime) -> f64 {

@@ -1,0 +1,362 @@
+//! The structured values of `lsp`, `lsp_rename` and diagnostics on write
+//! (MCP's `structuredContent`), as types: the output schemas are generated
+//! from them. Paths are relative to the working directory; lines and columns
+//! are 1-indexed, columns in characters.
+
+use std::path::PathBuf;
+
+use lsp_supervisor::{Diagnostic, Location, ServerStatus};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::workspace::Workspace;
+
+/// A range in a file, with the text of its first line.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocationOutput {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    /// Exclusive.
+    pub end_column: u32,
+    /// The source line it starts on.
+    pub text: String,
+}
+
+impl LocationOutput {
+    pub(crate) fn new(ws: &Workspace, l: &Location) -> LocationOutput {
+        LocationOutput {
+            path: ws.relative(&l.path).to_path_buf(),
+            line: l.line,
+            column: l.column,
+            end_line: l.end_line,
+            end_column: l.end_column,
+            text: l.text.clone(),
+        }
+    }
+}
+
+/// One diagnostic, as the server published it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnosticOutput {
+    pub location: LocationOutput,
+    /// `error`, `warning`, `information` or `hint`.
+    pub severity: &'static str,
+    pub code: Option<String>,
+    /// Who reported it (`rustc`, `Pyright`, `ts`, …).
+    pub source: Option<String>,
+    pub message: String,
+}
+
+impl DiagnosticOutput {
+    pub(crate) fn new(ws: &Workspace, d: &Diagnostic) -> DiagnosticOutput {
+        DiagnosticOutput {
+            location: LocationOutput::new(ws, &d.location),
+            severity: d.severity.as_str(),
+            code: d.code.clone(),
+            source: d.source.clone(),
+            message: d.message.clone(),
+        }
+    }
+}
+
+/// `lsp`'s structured value, by action.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LspOutput {
+    /// `definition`, `type_definition`, `implementation`, `references`.
+    Navigation(NavigationOutput),
+    /// `hover`.
+    Hover(HoverOutput),
+    /// `code_actions`.
+    CodeActions { actions: Vec<CodeActionOutput> },
+    /// `diagnostics` of one file.
+    Diagnostics(FileDiagnosticsOutput),
+    /// `diagnostics` of `"*"`: one run of each project checker.
+    Checkers { checkers: Vec<CheckerOutput> },
+    /// `symbols` with a `query` (workspace) or a `file` (its outline).
+    Symbols(SymbolsOutput),
+    /// `status`.
+    Status(StatusOutput),
+    /// `reload`: the servers stopped (`id (root)`).
+    Reload { stopped: Vec<String> },
+}
+
+/// Where the place the model named was found.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CursorOutput {
+    pub line: u32,
+    pub column: u32,
+    pub symbol: String,
+}
+
+/// The answer of a navigation request.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NavigationOutput {
+    pub server: &'static str,
+    pub cursor: CursorOutput,
+    /// The locations shown (capped).
+    pub locations: Vec<LocationOutput>,
+    /// How many the server gave in all.
+    pub total: usize,
+    /// Why the list may be incomplete (a server still loading).
+    pub warning: Option<String>,
+}
+
+/// The hover text at a place.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoverOutput {
+    /// `null` when the server has nothing there.
+    pub hover: Option<String>,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One code action the server offers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeActionOutput {
+    pub title: String,
+    /// LSP `CodeActionKind` (`quickfix`, `refactor.extract`, …).
+    pub kind: Option<String>,
+    pub preferred: bool,
+    /// The files its edit changes.
+    pub files: Vec<PathBuf>,
+    /// Whether it runs a server command (besides or instead of an edit).
+    pub command: bool,
+    /// Why the server says it cannot be applied now.
+    pub disabled: Option<String>,
+}
+
+/// One file's diagnostics.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileDiagnosticsOutput {
+    pub server: &'static str,
+    /// False when the server had not published for the current text when the wait ran out.
+    pub complete: bool,
+    pub diagnostics: Vec<DiagnosticOutput>,
+}
+
+/// One run of a project checker (`cargo check`, `tsc`, `pyright`, `go vet`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckerOutput {
+    pub language: lsp_supervisor::Language,
+    pub command: String,
+    pub success: bool,
+    pub diagnostics: Vec<DiagnosticOutput>,
+    /// Why the checker failed to run or its output could not be read.
+    pub failure: Option<String>,
+}
+
+/// Symbols: a workspace search (`query`) or a file's outline.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolsOutput {
+    /// The symbols shown (capped).
+    pub symbols: Vec<SymbolOutput>,
+    /// How many there were in all.
+    pub total: usize,
+    /// Workspace search: the servers asked (`id for root`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<String>>,
+    /// Workspace search: hits outside the working directory left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside: Option<usize>,
+    /// Workspace search: servers that could not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<Vec<SymbolFailureOutput>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
+}
+
+/// One symbol.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolOutput {
+    pub name: String,
+    /// LSP `SymbolKind`, by name (`function`, `struct`, …).
+    pub kind: &'static str,
+    pub container: Option<String>,
+    /// Outline: nesting depth (0 at the top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    pub location: LocationOutput,
+    /// Workspace search: whether it lies outside the working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependency: Option<bool>,
+}
+
+/// A server that could not answer a workspace search.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolFailureOutput {
+    pub server: &'static str,
+    pub root: String,
+    pub error: String,
+}
+
+/// `status`: the servers running, the watch, and each language's server.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusOutput {
+    /// Paths here are absolute, as the supervisor holds them.
+    pub running: Vec<ServerStatus>,
+    /// Whether changes on disk are watched, and how widely.
+    pub watching: String,
+    pub availability: Vec<AvailabilityOutput>,
+}
+
+/// Whether a language's server is usable at the root, and why not.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AvailabilityOutput {
+    pub language: lsp_supervisor::Language,
+    pub server: &'static str,
+    /// Whether it is the server routing picks for the language.
+    pub chosen: bool,
+    pub usable: bool,
+    /// `{ "Ok": root }`, or `{ "Err": why there is none }`.
+    pub root: Result<PathBuf, String>,
+    /// Why that root (the toolchain's rule).
+    pub reason: Option<String>,
+    /// Sub-projects of the language under the root.
+    pub projects: Vec<PathBuf>,
+    /// `{ "Ok": the binary's path }`, or `{ "Err": why none runs }`.
+    pub binary: Result<PathBuf, String>,
+}
+
+/// `lsp_rename`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameOutput {
+    pub server: &'static str,
+    pub old_name: String,
+    /// Where the rename was asked, when not at the place given (a declaration).
+    pub asked_at: Option<LocationOutput>,
+    /// Text edits written.
+    pub edits: usize,
+    pub files: Vec<RenamedFileOutput>,
+    /// Uses of the old name in files the server's configuration leaves out.
+    pub not_covered: Vec<LeftoverOutput>,
+    /// Occurrences the server could not resolve (comments, strings, docs).
+    pub unresolved: Vec<LeftoverOutput>,
+    /// Occurrences that are other symbols of the same name.
+    pub other_symbols: usize,
+    /// Occurrences not asked about (past the cap).
+    pub unchecked: usize,
+    /// Where the edit kept the old name as an alias (`export { new as old }`).
+    pub kept_aliases: Vec<LocationOutput>,
+}
+
+/// One file a rename changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenamedFileOutput {
+    pub path: PathBuf,
+    /// `changed`, `created` or `deleted`.
+    pub change: &'static str,
+}
+
+/// A use of the old name the rename left.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeftoverOutput {
+    pub location: LocationOutput,
+    /// Why the server's configuration leaves its file out.
+    pub excluded: Option<String>,
+    /// Why the server could not be asked about it.
+    pub unasked: Option<String>,
+}
+
+/// The fields diagnostics on write adds to a write tool's structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteDiagnosticsOutput {
+    /// Each written file's new diagnostics.
+    pub diagnostics: Vec<WrittenFileOutput>,
+    /// What each server says of the files the write did not touch.
+    pub other_files: Vec<OtherFilesOutput>,
+}
+
+/// Diagnostics on write: one written file's new diagnostics.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WrittenFileOutput {
+    /// The server answered.
+    Checked {
+        path: String,
+        server: &'static str,
+        /// `new`, `no new`, `unknown baseline` (what it had before could not be read) or `pending`.
+        status: &'static str,
+        /// Earlier diagnostics gone.
+        fixed: usize,
+        new: Vec<DiagnosticOutput>,
+    },
+    /// The write deleted it (`status`: `deleted`), no server is usable for
+    /// its language (`unavailable`, with `why`), or asking failed (`failed`, with `error`).
+    Unchecked {
+        path: String,
+        status: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// Diagnostics on write: what one server says of the files the write did not touch.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OtherFilesOutput {
+    pub server: &'static str,
+    /// How the server gives them: `published`, `importers` or `written_only`.
+    pub way: lsp_supervisor::OtherFiles,
+    /// `new`, `no new`, `none` (nothing imports the file), `pending`, `not checked`, `failed`.
+    pub status: &'static str,
+    pub written: Vec<String>,
+    /// New diagnostics in other files, in all.
+    pub new_total: usize,
+    /// Earlier diagnostics gone.
+    pub fixed: usize,
+    /// Other files looked at.
+    pub looked_at: usize,
+    /// `importers` only: the files that import the written one.
+    pub importers: Option<usize>,
+    /// `importers` only: how many of them were read.
+    pub checked: Option<usize>,
+    /// Importers the server's configuration leaves out, with why.
+    pub outside_configuration: Vec<OutsideOutput>,
+    /// Files whose diagnostics had not come when the wait ran out.
+    pub pending: Vec<String>,
+    pub error: Option<String>,
+    pub files: Vec<OtherFileOutput>,
+}
+
+/// An importer the server's configuration leaves out.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutsideOutput {
+    pub path: String,
+    pub why: String,
+}
+
+/// One other file with new diagnostics.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OtherFileOutput {
+    pub path: String,
+    pub new_count: usize,
+    pub fixed: usize,
+    /// Whether what it had before the write was known (else some may be older).
+    pub baseline_known: bool,
+    /// At most 100 listed.
+    pub new: Vec<DiagnosticOutput>,
+}
