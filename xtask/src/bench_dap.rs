@@ -140,12 +140,7 @@ async fn ours_round(target: &Target, options: &Options) -> Result<Vec<Duration>>
     }
     let debug = DebugSupervisor::new(config);
     debug.set_breakpoints("bench", &target.source, &[target.line]).await?;
-    let spec = LaunchSpec {
-        root: target.root.clone(),
-        program: target.program.clone(),
-        args: Vec::new(),
-        adapter: Some(options.adapter),
-    };
+    let spec = LaunchSpec { adapter: Some(options.adapter), ..LaunchSpec::new(&target.root, &target.program) };
     let started = debug.launch("bench", spec).await?;
     if !matches!(started.outcome, RunOutcome::Stopped(_)) {
         bail!("ours did not stop at the breakpoint: {:?}", started.outcome);

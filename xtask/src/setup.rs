@@ -29,6 +29,8 @@ pub(crate) const MCP_SDK_VERSION: &str = "1.32.2";
 /// reports nothing without its pyflakes and pycodestyle extras.
 pub(crate) const PIP_SERVERS: &[&str] =
     &["python-lsp-server[pyflakes,pycodestyle]==1.15.0", "ruff==0.17.6", "debugpy==1.8.22"];
+/// pytest, pinned: the debug tests stop inside a failing test run as `-m pytest`.
+pub(crate) const PYTEST: &str = "pytest==9.2.0";
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`).
 pub(crate) const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19"];
 /// The commands the Debian packages provide, each checked by running it.
@@ -60,6 +62,7 @@ fn steps() -> Vec<Step> {
         Step { name: "pyright, ts-language-server (npm)", check: check_npm_servers, install: install_npm_servers },
         Step { name: "@modelcontextprotocol/sdk (npm)", check: check_mcp_sdk, install: install_mcp_sdk },
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
+        Step { name: "pytest (pip)", check: check_pytest, install: install_pytest },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
@@ -290,6 +293,24 @@ fn install_pip_servers() -> Result<()> {
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .args(PIP_SERVERS),
     )?;
+    Ok(())
+}
+
+fn check_pytest() -> Option<String> {
+    let version = runs(&venv_bin("python"), &["-m", "pytest", "--version"])?;
+    let wanted = PYTEST.split("==").nth(1)?;
+    version.ends_with(wanted).then_some(version)
+}
+
+fn install_pytest() -> Result<()> {
+    run_quiet(Command::new(venv_bin("python")).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        PYTEST,
+    ]))?;
     Ok(())
 }
 

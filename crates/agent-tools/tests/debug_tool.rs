@@ -113,6 +113,10 @@ async fn a_session_through_the_tool() {
         "variables reference 1 is stale: it came from stop 1 and the program has resumed since (now at stop 2); ask for the stack or scopes again"
     );
     assert_eq!(ok(&debug, json!({ "op": "evaluate", "expression": "greeting" })).await.text, "greeting = hi");
+    // Pausing a stopped program says so, and where it is.
+    let paused = ok(&debug, json!({ "op": "pause" })).await;
+    assert_eq!(paused.text, "already stopped, nothing to pause: stopped (step) at main.dart:6 in greet, thread 1");
+    assert_eq!(paused.structured.unwrap()["state"], "stopped");
 
     let again = error(&debug, json!({ "op": "launch", "program": "main.dart" })).await;
     assert_eq!(
@@ -139,7 +143,15 @@ async fn a_session_through_the_tool() {
     let ended = ok(&debug, json!({ "op": "continue" })).await;
     assert_eq!(ended.text, "ended: the program finished (exit code 0); op output shows what it printed");
     let output = ok(&debug, json!({ "op": "output" })).await;
-    assert_eq!(output.text, "hello from the fixture\nin greet\nwarning on stderr\n");
+    // Each stream's run under its label, in order; the structured value has them as chunks.
+    assert_eq!(output.text, "[stdout]\nhello from the fixture\nin greet\n[stderr]\nwarning on stderr\n");
+    assert_eq!(
+        output.structured.as_ref().unwrap()["chunks"],
+        json!([
+            { "stream": "stdout", "text": "hello from the fixture\nin greet\n" },
+            { "stream": "stderr", "text": "warning on stderr\n" },
+        ])
+    );
     assert_eq!(error(&debug, json!({ "op": "terminate" })).await, "the debug session has ended: the program finished");
     let cleared = ok(&debug, json!({ "op": "breakpoints", "file": "main.dart", "lines": [] })).await;
     assert_eq!(cleared.text, "cleared the breakpoints in main.dart");

@@ -9,10 +9,14 @@
 //! | lldb    | `lldb-dap` (or versioned names)  | stdio     | Cargo.toml, CMakeLists.txt                    |
 //! | delve   | `dlv dap --listen 127.0.0.1:0`   | TCP       | go.mod                                        |
 //!
-//! debugpy runs on the project's own interpreter (`.venv/bin/python`, then
-//! `venv/bin/python`, then `python3` on the search path): a PATH python is a
-//! different environment, and debugging from the wrong one fails in ways that
-//! read as broken code.
+//! debugpy has two interpreters. The *program* runs on the project's own
+//! (`.venv/bin/python`, then `venv/bin/python`, then `python3` on the search
+//! path), passed as the launch's `python`: a PATH python is a different
+//! environment, and debugging in the wrong one fails in ways that read as
+//! broken code. The *adapter* (`python -m debugpy.adapter`) runs on the first
+//! Python that has a working debugpy: the project's venv, then the configured
+//! one ([`Detection::python`]), then `python3` on the search path; so a
+//! project venv made without debugpy still debugs, as it does in editors.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt as _;
@@ -129,7 +133,9 @@ impl AdapterReport {
 pub struct Detection {
     /// The directories searched for binaries, as a `PATH` value; `None` = this process's `PATH`.
     pub search_path: Option<OsString>,
-    /// The Python for debugpy, overriding the project venv and the search path.
+    /// A Python with debugpy to run the adapter on when the project's venv
+    /// has none (tried before `python3` on the search path). The program
+    /// still runs on the project's interpreter ([`program_python`]).
     pub python: Option<PathBuf>,
     /// How long a probe may take before the binary counts as not running.
     pub probe_timeout: Duration,
@@ -165,11 +171,9 @@ fn find_versioned(prefix: &str, search_path: Option<&OsString>) -> Vec<PathBuf> 
     found.into_iter().map(|(_, path)| path).collect()
 }
 
-/// The interpreter debugpy runs on, and where it came from.
-pub fn debugpy_python(root: &Path, detection: &Detection) -> Option<(PathBuf, String)> {
-    if let Some(python) = &detection.python {
-        return Some((python.clone(), "configured".to_owned()));
-    }
+/// The interpreter a Python program runs on, and where it came from: the
+/// project's `.venv` or `venv`, else `python3` on the search path.
+pub fn program_python(root: &Path, detection: &Detection) -> Option<(PathBuf, String)> {
     for venv in [".venv", "venv"] {
         let python = root.join(venv).join("bin/python");
         if python.exists() {
@@ -177,6 +181,33 @@ pub fn debugpy_python(root: &Path, detection: &Detection) -> Option<(PathBuf, St
         }
     }
     find_in_path("python3", detection.search_path.as_ref()).map(|p| (p, "python3 on PATH".to_owned()))
+}
+
+/// The Pythons debugpy's adapter may run on, in order: the project's venv,
+/// the configured one, `python3` on the search path (each once).
+fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)> {
+    let mut candidates: Vec<(PathBuf, String)> = Vec::new();
+    for venv in [".venv", "venv"] {
+        let python = root.join(venv).join("bin/python");
+        if python.exists() {
+            candidates.push((python, format!("the project's {venv}")));
+        }
+    }
+    if let Some(python) = &detection.python {
+        candidates.push((python.clone(), "configured".to_owned()));
+    }
+    if let Some(python) = find_in_path("python3", detection.search_path.as_ref()) {
+        candidates.push((python, "python3 on PATH".to_owned()));
+    }
+    // By path as given: a venv's python is a symlink to its base interpreter, but
+    // the venv (its pyvenv.cfg and site-packages) is what decides whether debugpy imports.
+    let mut seen = Vec::new();
+    candidates.retain(|(python, _)| {
+        let new = !seen.contains(python);
+        seen.push(python.clone());
+        new
+    });
+    candidates
 }
 
 /// Runs `program args` and says whether it exited 0 within the timeout.
@@ -212,19 +243,29 @@ pub async fn resolve(id: AdapterId, root: &Path, detection: &Detection) -> Resul
     let timeout = if detection.probe_timeout.is_zero() { Duration::from_secs(10) } else { detection.probe_timeout };
     match id {
         AdapterId::Debugpy => {
-            let Some((python, source)) = debugpy_python(root, detection) else {
+            let candidates = adapter_pythons(root, detection);
+            if candidates.is_empty() {
                 return Err(
                     "no python: no .venv/bin/python or venv/bin/python in the project and no python3 on PATH".into()
                 );
-            };
-            probe(&python, &["-c", "import debugpy"], timeout).await.map_err(|e| {
-                format!("{} ({source}) has no working debugpy (pip install debugpy): {e}", python.display())
-            })?;
-            Ok(AdapterCommand {
-                program: python,
-                args: vec!["-m".into(), "debugpy.adapter".into()],
-                transport: Transport::Stdio,
-            })
+            }
+            let mut failures = Vec::new();
+            for (python, source) in candidates {
+                match probe(&python, &["-c", "import debugpy"], timeout).await {
+                    Ok(()) => {
+                        return Ok(AdapterCommand {
+                            program: python,
+                            args: vec!["-m".into(), "debugpy.adapter".into()],
+                            transport: Transport::Stdio,
+                        });
+                    }
+                    Err(e) => failures.push(format!("{} ({source}): {e}", python.display())),
+                }
+            }
+            Err(format!(
+                "no Python here has a working debugpy (pip install debugpy into the project's venv, or set debug.python): {}",
+                failures.join("; ")
+            ))
         }
         AdapterId::Lldb => {
             let mut candidates: Vec<PathBuf> = Vec::new();
@@ -272,13 +313,21 @@ pub fn find_marker(id: AdapterId, root: &Path) -> Option<String> {
 pub async fn detect(id: AdapterId, root: &Path, detection: &Detection) -> AdapterReport {
     let marker = find_marker(id, root);
     let binary = resolve(id, root, detection).await;
+    let runs = |command: &AdapterCommand| match id {
+        AdapterId::Debugpy => {
+            let program = match program_python(root, detection) {
+                Some((python, source)) => format!("{} ({source})", python.display()),
+                None => "no python".to_owned(),
+            };
+            format!("debugpy's adapter runs on {}, the program on {program}", command.program.display())
+        }
+        _ => format!("{} runs", command.program.display()),
+    };
     let detail = match (&marker, &binary) {
-        (Some(marker), Ok(command)) => format!("usable: {marker} at the root, {} runs", command.program.display()),
-        (None, Ok(command)) => format!(
-            "not usable: no root marker ({} at the root); {} runs",
-            id.markers().join(", "),
-            command.program.display()
-        ),
+        (Some(marker), Ok(command)) => format!("usable: {marker} at the root, {}", runs(command)),
+        (None, Ok(command)) => {
+            format!("not usable: no root marker ({} at the root); {}", id.markers().join(", "), runs(command))
+        }
         (Some(marker), Err(why)) => format!("not usable: {marker} at the root, but {why}"),
         (None, Err(why)) => format!("not usable: no root marker ({}) and {why}", id.markers().join(", ")),
     };

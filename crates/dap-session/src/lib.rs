@@ -32,8 +32,8 @@ mod transport;
 mod types;
 
 pub use adapter::{
-    AdapterCommand, AdapterId, AdapterReport, Detection, Transport, debugpy_python, detect, detect_all, find_in_path,
-    infer_from_program,
+    AdapterCommand, AdapterId, AdapterReport, Detection, Transport, detect, detect_all, find_in_path,
+    infer_from_program, program_python,
 };
 pub use error::{Error, Result};
 pub use process::alive;
@@ -42,6 +42,6 @@ pub use state::OutputBuffer;
 pub use supervisor::{AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec};
 pub use transport::{Client, Diagnostics, EventSink, PendingReply, refusal};
 pub use types::{
-    Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
-    Start, Started, Status, Stop, Terminated, ThreadInfo, Value,
+    Capped, FileBreakpoints, Frame, Location, Output, OutputChunk, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo,
+    SessionInfo, Start, Started, Status, Stop, Terminated, ThreadInfo, Value,
 };

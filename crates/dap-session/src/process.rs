@@ -106,7 +106,10 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
     let diagnostics = Arc::new(Diagnostics::default());
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     if let Some(stderr) = stderr {
-        tokio::spawn(keep_tail(stderr, Arc::clone(&diagnostics)));
+        // A TCP adapter (delve) runs the program with its own stdio: what the
+        // program writes to stderr arrives here, and is output as well.
+        let forward = (spawn.command.transport == Transport::Tcp).then(|| Arc::clone(&events));
+        tokio::spawn(keep_tail(stderr, Arc::clone(&diagnostics), forward));
     }
     let (exited_tx, exited) = watch::channel(false);
     let waiter_diagnostics = Arc::clone(&diagnostics);
@@ -207,11 +210,15 @@ pub fn listening_address(line: &str) -> Option<String> {
     address.rsplit_once(':').filter(|(_, port)| port.parse::<u16>().is_ok()).map(|_| address.to_owned())
 }
 
-async fn keep_tail<R: AsyncRead + Unpin>(stderr: R, diagnostics: Arc<Diagnostics>) {
+async fn keep_tail<R: AsyncRead + Unpin>(stderr: R, diagnostics: Arc<Diagnostics>, forward: Option<EventSink>) {
     let mut lines = BufReader::new(stderr).lines();
     let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(%line, "adapter stderr");
+        if let Some(forward) = &forward {
+            let body = serde_json::json!({ "category": "stderr", "output": format!("{line}\n") });
+            forward(crate::protocol::Event { seq: 0, event: "output".to_owned(), body });
+        }
         kept.push_back(line);
         if kept.len() > STDERR_LINES {
             kept.pop_front();

@@ -63,6 +63,10 @@ impl Default for Limits {
     }
 }
 
+/// How long `attach` waits, once configured, for a stop that comes at once
+/// (a breakpoint in a loop) before it returns with the program running.
+pub const ATTACH_SETTLE: Duration = Duration::from_secs(2);
+
 /// How to reach the adapter.
 pub enum Reach<'a> {
     /// Start this command (as its own process group).
@@ -83,6 +87,9 @@ pub struct Open<'a> {
     pub breakpoints: &'a BTreeMap<PathBuf, Vec<u64>>,
     pub limits: Limits,
     pub ttl: Duration,
+    /// Files the session makes outside the project (delve's build of the
+    /// program), removed when the session is dropped.
+    pub scratch: Vec<PathBuf>,
 }
 
 /// A started session.
@@ -96,6 +103,7 @@ pub struct Session {
     adapter_pid: Option<u32>,
     started: Instant,
     ttl: Duration,
+    scratch: Vec<PathBuf>,
     capabilities: Value,
     limits: Limits,
 }
@@ -166,6 +174,7 @@ impl Session {
             adapter_pid,
             started: Instant::now(),
             ttl: open.ttl,
+            scratch: open.scratch,
             capabilities: Value::Null,
             limits,
         };
@@ -267,7 +276,13 @@ impl Session {
                 state.version += 1;
             }
         }
-        let outcome = self.wait_run(0).await;
+        // An attached program is already running (a server, a loop): the session is
+        // ready once configured, and only a stop that comes at once is waited for.
+        let wait = match self.start {
+            Start::Attach { .. } => ATTACH_SETTLE.min(self.limits.run_timeout),
+            Start::Launch { .. } => self.limits.run_timeout,
+        };
+        let outcome = self.wait_run(0, wait).await;
         Ok(Started { adapter: self.adapter, breakpoints: placed, outcome })
     }
 
@@ -295,9 +310,9 @@ impl Session {
         Ok(FileBreakpoints { file: file.to_path_buf(), lines: lines.to_vec(), placed: Some(placed) })
     }
 
-    /// Waits for a stop numbered above `before`, or the end, up to the run timeout.
-    async fn wait_run(&self, before: u64) -> RunOutcome {
-        let deadline = tokio::time::Instant::now() + self.limits.run_timeout;
+    /// Waits for a stop numbered above `before`, or the end, up to `wait`.
+    async fn wait_run(&self, before: u64, wait: Duration) -> RunOutcome {
+        let deadline = tokio::time::Instant::now() + wait;
         let mut changes = self.changes.clone();
         loop {
             let seen = {
@@ -334,7 +349,7 @@ impl Session {
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => {
-                    return RunOutcome::StillRunning { waited: self.limits.run_timeout };
+                    return RunOutcome::StillRunning { waited: wait };
                 }
             }
         }
@@ -403,7 +418,7 @@ impl Session {
             }
             return Err(error);
         }
-        Ok(self.wait_run(before).await)
+        Ok(self.wait_run(before, self.limits.run_timeout).await)
     }
 
     /// Pauses `thread` (default: the first), then waits for the stop.
@@ -421,7 +436,7 @@ impl Session {
             None => self.first_thread().await?,
         };
         self.client.request("pause", json!({ "threadId": thread }), self.limits.request_timeout).await?;
-        Ok(self.wait_run(before).await)
+        Ok(self.wait_run(before, self.limits.run_timeout).await)
     }
 
     /// The debuggee's threads.
@@ -534,7 +549,28 @@ impl Session {
         // debugpy runs statements in the repl context; lldb-dap would take repl input as a command.
         let context = if self.adapter == AdapterId::Debugpy { "repl" } else { "watch" };
         let arguments = json!({ "expression": expression, "frameId": frame_id, "context": context });
-        let body = self.client.request("evaluate", arguments, self.limits.request_timeout).await?;
+        let asked = Instant::now();
+        let body = match self.client.request("evaluate", arguments, self.limits.request_timeout).await {
+            Ok(body) => body,
+            Err(Error::Timeout { after, .. }) => {
+                return Err(Error::Invalid(format!(
+                    "the evaluation got no answer within {} s and was given up; the program is still stopped where it was, though the adapter may answer other requests only once the expression finishes",
+                    after.as_secs()
+                )));
+            }
+            // pydevd interrupts an evaluation that runs past PYDEVD_INTERRUPT_THREAD_TIMEOUT.
+            Err(Error::Request { message, .. })
+                if self.adapter == AdapterId::Debugpy
+                    && message.trim_end().ends_with("KeyboardInterrupt")
+                    && asked.elapsed() >= Duration::from_secs(1) =>
+            {
+                return Err(Error::Invalid(format!(
+                    "the evaluation ran for {} s without finishing and was interrupted; the program is still stopped where it was",
+                    asked.elapsed().as_secs()
+                )));
+            }
+            Err(error) => return Err(error),
+        };
         let response: EvaluateResponse = decode("evaluate", body)?;
         lock(&self.state).issue(IdKind::Reference, [response.variables_reference]);
         Ok(self.value(expression.to_owned(), response.result, response.type_, response.variables_reference))
@@ -613,6 +649,9 @@ impl Drop for Session {
     fn drop(&mut self) {
         if matches!(self.start, Start::Launch { .. }) {
             end_launched_debuggee(&lock(&self.state));
+        }
+        for file in &self.scratch {
+            let _ = std::fs::remove_file(file);
         }
     }
 }

@@ -11,12 +11,15 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::types::{Output, Phase, Stop};
+use crate::types::{Output, OutputChunk, Phase, Stop};
 
-/// A bounded text buffer keeping the most recent characters.
+/// A bounded buffer of the debuggee's output keeping the most recent
+/// characters, in arrival order, each piece with the stream that printed it.
 #[derive(Debug, Clone, Default)]
 pub struct OutputBuffer {
-    text: String,
+    /// Consecutive pieces of one stream are one chunk.
+    chunks: std::collections::VecDeque<OutputChunk>,
+    chars: usize,
     limit: usize,
     dropped: usize,
 }
@@ -24,22 +27,39 @@ pub struct OutputBuffer {
 impl OutputBuffer {
     /// A buffer keeping at most `limit` characters.
     pub fn new(limit: usize) -> OutputBuffer {
-        OutputBuffer { text: String::new(), limit, dropped: 0 }
+        OutputBuffer { limit, ..OutputBuffer::default() }
     }
 
-    pub fn push(&mut self, text: &str) {
-        self.text.push_str(text);
-        let chars = self.text.chars().count();
-        if chars > self.limit {
-            let cut = chars - self.limit;
-            let byte = self.text.char_indices().nth(cut).map(|(i, _)| i).unwrap_or(self.text.len());
-            self.text.drain(..byte);
-            self.dropped += cut;
+    /// Appends `text` printed on `stream` (a DAP `output` category: `stdout`, `stderr`, `console`, `important`).
+    pub fn push(&mut self, stream: &str, text: &str) {
+        match self.chunks.back_mut() {
+            Some(last) if last.stream == stream => last.text.push_str(text),
+            _ => self.chunks.push_back(OutputChunk { stream: stream.to_owned(), text: text.to_owned() }),
+        }
+        self.chars += text.chars().count();
+        while self.chars > self.limit {
+            let excess = self.chars - self.limit;
+            let Some(first) = self.chunks.front_mut() else { break };
+            let first_chars = first.text.chars().count();
+            if first_chars <= excess {
+                self.chunks.pop_front();
+                self.chars -= first_chars;
+                self.dropped += first_chars;
+            } else {
+                let byte = first.text.char_indices().nth(excess).map(|(i, _)| i).unwrap_or(first.text.len());
+                first.text.drain(..byte);
+                self.chars -= excess;
+                self.dropped += excess;
+            }
         }
     }
 
     pub fn snapshot(&self) -> Output {
-        Output { text: self.text.clone(), dropped_chars: self.dropped }
+        Output {
+            text: self.chunks.iter().map(|c| c.text.as_str()).collect(),
+            dropped_chars: self.dropped,
+            chunks: self.chunks.iter().cloned().collect(),
+        }
     }
 }
 
@@ -138,11 +158,12 @@ impl State {
                     body.get("systemProcessId").and_then(Value::as_u64).and_then(|pid| u32::try_from(pid).ok());
             }
             "output" => {
+                // DAP: an absent category is `console`; `telemetry` is not for people.
                 let category = body.get("category").and_then(Value::as_str).unwrap_or("console");
-                if matches!(category, "stdout" | "stderr")
+                if matches!(category, "stdout" | "stderr" | "console" | "important")
                     && let Some(text) = body.get("output").and_then(Value::as_str)
                 {
-                    self.output.push(text);
+                    self.output.push(category, text);
                 }
             }
             crate::transport::CLOSED_EVENT => self.end("the debug adapter exited"),
@@ -264,13 +285,35 @@ mod tests {
         );
     }
 
+    fn chunk(stream: &str, text: &str) -> OutputChunk {
+        OutputChunk { stream: stream.into(), text: text.into() }
+    }
+
     #[test]
-    fn output_keeps_the_tail_and_counts_what_it_dropped() {
+    fn output_keeps_the_tail_by_stream_and_counts_what_it_dropped() {
         let mut state = State::new(10);
         state.on_event("output", &json!({ "category": "stdout", "output": "hello\n" }));
-        state.on_event("output", &json!({ "category": "console", "output": "adapter noise\n" }));
-        state.on_event("output", &json!({ "category": "stderr", "output": "wörld!\n" }));
+        state.on_event("output", &json!({ "category": "stderr", "output": "wö" }));
+        state.on_event("output", &json!({ "category": "stderr", "output": "rld!\n" }));
         state.on_event("output", &json!({ "category": "telemetry", "output": "x" }));
-        assert_eq!(state.output.snapshot(), Output { text: "lo\nwörld!\n".into(), dropped_chars: 3 });
+        assert_eq!(
+            state.output.snapshot(),
+            Output {
+                text: "lo\nwörld!\n".into(),
+                dropped_chars: 3,
+                chunks: vec![chunk("stdout", "lo\n"), chunk("stderr", "wörld!\n")]
+            }
+        );
+        // A whole chunk goes when the limit passes it; the adapter's own categories are kept, labelled.
+        state.on_event("output", &json!({ "output": "note\n" }));
+        state.on_event("output", &json!({ "category": "important", "output": "!\n" }));
+        assert_eq!(
+            state.output.snapshot(),
+            Output {
+                text: "d!\nnote\n!\n".into(),
+                dropped_chars: 10,
+                chunks: vec![chunk("stderr", "d!\n"), chunk("console", "note\n"), chunk("important", "!\n")]
+            }
+        );
     }
 }

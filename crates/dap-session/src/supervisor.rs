@@ -47,13 +47,46 @@ impl Default for DebugConfig {
 /// What to launch.
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
-    /// The run's working directory: markers are looked for here, and the program runs here.
+    /// The run's working directory: markers are looked for here, and the program runs here unless `cwd` says otherwise.
     pub root: PathBuf,
-    /// Absolute path of the program (a script for debugpy, a binary for lldb, a binary, `.go` file or package directory for delve).
+    /// Absolute path of the program (a script for debugpy, a binary for lldb, a binary, `.go` file or package
+    /// directory for delve; with `test`, the package directory or one of its `_test.go` files). Unused with `module`.
     pub program: PathBuf,
     pub args: Vec<String>,
     /// `None` infers it from the program, or takes the one usable adapter.
     pub adapter: Option<AdapterId>,
+    /// A Python module to run as `python -m` does (`pytest`, with the test as an argument), instead of `program`.
+    pub module: Option<String>,
+    /// Go: run the package's tests under delve's `test` mode (`args` go to the test binary: `-test.run`, …).
+    pub test: bool,
+    /// Where the program runs; `None` is the root.
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables of the program.
+    pub env: Vec<(String, String)>,
+}
+
+impl LaunchSpec {
+    /// A launch of `program` at `root` with no arguments, the adapter inferred.
+    pub fn new(root: impl Into<PathBuf>, program: impl Into<PathBuf>) -> LaunchSpec {
+        LaunchSpec {
+            root: root.into(),
+            program: program.into(),
+            args: Vec::new(),
+            adapter: None,
+            module: None,
+            test: false,
+            cwd: None,
+            env: Vec::new(),
+        }
+    }
+
+    fn cwd(&self) -> &Path {
+        self.cwd.as_deref().unwrap_or(&self.root)
+    }
+
+    fn env_object(&self) -> Value {
+        Value::Object(self.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+    }
 }
 
 /// What to attach to.
@@ -153,13 +186,36 @@ impl DebugSupervisor {
 
     /// Launches `spec.program` under its adapter, stopped at the breakpoints set so far.
     pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
-        let adapter = match spec.adapter.or_else(|| adapter::infer_from_program(&spec.program, &spec.root)) {
+        let inferred = match (&spec.module, spec.test) {
+            (Some(_), _) => Some(AdapterId::Debugpy),
+            (None, true) => Some(AdapterId::Delve),
+            (None, false) => adapter::infer_from_program(&spec.program, &spec.root),
+        };
+        let adapter = match spec.adapter.or(inferred) {
             Some(adapter) => adapter,
             None => self.only_usable(&spec.root, "launch").await?,
         };
-        let start = Start::Launch { program: spec.program.clone(), args: spec.args.clone() };
-        let arguments = launch_arguments(adapter, &spec);
-        self.open(conversation, &spec.root, adapter, start, "launch", arguments, None).await
+        if spec.module.is_some() && adapter != AdapterId::Debugpy {
+            return Err(Error::Invalid(format!("a module (`-m`) is run by debugpy, not {adapter}")));
+        }
+        if spec.test && adapter != AdapterId::Delve {
+            return Err(Error::Invalid(format!(
+                "test mode is delve's (Go packages); for {adapter} launch the test runner or test binary itself"
+            )));
+        }
+        let start =
+            Start::Launch { program: spec.program.clone(), module: spec.module.clone(), args: spec.args.clone() };
+        let mut arguments = launch_arguments(adapter, &spec, &self.config);
+        let mut scratch = Vec::new();
+        if adapter == AdapterId::Delve && (arguments["mode"] == "debug" || arguments["mode"] == "test") {
+            // delve builds the program before running it; by default into `__debug_bin*`
+            // in the project. Built in the temporary directory instead, and removed with the session.
+            let binary =
+                std::env::temp_dir().join(format!("agent-tools-delve-{}-{}", std::process::id(), next_build()));
+            arguments["output"] = json!(binary);
+            scratch.push(binary);
+        }
+        self.open(conversation, &spec.root, adapter, start, "launch", arguments, None, scratch).await
     }
 
     /// Attaches to a debuggee already running with a debug server on `spec.port`.
@@ -171,13 +227,16 @@ impl DebugSupervisor {
         let start = Start::Attach { host: spec.host.clone(), port: spec.port };
         let (arguments, connect) = match adapter {
             // `python -m debugpy --listen PORT` runs its own adapter on that port: connect to it.
-            AdapterId::Debugpy => (json!({ "justMyCode": true }), Some(format!("{}:{}", spec.host, spec.port))),
+            // redirectOutput: what the program prints reaches `output` as it does after a launch.
+            AdapterId::Debugpy => {
+                (json!({ "justMyCode": true, "redirectOutput": true }), Some(format!("{}:{}", spec.host, spec.port)))
+            }
             // A headless delve speaks DAP itself: connect to it and attach remotely.
             AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
             AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),
             AdapterId::Dart => (json!({ "host": spec.host, "port": spec.port }), None),
         };
-        self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect).await
+        self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect, Vec::new()).await
     }
 
     async fn only_usable(&self, root: &Path, what: &str) -> Result<AdapterId> {
@@ -206,6 +265,7 @@ impl DebugSupervisor {
         request: &'static str,
         arguments: Value,
         connect: Option<String>,
+        scratch: Vec<PathBuf>,
     ) -> Result<Started> {
         let conversation = self.conversation(conversation);
         let mut slot = conversation.session.lock().await;
@@ -242,6 +302,7 @@ impl DebugSupervisor {
             breakpoints: &breakpoints,
             limits: self.config.limits.clone(),
             ttl: self.config.ttl,
+            scratch,
         };
         // An ended session's processes are gone already; dropping it frees the slot.
         *slot = None;
@@ -306,6 +367,12 @@ impl DebugSupervisor {
     }
 }
 
+/// A number for each delve build of this process, so that two sessions never share a binary.
+fn next_build() -> u64 {
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn breakpoint_list(conversation: &Conversation) -> Vec<FileBreakpoints> {
     let breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     breakpoints
@@ -315,35 +382,72 @@ fn breakpoint_list(conversation: &Conversation) -> Vec<FileBreakpoints> {
 }
 
 /// The adapter-specific `launch` arguments.
-fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec) -> Value {
+fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec, config: &DebugConfig) -> Value {
     match adapter {
-        AdapterId::Debugpy => json!({
-            "type": "python",
-            "request": "launch",
-            "name": "agent-tools",
-            "program": spec.program,
-            "args": spec.args,
-            "cwd": spec.root,
-            "console": "internalConsole",
-            "redirectOutput": true,
-            "justMyCode": true,
-            "stopOnEntry": false,
-        }),
+        AdapterId::Debugpy => {
+            // pydevd interrupts an evaluation (a property getter that loops) that runs past
+            // this, a second before the request's own timeout, so the thread is free again.
+            let interrupt =
+                config.limits.request_timeout.saturating_sub(Duration::from_secs(1)).max(Duration::from_secs(1));
+            let mut env = spec.env_object();
+            if env.get("PYDEVD_INTERRUPT_THREAD_TIMEOUT").is_none() {
+                env["PYDEVD_INTERRUPT_THREAD_TIMEOUT"] = json!(interrupt.as_secs_f64().to_string());
+            }
+            let mut arguments = json!({
+                "type": "python",
+                "request": "launch",
+                "name": "agent-tools",
+                "args": spec.args,
+                "cwd": spec.cwd(),
+                "env": env,
+                "console": "internalConsole",
+                "redirectOutput": true,
+                "justMyCode": true,
+                "stopOnEntry": false,
+                // Children (multiprocessing, a subprocess running python) run without the
+                // debugger: followed, debugpy would hold each child until a client attached
+                // to it through a `startDebugging` request, which this client does not serve.
+                "subProcess": false,
+            });
+            match &spec.module {
+                Some(module) => arguments["module"] = json!(module),
+                None => arguments["program"] = json!(spec.program),
+            }
+            // The program runs on the project's interpreter, whichever Python runs the adapter.
+            if let Some((python, _)) = adapter::program_python(&spec.root, &config.detection) {
+                arguments["python"] = json!([python]);
+            }
+            arguments
+        }
         AdapterId::Lldb => json!({
             "name": "agent-tools",
             "program": spec.program,
             "args": spec.args,
-            "cwd": spec.root,
+            "cwd": spec.cwd(),
+            // lldb-dap takes `VAR=VALUE` strings.
+            "env": spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
             "stopOnEntry": false,
         }),
         AdapterId::Delve => {
-            let source = spec.program.is_dir() || spec.program.extension().is_some_and(|e| e == "go");
+            // A `_test.go` file stands for its package.
+            let test_file = spec.program.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("_test.go"));
+            let program = match spec.program.parent() {
+                Some(package) if spec.test && test_file => package.to_path_buf(),
+                _ => spec.program.clone(),
+            };
+            let source = program.is_dir() || program.extension().is_some_and(|e| e == "go");
+            let mode = match (spec.test, source) {
+                (true, _) => "test",
+                (false, true) => "debug",
+                (false, false) => "exec",
+            };
             json!({
                 "name": "agent-tools",
-                "mode": if source { "debug" } else { "exec" },
-                "program": spec.program,
+                "mode": mode,
+                "program": program,
                 "args": spec.args,
-                "cwd": spec.root,
+                "cwd": spec.cwd(),
+                "env": spec.env_object(),
                 "outputMode": "remote",
                 "stopOnEntry": false,
             })
@@ -352,7 +456,7 @@ fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec) -> Value {
             "name": "agent-tools",
             "program": spec.program,
             "args": spec.args,
-            "cwd": spec.root,
+            "cwd": spec.cwd(),
         }),
     }
 }

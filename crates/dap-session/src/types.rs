@@ -133,10 +133,21 @@ pub struct Value {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Output {
-    /// The last part of stdout and stderr, in arrival order.
+    /// The last part of what was printed, every stream together, in arrival order.
     pub text: String,
     /// Characters dropped from the front to keep within the limit.
     pub dropped_chars: usize,
+    /// The same text by stream, in arrival order (consecutive pieces of one stream are one chunk).
+    pub chunks: Vec<OutputChunk>,
+}
+
+/// A run of output from one stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OutputChunk {
+    /// The DAP `output` category: `stdout`, `stderr`, or the adapter's own `console` and `important` messages.
+    pub stream: String,
+    pub text: String,
 }
 
 /// How a session was started.
@@ -144,8 +155,16 @@ pub struct Output {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Start {
-    Launch { program: PathBuf, args: Vec<String> },
-    Attach { host: String, port: u16 },
+    /// `module` is set for a Python module run as `python -m` does (`program` is then the root).
+    Launch {
+        program: PathBuf,
+        module: Option<String>,
+        args: Vec<String>,
+    },
+    Attach {
+        host: String,
+        port: u16,
+    },
 }
 
 /// Where a session stands.

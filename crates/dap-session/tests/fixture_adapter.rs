@@ -20,7 +20,7 @@ use crate::common::{bin_dir_with, config, eventually, project};
 const CONV: &str = "c1";
 
 fn launch(root: &Path) -> LaunchSpec {
-    LaunchSpec { root: root.to_path_buf(), program: root.join("main.dart"), args: vec![], adapter: None }
+    LaunchSpec::new(root.to_path_buf(), root.join("main.dart"))
 }
 
 fn stopped(outcome: &RunOutcome) -> &Stop {
@@ -330,7 +330,7 @@ async fn a_tcp_adapter_is_reached_through_the_port_it_prints() {
     let debug = DebugSupervisor::new(config(Some(bin.path()), &[]));
     let program = root.path().join("main.go");
     debug.set_breakpoints(CONV, &program, &[7]).await.unwrap();
-    let spec = LaunchSpec { root: root.path().to_path_buf(), program, args: vec![], adapter: None };
+    let spec = LaunchSpec::new(root.path(), program);
     let started = debug.launch(CONV, spec).await.unwrap();
     assert_eq!(started.adapter, AdapterId::Delve);
     assert_eq!(at(&started.outcome), (7, "greet".into()));

@@ -62,7 +62,7 @@ fn located(outcome: &RunOutcome) -> (u64, String) {
 
 async fn scenario(debug: &DebugSupervisor, root: &Path, source: &Path, program: &Path, expect: &Expect) {
     debug.set_breakpoints(CONV, source, &[expect.breakpoint]).await.unwrap();
-    let spec = LaunchSpec { root: root.to_path_buf(), program: program.to_path_buf(), args: vec![], adapter: None };
+    let spec = LaunchSpec::new(root.to_path_buf(), program.to_path_buf());
     let started = debug.launch(CONV, spec).await.unwrap();
     let placed = started.breakpoints[0].placed.as_ref().unwrap();
     assert!(placed[0].verified, "{placed:?}");
@@ -291,8 +291,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 /// the adapter nor any process running the program is left.
 async fn terminate_leaves_nothing(t: &Prepared, line: u64) {
     t.debug.set_breakpoints(CONV, &t.source, &[line]).await.unwrap();
-    let spec =
-        LaunchSpec { root: t.root.path().to_path_buf(), program: t.program.clone(), args: vec![], adapter: None };
+    let spec = LaunchSpec::new(t.root.path().to_path_buf(), t.program.clone());
     let started = t.debug.launch(CONV, spec).await.unwrap();
     assert!(matches!(started.outcome, RunOutcome::Stopped(_)), "{:?}", started.outcome);
     let adapter = t.debug.status(CONV).await.session.unwrap().adapter_pid.unwrap();
@@ -397,7 +396,7 @@ async fn dropping_the_supervisor_while_the_program_runs_ends_it() {
     config.limits.run_timeout = Duration::from_secs(2);
     let debug = DebugSupervisor::new(config);
     let program = root.path().join("attach_target.py");
-    let spec = LaunchSpec { root: root.path().to_path_buf(), program, args: vec![], adapter: None };
+    let spec = LaunchSpec::new(root.path(), program);
     let started = debug.launch(CONV, spec).await.unwrap();
     assert!(matches!(started.outcome, RunOutcome::StillRunning { .. }), "{:?}", started.outcome);
     let session = debug.status(CONV).await.session.unwrap();

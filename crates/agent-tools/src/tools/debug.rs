@@ -13,6 +13,7 @@
 //! A dropped `launch` or `attach` drops the half-open session with its
 //! adapter process group, so the slot is free for the next launch.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -148,7 +149,7 @@ impl DebugAdapter {
     }
 }
 
-/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (the program's stdout/stderr so far); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
+/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for a Go package's tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugInput {
@@ -158,10 +159,16 @@ pub struct DebugInput {
     pub file: Option<String>,
     /// breakpoints: 1-indexed lines; an empty list clears the file.
     pub lines: Option<Vec<u64>>,
-    /// launch: the program, relative to the working directory (a .py script, a binary with debug info, a Go package directory or binary).
+    /// launch: the program, relative to the working directory (a .py script, a binary with debug info, a Go package directory or binary), or `-m MODULE` for a Python module run as `python -m` does (`-m pytest` with args ["tests/test_x.py::test_y"]). With test: true, a Go package directory or one of its _test.go files.
     pub program: Option<String>,
     /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
+    /// launch: run a Go package's tests under delve's test mode (args go to the test binary, e.g. ["-test.run", "TestX"]).
+    pub test: Option<bool>,
+    /// launch: the directory the program runs in, relative to the working directory (default: the working directory).
+    pub cwd: Option<String>,
+    /// launch: extra environment variables of the program.
+    pub env: Option<BTreeMap<String, String>>,
     /// attach: the debug server's port on 127.0.0.1.
     #[schemars(range(min = 1, max = 65535))]
     pub port: Option<u16>,
@@ -319,6 +326,7 @@ impl Debug {
                     None => "no debug session in this conversation".to_owned(),
                     Some(info) => {
                         let what = match &info.start {
+                            dap_session::Start::Launch { module: Some(module), .. } => format!("launched -m {module}"),
                             dap_session::Start::Launch { program, .. } => format!("launched {}", self.show(program)),
                             dap_session::Start::Attach { host, port } => format!("attached to {host}:{port}"),
                         };
@@ -352,16 +360,37 @@ impl Debug {
                 Ok(ToolResult::text(self.breakpoints_text(&set)).with_output(&DebugOutput::Breakpoints(set)))
             }
             DebugOp::Launch => {
-                let program = need(input.program.as_deref(), "launch", "program")?;
-                let program = self.0.workspace.resolve(program).map_err(|e| e.to_string())?;
-                let spec = LaunchSpec {
-                    root: self.root().to_path_buf(),
-                    program: program.clone(),
-                    args: input.args.unwrap_or_default(),
-                    adapter: input.adapter.map(DebugAdapter::id),
+                let given = need(input.program.as_deref(), "launch", "program")?.trim();
+                let module = given.strip_prefix("-m").filter(|m| m.starts_with(char::is_whitespace)).map(str::trim);
+                let mut spec = match module {
+                    Some("") => return Err("launch: `-m` needs a module name (`-m pytest`)".to_owned()),
+                    Some(module) => {
+                        let mut spec = LaunchSpec::new(self.root(), self.root());
+                        spec.module = Some(module.to_owned());
+                        spec
+                    }
+                    None => {
+                        let program = self.0.workspace.resolve(given).map_err(|e| e.to_string())?;
+                        LaunchSpec::new(self.root(), program)
+                    }
+                };
+                spec.args = input.args.unwrap_or_default();
+                spec.adapter = input.adapter.map(DebugAdapter::id);
+                spec.test = input.test.unwrap_or(false);
+                if let Some(cwd) = input.cwd.as_deref() {
+                    let cwd = self.0.workspace.resolve(cwd).map_err(|e| e.to_string())?;
+                    if !cwd.is_dir() {
+                        return Err(format!("launch: cwd {} is not a directory", self.show(&cwd)));
+                    }
+                    spec.cwd = Some(cwd);
+                }
+                spec.env = input.env.unwrap_or_default().into_iter().collect();
+                let shown = match &spec.module {
+                    Some(module) => format!("-m {module}"),
+                    None => self.show(&spec.program),
                 };
                 let started = debug.launch(conv, spec).await.map_err(err)?;
-                let head = format!("launched {} under {}", self.show(&program), started.adapter);
+                let head = format!("launched {shown} under {}", started.adapter);
                 Ok(self.started(head, &started))
             }
             DebugOp::Attach => {
@@ -374,6 +403,19 @@ impl Debug {
                 };
                 let started = debug.attach(conv, spec).await.map_err(err)?;
                 let head = format!("attached {} to 127.0.0.1:{port}", started.adapter);
+                if let RunOutcome::StillRunning { waited } = &started.outcome {
+                    // Ready once configured: an attached program (a server, a loop) runs on.
+                    let mut text = head;
+                    for file in &started.breakpoints {
+                        let _ = write!(text, "\n{}", self.breakpoints_text(file));
+                    }
+                    let _ = write!(
+                        text,
+                        "\nattached; running (no stop within {} s): set breakpoints, pause it, or read status; terminate detaches and leaves it running",
+                        waited.as_secs()
+                    );
+                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Started(started)));
+                }
                 Ok(self.started(head, &started))
             }
             DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut => {
@@ -387,6 +429,12 @@ impl Debug {
                 Ok(self.outcome(&outcome))
             }
             DebugOp::Pause => {
+                if let Some(info) = debug.status(conv).await.session
+                    && let Phase::Stopped(stop) = info.phase
+                {
+                    let text = format!("already stopped, nothing to pause: {}", self.stop_text(&stop));
+                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Run(RunOutcome::Stopped(stop))));
+                }
                 let outcome = debug.pause(conv, input.thread_id).await.map_err(err)?;
                 Ok(self.outcome(&outcome))
             }
@@ -436,7 +484,7 @@ impl Debug {
             }
             DebugOp::Output => {
                 let output = debug.output(conv).await.map_err(err)?;
-                let mut text = if output.text.is_empty() { "(no output yet)".to_owned() } else { output.text.clone() };
+                let mut text = output_text(&output);
                 if output.dropped_chars > 0 {
                     text = format!("(the first {} characters were dropped)\n{text}", output.dropped_chars);
                 }
@@ -550,6 +598,26 @@ fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
     } else {
         String::new()
     }
+}
+
+/// The program's output for a person: as printed when it all came on
+/// stdout; else each run of one stream under a `[stream]` line.
+fn output_text(output: &dap_session::Output) -> String {
+    if output.text.is_empty() {
+        return "(no output yet)".to_owned();
+    }
+    if output.chunks.iter().all(|c| c.stream == "stdout") {
+        return output.text.clone();
+    }
+    let mut text = String::new();
+    for chunk in &output.chunks {
+        let _ = writeln!(text, "[{}]", chunk.stream);
+        text.push_str(&chunk.text);
+        if !chunk.text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
 }
 
 fn join(lines: &[u64]) -> String {

@@ -1,0 +1,315 @@
+//! Real programs under real adapters, in the shapes projects have: a project
+//! venv made without debugpy, a program whose children are Python processes
+//! (`multiprocessing`), a server attached to while it runs (then paused and
+//! continued), a property getter that never returns, a failing pytest test
+//! run as `-m pytest`, a failing Go test under delve's test mode, and output
+//! by stream.
+//!
+//! A missing adapter, compiler or interpreter fails the test under `CI=true`
+//! and skips it with a printed reason elsewhere.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::field_reassign_with_default)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use dap_session::{
+    AdapterId, AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec, Limits, Phase, Resume, RunOutcome, alive,
+};
+
+use crate::common::{eventually, project, require};
+
+const CONV: &str = "programs";
+
+fn tools_python() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python")
+}
+
+fn has_debugpy(python: &Path) -> bool {
+    Command::new(python).args(["-c", "import debugpy"]).status().is_ok_and(|s| s.success())
+}
+
+/// debugpy from `.tools/venv` as the configured adapter Python.
+fn debugpy_config(run_timeout: Duration) -> Option<DebugConfig> {
+    if !require("debugpy in .tools/venv", has_debugpy(&tools_python())) {
+        return None;
+    }
+    let mut config = DebugConfig::default();
+    config.limits = Limits {
+        request_timeout: Duration::from_secs(20),
+        start_timeout: Duration::from_secs(60),
+        run_timeout,
+        ..Limits::default()
+    };
+    config.detection.python = Some(tools_python());
+    Some(config)
+}
+
+fn stop_line(outcome: &RunOutcome) -> u64 {
+    match outcome {
+        RunOutcome::Stopped(stop) => stop.location.as_ref().map_or(0, |l| l.line),
+        other => panic!("expected a stop, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_project_venv_without_debugpy_debugs_on_its_own_interpreter() {
+    let Some(config) = debugpy_config(Duration::from_secs(30)) else { return };
+    let root = project("python");
+    let venv = root.path().join(".venv");
+    let made = Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    assert!(made.success());
+    let project_python = venv.join("bin/python");
+    assert!(!has_debugpy(&project_python), "the test's venv must lack debugpy");
+
+    let debug = DebugSupervisor::new(config);
+    let reports = debug.adapters(root.path()).await;
+    let report = reports.iter().find(|r| r.id == AdapterId::Debugpy).unwrap();
+    assert!(report.usable(), "{}", report.detail);
+    assert_eq!(report.command.as_ref().unwrap().program, tools_python(), "{}", report.detail);
+    assert!(
+        report.detail.contains(&format!("the program on {} (the project's .venv)", project_python.display())),
+        "{}",
+        report.detail
+    );
+
+    let source = root.path().join("main.py");
+    debug.set_breakpoints(CONV, &source, &[9]).await.unwrap();
+    let started = debug.launch(CONV, LaunchSpec::new(root.path(), &source)).await.unwrap();
+    assert_eq!(stop_line(&started.outcome), 9, "{:?}", started.outcome);
+    let executable = debug.evaluate(CONV, "__import__('sys').executable", None).await.unwrap();
+    assert_eq!(executable.value, format!("'{}'", project_python.display()));
+    let prefix = debug.evaluate(CONV, "__import__('sys').prefix", None).await.unwrap();
+    assert_eq!(prefix.value, format!("'{}'", venv.display()));
+    let end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(end, RunOutcome::Exited { .. }), "{end:?}");
+    assert!(debug.output(CONV).await.unwrap().text.contains("hello debugger 42 3"));
+}
+
+#[tokio::test]
+async fn a_multiprocessing_pool_runs_its_children_and_reaches_the_breakpoint_after_them() {
+    let Some(config) = debugpy_config(Duration::from_secs(60)) else { return };
+    let root = project("python");
+    let source = root.path().join("pool.py");
+    std::fs::write(
+        &source,
+        "import multiprocessing\n\n\ndef square(x):\n    return x * x\n\n\nif __name__ == \"__main__\":\n    with multiprocessing.Pool(2) as pool:\n        result = pool.map(square, [1, 2, 3])\n    print(\"squares\", result)\n",
+    )
+    .unwrap();
+    let debug = DebugSupervisor::new(config);
+    debug.set_breakpoints(CONV, &source, &[11]).await.unwrap();
+    let started = debug.launch(CONV, LaunchSpec::new(root.path(), &source)).await.unwrap();
+    assert_eq!(stop_line(&started.outcome), 11, "{:?}", started.outcome);
+    assert_eq!(debug.evaluate(CONV, "result", None).await.unwrap().value, "[1, 4, 9]");
+    let end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(end, RunOutcome::Exited { exit_code: Some(0), .. }), "{end:?}");
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.text.contains("squares [1, 4, 9]"), "{output:?}");
+}
+
+/// Kills a test's own child even when an assertion fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether something listens on 127.0.0.1:`port` (read from /proc/net/tcp, without connecting).
+fn listening_on(port: u16) -> bool {
+    let wanted = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
+        table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A")
+        })
+    })
+}
+
+#[tokio::test]
+async fn attach_to_a_running_server_returns_once_configured_then_pause_and_continue_work() {
+    let Some(config) = debugpy_config(Duration::from_secs(5)) else { return };
+    let root = project("python");
+    let script = root.path().join("serve.py");
+    std::fs::write(
+        &script,
+        "import time\n\nfor i in range(1200):\n    print(\"tick\", i, flush=True)\n    time.sleep(0.05)\n",
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let target = Command::new(tools_python())
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}"), "--wait-for-client"])
+        .arg(&script)
+        .current_dir(root.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let target = KillOnDrop(target);
+    let pid = target.0.id();
+    assert!(eventually(Duration::from_secs(20), || listening_on(port)).await, "debugpy did not listen on {port}");
+
+    let debug = DebugSupervisor::new(config);
+    let asked = Instant::now();
+    let spec = AttachSpec { root: root.path().to_path_buf(), host: "127.0.0.1".into(), port, adapter: None };
+    let started = debug.attach(CONV, spec).await.unwrap();
+    // Generous: the program runs for a minute; a blocked attach would take that long.
+    assert!(asked.elapsed() < Duration::from_secs(20), "attach took {:?}", asked.elapsed());
+    assert!(
+        matches!(started.outcome, RunOutcome::StillRunning { waited } if waited <= Duration::from_secs(2)),
+        "{:?}",
+        started.outcome
+    );
+    assert_eq!(debug.status(CONV).await.session.unwrap().phase, Phase::Running);
+
+    let paused = debug.pause(CONV, None).await.unwrap();
+    let RunOutcome::Stopped(stop) = &paused else { panic!("pause did not stop: {paused:?}") };
+    assert_eq!(stop.reason, "pause");
+    assert_eq!(debug.evaluate(CONV, "i >= 0", None).await.unwrap().value, "True");
+    // Continue to a breakpoint set while paused, then on without one.
+    debug.set_breakpoints(CONV, &script, &[4]).await.unwrap();
+    let at = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert_eq!(stop_line(&at), 4, "{at:?}");
+    debug.set_breakpoints(CONV, &script, &[]).await.unwrap();
+    let running = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(running, RunOutcome::StillRunning { .. }), "{running:?}");
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.chunks.iter().any(|c| c.stream == "stdout" && c.text.contains("tick")), "{output:?}");
+
+    let terminated = debug.terminate(CONV).await.unwrap();
+    assert!(!terminated.debuggee_ended);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(alive(pid), "the attached server {pid} was ended");
+}
+
+#[tokio::test]
+async fn an_evaluation_that_never_returns_is_bounded_and_the_session_stays_usable() {
+    let Some(mut config) = debugpy_config(Duration::from_secs(30)) else { return };
+    config.limits.request_timeout = Duration::from_secs(4);
+    let root = project("python");
+    let source = root.path().join("getter.py");
+    std::fs::write(
+        &source,
+        "class Slow:\n    @property\n    def value(self):\n        while True:\n            pass\n\n\nslow = Slow()\nprint(\"ready\")\n",
+    )
+    .unwrap();
+    let debug = DebugSupervisor::new(config);
+    debug.set_breakpoints(CONV, &source, &[9]).await.unwrap();
+    let started = debug.launch(CONV, LaunchSpec::new(root.path(), &source)).await.unwrap();
+    assert_eq!(stop_line(&started.outcome), 9, "{:?}", started.outcome);
+    let asked = Instant::now();
+    let stuck = debug.evaluate(CONV, "slow.value", None).await;
+    let error = stuck.expect_err("a getter that loops forever cannot answer").to_string();
+    assert!(
+        error.starts_with("the evaluation ran for ") && error.contains("was interrupted; the program is still stopped"),
+        "{error}"
+    );
+    assert!(asked.elapsed() < Duration::from_secs(15), "{:?}", asked.elapsed());
+    // Still stopped where it was, and the next evaluation answers.
+    assert!(matches!(debug.status(CONV).await.session.unwrap().phase, Phase::Stopped(_)));
+    assert_eq!(debug.evaluate(CONV, "1 + 1", None).await.unwrap().value, "2");
+    debug.terminate(CONV).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failing_pytest_test_is_stopped_inside_when_run_as_a_module() {
+    let Some(config) = debugpy_config(Duration::from_secs(60)) else { return };
+    let has_pytest = Command::new(tools_python()).args(["-c", "import pytest"]).status().is_ok_and(|s| s.success());
+    if !require("pytest in .tools/venv", has_pytest) {
+        return;
+    }
+    let root = project("python");
+    // The program runs on the project's interpreter: the tools venv, which has pytest.
+    std::os::unix::fs::symlink(tools_python().parent().unwrap().parent().unwrap(), root.path().join(".venv")).unwrap();
+    std::fs::create_dir(root.path().join("tests")).unwrap();
+    let test = root.path().join("tests/test_math.py");
+    std::fs::write(
+        &test,
+        "def add(a, b):\n    return a - b\n\n\ndef test_add():\n    total = add(2, 3)\n    assert total == 5\n\n\ndef test_other():\n    assert True\n",
+    )
+    .unwrap();
+    let debug = DebugSupervisor::new(config);
+    debug.set_breakpoints(CONV, &test, &[7]).await.unwrap();
+    let mut spec = LaunchSpec::new(root.path(), root.path());
+    spec.module = Some("pytest".into());
+    spec.args = vec!["tests/test_math.py::test_add".into(), "-q".into()];
+    spec.env = vec![("PYTEST_ADDOPTS".into(), "-p no:cacheprovider".into())];
+    let started = debug.launch(CONV, spec).await.unwrap();
+    assert_eq!(started.adapter, AdapterId::Debugpy);
+    assert_eq!(stop_line(&started.outcome), 7, "{:?}", started.outcome);
+    assert_eq!(debug.evaluate(CONV, "total", None).await.unwrap().value, "-1");
+    let stack = debug.stack(CONV, None).await.unwrap();
+    assert_eq!(stack.items[0].location.function, "test_add");
+    let end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(end, RunOutcome::Exited { .. }), "{end:?}");
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.text.contains("1 failed"), "{}", output.text);
+    // Nothing of pytest's is left in the project.
+    assert!(!root.path().join(".pytest_cache").exists());
+}
+
+fn go_and_delve() -> bool {
+    let found = |program: &str, arg: &str| Command::new(program).arg(arg).output().is_ok_and(|o| o.status.success());
+    found("go", "version") && found("dlv", "version")
+}
+
+/// The files under `dir`, relative, sorted (`.git`-style listing of what is there).
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn a_failing_go_test_is_stopped_inside_and_delve_leaves_nothing_in_the_project() {
+    if !require("go and dlv (apt install golang delve)", go_and_delve()) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("go.mod"), "module example.com/calc\n\ngo 1.19\n").unwrap();
+    std::fs::write(root.path().join("calc.go"), "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
+        .unwrap();
+    let test = root.path().join("calc_test.go");
+    std::fs::write(
+        &test,
+        "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestAdd(t *testing.T) {\n\ttotal := Add(2, 3)\n\tfmt.Fprintln(os.Stderr, \"checking\", total)\n\tif total != 5 {\n\t\tt.Errorf(\"Add(2, 3) = %d\", total)\n\t}\n}\n",
+    )
+    .unwrap();
+    let before = files_under(root.path());
+    let mut config = DebugConfig::default();
+    config.limits.run_timeout = Duration::from_secs(120);
+    config.limits.start_timeout = Duration::from_secs(120);
+    config.limits.request_timeout = Duration::from_secs(30);
+    // No module proxy here; the test needs none.
+    config.env = vec![("GOFLAGS".into(), "-mod=mod".into()), ("GOPROXY".into(), "off".into())];
+    let debug = DebugSupervisor::new(config);
+    debug.set_breakpoints(CONV, &test, &[11]).await.unwrap();
+    let mut spec = LaunchSpec::new(root.path(), &test);
+    spec.test = true;
+    spec.args = vec!["-test.run".into(), "TestAdd".into()];
+    let started = debug.launch(CONV, spec).await.unwrap();
+    assert_eq!(started.adapter, AdapterId::Delve);
+    assert_eq!(stop_line(&started.outcome), 11, "{:?}", started.outcome);
+    assert_eq!(debug.evaluate(CONV, "total", None).await.unwrap().value, "-1");
+    let end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(end, RunOutcome::Exited { .. }), "{end:?}");
+    // What the test wrote to stderr reaches the output, labelled.
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.chunks.iter().any(|c| c.stream == "stderr" && c.text.contains("checking -1")), "{output:?}");
+    drop(debug);
+    assert_eq!(files_under(root.path()), before, "delve left files in the project");
+}
