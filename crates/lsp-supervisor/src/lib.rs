@@ -40,8 +40,8 @@ mod uri;
 mod watch;
 
 pub use crate::checker::ProjectDiagnostics;
-pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
 pub use crate::detect::{Binary, RootChoice, choose_root, find_root, index_cache_dir};
+pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
 pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
@@ -50,6 +50,6 @@ pub use crate::results::{
     Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerExit,
     ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
-pub use crate::spec::{Language, OtherFiles, RootRule, ServerSpec};
+pub use crate::spec::{CustomLanguage, Language, OtherFiles, RootRule, ServerSpec};
 pub use crate::supervisor::{Activity, FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};
