@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::adapter::{self, AdapterId, AdapterReport, Detection};
+use crate::adapter::{self, AdapterId, AdapterReport, AdapterSpec, Detection};
 use crate::error::{Error, Result};
 use crate::session::{Limits, Open, Reach, Resume, Session};
 use crate::types::{
@@ -153,12 +153,13 @@ impl DebugSupervisor {
 
     /// Launches `spec.program` under its adapter, stopped at the breakpoints set so far.
     pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
-        let adapter = match spec.adapter.or_else(|| adapter::infer_from_program(&spec.program, &spec.root)) {
+        let detection = &self.config.detection;
+        let adapter = match spec.adapter.or_else(|| detection.infer(&spec.program, &spec.root)) {
             Some(adapter) => adapter,
             None => self.only_usable(&spec.root, "launch").await?,
         };
         let start = Start::Launch { program: spec.program.clone(), args: spec.args.clone() };
-        let arguments = launch_arguments(adapter, &spec);
+        let arguments = launch_request(adapter, &spec, detection.spec(adapter));
         self.open(conversation, &spec.root, adapter, start, "launch", arguments, None).await
     }
 
@@ -175,8 +176,12 @@ impl DebugSupervisor {
             // A headless delve speaks DAP itself: connect to it and attach remotely.
             AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
             AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),
-            AdapterId::Dart => (json!({ "host": spec.host, "port": spec.port }), None),
+            AdapterId::Dart | AdapterId::Custom(_) => (json!({ "host": spec.host, "port": spec.port }), None),
         };
+        let mut arguments = arguments;
+        if let Some(configured) = self.config.detection.spec(adapter) {
+            merge(&mut arguments, &configured.attach);
+        }
         self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect).await
     }
 
@@ -314,6 +319,31 @@ fn breakpoint_list(conversation: &Conversation) -> Vec<FileBreakpoints> {
         .collect()
 }
 
+/// The `launch` arguments: the adapter's own, with a configured adapter's
+/// program field and `launch` fields.
+fn launch_request(adapter: AdapterId, spec: &LaunchSpec, configured: Option<&AdapterSpec>) -> Value {
+    let mut arguments = launch_arguments(adapter, spec);
+    if let Some(configured) = configured {
+        if let Some(field) = configured.program_field.as_deref().filter(|f| *f != "program")
+            && let Some(object) = arguments.as_object_mut()
+            && let Some(program) = object.remove("program")
+        {
+            object.insert(field.to_owned(), program);
+        }
+        merge(&mut arguments, &configured.launch);
+    }
+    arguments
+}
+
+/// Sets the configured fields in a request's arguments, over ours.
+fn merge(arguments: &mut Value, fields: &serde_json::Map<String, Value>) {
+    if let Some(object) = arguments.as_object_mut() {
+        for (key, value) in fields {
+            object.insert(key.clone(), value.clone());
+        }
+    }
+}
+
 /// The adapter-specific `launch` arguments.
 fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec) -> Value {
     match adapter {
@@ -348,11 +378,63 @@ fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec) -> Value {
                 "stopOnEntry": false,
             })
         }
-        AdapterId::Dart => json!({
+        // A configured adapter: the fields most adapters read; its `launch` table adds the rest.
+        AdapterId::Dart | AdapterId::Custom(_) => json!({
             "name": "agent-tools",
             "program": spec.program,
             "args": spec.args,
             "cwd": spec.root,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_configured_adapter_moves_the_program_and_sets_its_launch_fields_over_ours() {
+        let spec = LaunchSpec {
+            root: PathBuf::from("/repo"),
+            program: PathBuf::from("/repo/main.toy"),
+            args: vec!["-v".into()],
+            adapter: None,
+        };
+        let configured = AdapterSpec {
+            name: "toy".into(),
+            program_field: Some("script".into()),
+            launch: serde_json::from_value(json!({ "cwd": "/elsewhere", "mode": { "fast": true } })).unwrap(),
+            ..AdapterSpec::default()
+        };
+        let id = configured.id();
+        assert_eq!(
+            launch_request(id, &spec, Some(&configured)),
+            json!({
+                "name": "agent-tools",
+                "script": "/repo/main.toy",
+                "args": ["-v"],
+                "cwd": "/elsewhere",
+                "mode": { "fast": true },
+            })
+        );
+        // A built-in adapter's change keeps its own fields and adds the configured ones.
+        let lldb = AdapterSpec {
+            name: "lldb".into(),
+            launch: serde_json::from_value(json!({ "initCommands": ["settings set x y"] })).unwrap(),
+            ..AdapterSpec::default()
+        };
+        assert_eq!(
+            launch_request(AdapterId::Lldb, &spec, Some(&lldb)),
+            json!({
+                "name": "agent-tools",
+                "program": "/repo/main.toy",
+                "args": ["-v"],
+                "cwd": "/repo",
+                "stopOnEntry": false,
+                "initCommands": ["settings set x y"],
+            })
+        );
+        assert_eq!(launch_request(AdapterId::Lldb, &spec, None), launch_arguments(AdapterId::Lldb, &spec));
     }
 }
