@@ -138,6 +138,7 @@ fn settings() -> Vec<Setting> {
     let kernel = kernel::KernelConfig::new(".");
     let debug = dap_session::DebugConfig::default();
     let lsp = lsp_supervisor::SupervisorConfig::new(".");
+    let caps = agent_tools::LspCaps::default();
     let roster = vibe_roster::RosterConfig::default();
     let mut all = vec![
         setting(
@@ -203,6 +204,14 @@ fn settings() -> Vec<Setting> {
             secs(lsp.diagnostics_timeout),
             "how long diagnostics are waited for after a write",
         ),
+        setting("lsp.references_cap", Count, count(caps.references), "references returned by lsp references"),
+        setting(
+            "lsp.symbols_cap",
+            Count,
+            count(caps.workspace_symbols),
+            "symbols returned by an lsp symbols search (query)",
+        ),
+        setting("lsp.outline_cap", Count, count(caps.document_symbols), "symbols returned by a file's lsp outline"),
     ];
     for language in Language::ALL {
         all.push(setting(

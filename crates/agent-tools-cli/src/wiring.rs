@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring,
+    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspCaps, LspWiring, QuestionWiring,
     RegistryBuilder, Rule, Tier, Workspace,
 };
 use anyhow::bail;
@@ -130,7 +130,16 @@ fn set<T>(slot: &mut T, value: Option<T>) {
 pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
     let supervisor = Arc::new(Supervisor::new(lsp_config(workspace, config)));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
-    (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
+    (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(config) }, diagnostics)
+}
+
+/// The `lsp` tool's result caps of `[lsp]`.
+pub fn lsp_caps(config: &Config) -> LspCaps {
+    let mut caps = LspCaps::default();
+    set(&mut caps.references, config.count("lsp.references_cap"));
+    set(&mut caps.workspace_symbols, config.count("lsp.symbols_cap"));
+    set(&mut caps.document_symbols, config.count("lsp.outline_cap"));
+    caps
 }
 
 /// A debug supervisor for `debug`: adapters are detected at the root on each

@@ -240,3 +240,19 @@ async fn serve_takes_the_vibe_commands_and_wait_cap_from_the_file_and_flags_win(
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn the_lsp_caps_are_settings_with_the_tools_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = effective(dir.path(), &["--set", "lsp.symbols_cap=7"], &[("AGENT_TOOLS_LSP_REFERENCES_CAP", "5")]);
+    assert_eq!(config["lsp.references_cap"], json!([5, "env AGENT_TOOLS_LSP_REFERENCES_CAP"]));
+    assert_eq!(config["lsp.symbols_cap"], json!([7, "flag --set lsp.symbols_cap=7"]));
+    assert_eq!(config["lsp.outline_cap"], json!([200, "default"]));
+    let dir = root_with("[lsp]\nreferences_cap = 0\n");
+    let out = agent_tools(dir.path(), &["config"], &[]);
+    assert!(
+        stderr(&out).ends_with(":2:18: lsp.references_cap: expected a positive whole number, found the integer 0\n"),
+        "{}",
+        stderr(&out)
+    );
+}
