@@ -105,7 +105,7 @@ pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
 pub fn lsp_config(workspace: &Workspace, config: &Config) -> SupervisorConfig {
     let mut lsp = SupervisorConfig::new(workspace.root());
     lsp.servers = server_specs(config);
-    for language in Language::ALL {
+    for language in Language::all() {
         if let Some(server) = config.text(&format!("lsp.servers.{}", language.id())) {
             lsp.preferred.insert(language, server.to_owned());
         }
@@ -150,12 +150,15 @@ pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 
-/// The debug supervisor's configuration: the lifetime, timeouts, caps and debugpy's Python of `[debug]`.
+/// The debug supervisor's configuration: the lifetime, timeouts, caps and
+/// debugpy's Python of `[debug]`, and the `[[debug.adapter]]` entries (new
+/// adapters, and changes to built-in ones).
 pub fn debug_config(config: &Config) -> DebugConfig {
     let mut debug = DebugConfig::default();
     if let Some(python) = config.text("debug.python") {
         debug.detection.python = Some(PathBuf::from(python));
     }
+    debug.detection.adapters = config.debug_adapters.iter().map(|a| a.spec.clone()).collect();
     set(&mut debug.ttl, config.duration("debug.ttl_s"));
     set(&mut debug.limits.run_timeout, config.duration("debug.run_timeout_s"));
     set(&mut debug.limits.request_timeout, config.duration("debug.request_timeout_s"));
