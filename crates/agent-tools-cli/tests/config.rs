@@ -269,16 +269,18 @@ fn logged(path: &Path) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn a_custom_debug_adapter_launches_stops_and_terminates_over_stdio_and_over_tcp() {
+async fn a_custom_debug_adapter_launches_stops_terminates_and_attaches_over_stdio_and_over_tcp() {
     let adapter = fixture_adapter().display().to_string();
     for (name, reach) in [
         ("toy-debugger", String::new()),
         ("toy-debugger-tcp", "transport = \"tcp\"\nargs = [\"--listen\", \"127.0.0.1:0\"]\n".to_owned()),
     ] {
         // The fake program's language is made up: nothing built in debugs `.toy` files.
+        // An attached program spins: a short run timeout ends the wait for its first stop.
         let dir = root_with(&format!(
-            "[[debug.adapter]]\nname = \"{name}\"\ncommand = {adapter:?}\n{reach}markers = [\"toy.project\"]\n\
-             extensions = [\"toy\"]\nprogram_field = \"script\"\nlaunch = {{ toyMode = \"fast\", stopOnEntry = false }}\n"
+            "[debug]\nrun_timeout_s = 1\n\n[[debug.adapter]]\nname = \"{name}\"\ncommand = {adapter:?}\n{reach}\
+             markers = [\"toy.project\"]\nextensions = [\"toy\"]\nprogram_field = \"script\"\n\
+             launch = {{ toyMode = \"fast\", stopOnEntry = false }}\nattach = {{ toyAttach = \"yes\" }}\n"
         ));
         std::fs::write(dir.path().join("toy.project"), "").unwrap();
         std::fs::write(dir.path().join("main.toy"), include_str!("../../../fixtures/debug/fixture/main.dart")).unwrap();
@@ -308,6 +310,16 @@ async fn a_custom_debug_adapter_launches_stops_and_terminates_over_stdio_and_ove
         );
         let terminated = common::call(&client, "debug", json!({ "op": "terminate" })).await;
         assert_eq!(common::text(&terminated), format!("terminated: the program and the {name} adapter are gone"));
+        // Attach names no adapter either: the configured one is the only one usable here.
+        let attached = common::call(&client, "debug", json!({ "op": "attach", "port": 9 })).await;
+        let text = common::text(&attached);
+        assert_eq!(attached.is_error, Some(false), "{name}: {text}");
+        assert!(text.starts_with(&format!("attached {name} to 127.0.0.1:9")), "{text}");
+        let detached = common::call(&client, "debug", json!({ "op": "terminate" })).await;
+        assert_eq!(
+            common::text(&detached),
+            format!("detached: the attached program keeps running; the {name} session is over")
+        );
         client.cancel().await.unwrap();
 
         // The launch request carried the program in the configured field, and the `launch` table's fields.
@@ -317,6 +329,8 @@ async fn a_custom_debug_adapter_launches_stops_and_terminates_over_stdio_and_ove
         assert_eq!(arguments["program"], Value::Null, "{arguments}");
         assert_eq!(arguments["toyMode"], "fast", "{arguments}");
         assert_eq!(arguments["cwd"], dir.path().display().to_string(), "{arguments}");
+        let attach = logged(&log).into_iter().find(|m| m["command"] == "attach").unwrap();
+        assert_eq!(attach["arguments"], json!({ "host": "127.0.0.1", "port": 9, "toyAttach": "yes" }));
     }
 }
 
