@@ -56,7 +56,7 @@ impl Wiring {
 /// The language servers known: the built-in table with the configuration's
 /// `[[lsp.server]]` entries applied. An entry named like a built-in server
 /// changes the fields it gives; a new one goes first, so it is preferred for
-/// its languages over the built-in ones.
+/// its languages over the built-in ones (and over the new ones after it).
 pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
     // `ServerSpec` holds ids and markers as `&'static str` (its table is
     // static); a custom entry's live as long as the process, read once at start.
@@ -64,13 +64,16 @@ pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
         Box::leak(s.to_owned().into_boxed_str())
     }
     let mut specs = ServerSpec::builtin();
+    // New servers go first, in the file's order among themselves.
+    let mut new = 0;
     for custom in &config.lsp_servers {
         let index = match specs.iter().position(|s| s.id == custom.name) {
             Some(index) => index,
             None => {
                 let spec = ServerSpec::custom(leak(&custom.name), &custom.languages, "", &[], &[]);
-                specs.insert(0, spec);
-                0
+                specs.insert(new, spec);
+                new += 1;
+                new - 1
             }
         };
         let spec = &mut specs[index];

@@ -196,6 +196,14 @@ fn the_readme_example_is_a_valid_configuration() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let config: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(config["lsp_servers"][0]["name"], "my-pyright");
+    assert_eq!(
+        config["lsp_servers"][2]["language"],
+        json!({ "id": "zig", "extensions": ["zig", "zon"], "language_id": "zig" })
+    );
+    assert_eq!(config["lsp_servers"][2]["languages"], json!(["zig"]));
+    assert_eq!(config["debug_adapters"][0]["name"], "netcoredbg");
+    assert_eq!(config["debug_adapters"][0]["launch"], json!({ "type": "coreclr", "stopAtEntry": false }));
+    assert_eq!(config["debug_adapters"][1]["name"], "lldb");
     assert_eq!(config["approval_rules"][0]["scope"], "path secrets");
 }
 
@@ -530,4 +538,12 @@ fn a_bad_custom_language_is_refused_with_its_place() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let config: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(config["lsp_servers"][1]["languages"], json!(["toy"]));
+    // Its server is a setting like a built-in language's, from the environment too.
+    let config = effective(dir.path(), &[], &[("AGENT_TOOLS_LSP_SERVERS_TOY", "toy-two")]);
+    assert_eq!(config["lsp.servers.toy"], json!(["toy-two", "env AGENT_TOOLS_LSP_SERVERS_TOY"]));
+    let out = agent_tools(dir.path(), &["config"], &[("AGENT_TOOLS_LSP_SERVERS_TOY", "rust-analyzer")]);
+    assert_eq!(
+        stderr(&out),
+        "agent-tools: env AGENT_TOOLS_LSP_SERVERS_TOY: no server \"rust-analyzer\" for toy; known: toy-server, toy-two\n"
+    );
 }
