@@ -27,7 +27,7 @@ pub struct DebugConfig {
     /// A session's hard lifetime; when it runs out the session is terminated and the adapter killed. Default 30 minutes.
     pub ttl: Duration,
     pub limits: Limits,
-    /// Where adapters are looked for (search path, debugpy's python).
+    /// Which adapters exist besides the built-in ones (and changes to those), and where they are looked for (search path, debugpy's python).
     pub detection: Detection,
     /// Extra environment for adapter processes.
     pub env: Vec<(String, String)>,
