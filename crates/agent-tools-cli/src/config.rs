@@ -11,9 +11,13 @@
 //! what was found, and an unknown key gets the nearest known one. Defaults are
 //! read from the leaf crates' own defaults, never written twice. This module
 //! only reads and checks; `wiring.rs` turns the values into the leaf crates'
-//! configurations. The lists (`[[lsp.server]]`, `[[approval.rule]]`) are
-//! replaced whole by a higher layer (an env var or `--set` holding a TOML
-//! array of inline tables), not merged entry by entry.
+//! configurations. The lists (`[[lsp.server]]`, `[[debug.adapter]]`,
+//! `[[approval.rule]]`) are replaced whole by a higher layer (an env var or
+//! `--set` holding a TOML array of inline tables), not merged entry by entry.
+//! A `[[lsp.server]]` entry may define a language of its own (`language`,
+//! `extensions`, `language_id`); once the layers are merged, those languages
+//! are defined process-wide ([`Language::define`]), so `lsp.servers.LANG`
+//! and routing by extension know them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -138,6 +142,7 @@ fn settings() -> Vec<Setting> {
     let kernel = kernel::KernelConfig::new(".");
     let debug = dap_session::DebugConfig::default();
     let lsp = lsp_supervisor::SupervisorConfig::new(".");
+    let caps = agent_tools::LspCaps::default();
     let roster = vibe_roster::RosterConfig::default();
     let mut all = vec![
         setting(
@@ -203,6 +208,14 @@ fn settings() -> Vec<Setting> {
             secs(lsp.diagnostics_timeout),
             "how long diagnostics are waited for after a write",
         ),
+        setting("lsp.references_cap", Count, count(caps.references), "references returned by lsp references"),
+        setting(
+            "lsp.symbols_cap",
+            Count,
+            count(caps.workspace_symbols),
+            "symbols returned by an lsp symbols search (query)",
+        ),
+        setting("lsp.outline_cap", Count, count(caps.document_symbols), "symbols returned by a file's lsp outline"),
     ];
     for language in Language::ALL {
         all.push(setting(
@@ -235,7 +248,7 @@ fn settings() -> Vec<Setting> {
 const PATH_KEYS: [&str; 3] = ["eval.python", "eval.node", "debug.python"];
 
 /// The list settings: arrays of tables, replaced whole by a higher layer.
-const LISTS: [&str; 2] = ["lsp.server", "approval.rule"];
+const LISTS: [&str; 3] = ["lsp.server", "debug.adapter", "approval.rule"];
 
 /// One value with its source.
 #[derive(Debug, Clone, Serialize)]
@@ -255,9 +268,15 @@ pub struct CustomServer {
     pub name: String,
     pub command: Option<String>,
     pub args: Option<Vec<String>>,
-    /// From `languages` and the languages of `extensions`.
+    /// From `languages` and the languages of `extensions` (with `language`, the new one).
     #[serde(serialize_with = "language_ids")]
     pub languages: Vec<Language>,
+    /// A language of its own the entry defines (`language`, `extensions`, `language_id`).
+    pub language: Option<NewLanguage>,
+    /// Languages other entries of the list define, defined (and moved to
+    /// `languages`) once the layers are merged.
+    #[serde(skip)]
+    pending: Vec<String>,
     pub root_markers: Option<Vec<String>>,
     pub probe_args: Option<Vec<String>>,
     pub initialization_options: Option<serde_json::Value>,
@@ -266,8 +285,26 @@ pub struct CustomServer {
     pub source: Source,
 }
 
+/// A language a `[[lsp.server]]` entry defines: its id, its files' extensions
+/// (without the dot) and the LSP `languageId` its files are opened with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewLanguage {
+    pub id: String,
+    pub extensions: Vec<String>,
+    pub language_id: String,
+}
+
 fn language_ids<S: serde::Serializer>(languages: &[Language], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(languages.iter().map(|l| l.id()))
+}
+
+/// A `[[debug.adapter]]` entry: a new adapter, or (named like a built-in
+/// one) a change to it; fields left out keep the built-in's.
+#[derive(Debug, Clone, Serialize)]
+pub struct CustomAdapter {
+    #[serde(flatten)]
+    pub spec: dap_session::AdapterSpec,
+    pub source: Source,
 }
 
 /// An `[[approval.rule]]` entry.
@@ -307,10 +344,12 @@ impl Flags {
         let Some((language, server)) = choice.split_once('=') else {
             bail!("--lsp takes LANG=SERVER (e.g. python=pylsp), not {choice:?}");
         };
-        let language = Language::from_id(language.trim()).ok_or_else(|| {
-            anyhow!("--lsp: unknown language {language:?} (rust, python, typescript, javascript, c, cpp, go)")
-        })?;
-        self.sets.push((format!("lsp.servers.{}", language.id()), server.trim().to_owned(), "--lsp".to_owned()));
+        // The language may be one the configuration defines: checked once the layers are merged.
+        let language = language.trim();
+        if language.is_empty() || language.contains('.') {
+            bail!("--lsp takes LANG=SERVER (e.g. python=pylsp), not {choice:?}");
+        }
+        self.sets.push((format!("lsp.servers.{language}"), server.trim().to_owned(), "--lsp".to_owned()));
         Ok(())
     }
 
@@ -348,6 +387,7 @@ pub struct Config {
     pub file: FileState,
     pub settings: Vec<Entry>,
     pub lsp_servers: Vec<CustomServer>,
+    pub debug_adapters: Vec<CustomAdapter>,
     pub approval_rules: Vec<RuleEntry>,
 }
 
@@ -484,6 +524,7 @@ struct Layers {
     settings: Vec<Setting>,
     values: BTreeMap<String, (Value, Source)>,
     servers: Vec<CustomServer>,
+    adapters: Vec<CustomAdapter>,
     rules: Vec<RuleEntry>,
 }
 
@@ -501,6 +542,25 @@ impl Layers {
             }
         }
         out
+    }
+
+    /// `lsp.servers.LANG` for a language the built-in table lacks: taken as a
+    /// setting (the language may be one a `[[lsp.server]]` entry defines, in
+    /// this layer or another), and checked once the layers are merged.
+    fn adopt(&mut self, key: &str) {
+        if let Some(word) = key.strip_prefix("lsp.servers.")
+            && !word.is_empty()
+            && !word.contains('.')
+            && self.kind(key).is_none()
+        {
+            self.settings.push(setting(
+                key,
+                Kind::Server,
+                Value::Unset,
+                "the server for this language (a language of a [[lsp.server]] entry's own)",
+            ));
+            self.values.insert(key.to_owned(), (Value::Unset, Source::Default));
+        }
     }
 
     fn kind(&self, key: &str) -> Option<Kind> {
@@ -529,6 +589,7 @@ impl Layers {
         value: &Spanned<DeValue<'_>>,
     ) -> anyhow::Result<bool> {
         let place = origin.place(&value.span());
+        self.adopt(key);
         if let Some(kind) = self.kind(key) {
             let checked =
                 check(kind, Ok(value.get_ref())).map_err(|found| refuse(&place, key, kind.expected(), &found))?;
@@ -564,7 +625,11 @@ impl Layers {
             entries.push((item.span(), table));
         }
         if key == "lsp.server" {
-            self.servers = entries.iter().map(|(span, t)| server(origin, span, t)).collect::<anyhow::Result<_>>()?;
+            let declared: Vec<NewLanguage> = entries.iter().filter_map(|(_, t)| declared_languages(t)).collect();
+            self.servers =
+                entries.iter().map(|(span, t)| server(origin, span, t, &declared)).collect::<anyhow::Result<_>>()?;
+        } else if key == "debug.adapter" {
+            self.adapters = entries.iter().map(|(span, t)| adapter(origin, span, t)).collect::<anyhow::Result<_>>()?;
         } else {
             self.rules = entries.iter().map(|(span, t)| rule(origin, span, t)).collect::<anyhow::Result<_>>()?;
         }
@@ -574,6 +639,7 @@ impl Layers {
     /// A value from an env var or a flag: text for a scalar, a TOML value for a list.
     fn text(&mut self, origin: Origin<'_>, key: &str, text: &str) -> anyhow::Result<()> {
         let place = origin.place(&(0..0));
+        self.adopt(key);
         if let Some(kind) = self.kind(key) {
             let checked = check(kind, Err(text)).map_err(|found| refuse(&place, key, kind.expected(), &found))?;
             self.values.insert(key.to_owned(), (checked, origin.source(&(0..0))));
@@ -637,6 +703,8 @@ const SERVER_KEYS: &[&str] = &[
     "args",
     "languages",
     "extensions",
+    "language",
+    "language_id",
     "root_markers",
     "probe_args",
     "initialization_options",
@@ -644,9 +712,50 @@ const SERVER_KEYS: &[&str] = &[
     "env",
 ];
 
-fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyhow::Result<CustomServer> {
+/// The built-in language whose files have this extension, if one has.
+fn builtin_language_of(ext: &str) -> Option<Language> {
+    Language::from_path(Path::new(&format!("x.{ext}"))).filter(|l| !l.is_custom())
+}
+
+fn builtin_ids() -> String {
+    Language::ALL.iter().map(|l| l.id()).collect::<Vec<_>>().join(", ")
+}
+
+/// The language a `[[lsp.server]]` entry defines (`language` with its
+/// `extensions`), looked at before the entries are read, so one entry can
+/// serve a language another defines. What does not check is refused when its
+/// entry is read.
+fn declared_languages(table: &DeTable<'_>) -> Option<NewLanguage> {
+    let text = |key: &str| match table.get(key).map(Spanned::get_ref) {
+        Some(DeValue::String(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    let id = text("language")?;
+    let extensions = match table.get("extensions").map(Spanned::get_ref) {
+        Some(DeValue::Array(items)) => items
+            .iter()
+            .filter_map(|i| match i.get_ref() {
+                DeValue::String(s) => Some(s.trim_start_matches('.').to_owned()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let language_id = text("language_id").unwrap_or_else(|| id.clone());
+    Some(NewLanguage { id, extensions, language_id })
+}
+
+fn server(
+    origin: Origin<'_>,
+    span: &Range<usize>,
+    table: &DeTable<'_>,
+    declared: &[NewLanguage],
+) -> anyhow::Result<CustomServer> {
     let mut out = CustomServer { source: origin.source(span), ..CustomServer::default() };
-    let ids: Vec<&str> = Language::ALL.iter().map(|l| l.id()).collect();
+    // `extensions` are the new language's with `language`, else known languages': read after the loop.
+    let mut extensions: Option<(Vec<String>, String)> = None;
+    let mut new_language: Option<(String, String)> = None;
+    let mut language_id: Option<(String, String)> = None;
     for (name, value) in table.iter() {
         let word = name.get_ref().as_ref();
         let key = format!("lsp.server.{word}");
@@ -659,31 +768,36 @@ fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyho
             "probe_args" => out.probe_args = Some(strings(origin, &key, value)?),
             "languages" => {
                 for id in strings(origin, &key, value)? {
-                    let language = Language::from_id(&id).ok_or_else(|| {
-                        refuse(&place, &key, &format!("language ids among {}", ids.join(", ")), &format!("{id:?}"))
-                    })?;
-                    if !out.languages.contains(&language) {
-                        out.languages.push(language);
+                    if let Some(language) = Language::from_id(&id).filter(|l| !l.is_custom()) {
+                        if !out.languages.contains(&language) {
+                            out.languages.push(language);
+                        }
+                    } else if declared.iter().any(|d| d.id == id) {
+                        if !out.pending.contains(&id) {
+                            out.pending.push(id);
+                        }
+                    } else {
+                        let known: Vec<&str> = Language::ALL
+                            .iter()
+                            .map(|l| l.id())
+                            .chain(declared.iter().map(|d| d.id.as_str()))
+                            .collect();
+                        let expected = format!(
+                            "language ids among {} (a language of the server's own is defined with `language` and \
+                             `extensions`)",
+                            known.join(", ")
+                        );
+                        return Err(refuse(&place, &key, &expected, &format!("{id:?}")));
                     }
                 }
             }
             "extensions" => {
-                for ext in strings(origin, &key, value)? {
-                    let ext = ext.trim_start_matches('.');
-                    let language = Language::from_path(Path::new(&format!("x.{ext}"))).ok_or_else(|| {
-                        refuse(
-                            &place,
-                            &key,
-                            "extensions of a known language (the languages are fixed: rust, python, typescript, \
-                             javascript, c, cpp, go, fixture)",
-                            &format!("{ext:?}"),
-                        )
-                    })?;
-                    if !out.languages.contains(&language) {
-                        out.languages.push(language);
-                    }
-                }
+                let list: Vec<String> =
+                    strings(origin, &key, value)?.iter().map(|e| e.trim_start_matches('.').to_owned()).collect();
+                extensions = Some((list, place));
             }
+            "language" => new_language = Some((string(origin, &key, value)?, place)),
+            "language_id" => language_id = Some((string(origin, &key, value)?, place)),
             "initialization_options" | "settings" => {
                 let DeValue::Table(_) = value.get_ref() else {
                     return Err(refuse(&place, &key, "a table", &describe(value.get_ref())));
@@ -703,6 +817,67 @@ fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyho
         }
     }
     let place = origin.place(span);
+    match (new_language, extensions) {
+        (Some((id, id_place)), extensions) => {
+            if Language::from_id(&id).is_some_and(|l| !l.is_custom()) {
+                let expected = format!(
+                    "the name of a language of its own (not a built-in one: {}; those go in `languages`)",
+                    builtin_ids()
+                );
+                return Err(refuse(&id_place, "lsp.server.language", &expected, &format!("{id:?}")));
+            }
+            let Some((extensions, ext_place)) = extensions.filter(|(e, _)| !e.is_empty()) else {
+                return Err(refuse(&place, "lsp.server.extensions", &format!("the file extensions of {id}"), "none"));
+            };
+            for ext in &extensions {
+                if let Some(owner) = builtin_language_of(ext) {
+                    let expected = format!("extensions no built-in language has (.{ext} files are {owner}'s)");
+                    return Err(refuse(&ext_place, "lsp.server.extensions", &expected, &format!("{ext:?}")));
+                }
+            }
+            if let Some(other) = declared.iter().find(|d| d.id == id && d.extensions != extensions) {
+                let expected = format!(
+                    "the extensions another entry defines {id} with ({})",
+                    other.extensions.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(", ")
+                );
+                return Err(refuse(&ext_place, "lsp.server.extensions", &expected, &format!("{extensions:?}")));
+            }
+            let language_id = language_id.map_or_else(|| id.clone(), |(l, _)| l);
+            if !out.pending.contains(&id) {
+                out.pending.push(id.clone());
+            }
+            out.language = Some(NewLanguage { id, extensions, language_id });
+        }
+        (None, extensions) => {
+            if let Some((_, lid_place)) = language_id {
+                return Err(refuse(
+                    &lid_place,
+                    "lsp.server.language_id",
+                    "`language_id` only beside `language` (a language the entry defines)",
+                    "no `language`",
+                ));
+            }
+            for (ext, ext_place) in extensions.iter().flat_map(|(list, place)| list.iter().map(move |e| (e, place))) {
+                if let Some(language) = builtin_language_of(ext) {
+                    if !out.languages.contains(&language) {
+                        out.languages.push(language);
+                    }
+                } else if let Some(d) = declared.iter().find(|d| d.extensions.contains(ext)) {
+                    if !out.pending.contains(&d.id) {
+                        out.pending.push(d.id.clone());
+                    }
+                } else {
+                    let known: Vec<&str> =
+                        Language::ALL.iter().map(|l| l.id()).chain(declared.iter().map(|d| d.id.as_str())).collect();
+                    let expected = format!(
+                        "extensions of a known language ({}), or with `language`, of a language of the server's own",
+                        known.join(", ")
+                    );
+                    return Err(refuse(ext_place, "lsp.server.extensions", &expected, &format!("{ext:?}")));
+                }
+            }
+        }
+    }
     if out.name.is_empty() {
         return Err(refuse(&place, "lsp.server.name", "a name for the server", "none"));
     }
@@ -711,7 +886,7 @@ fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyho
         if out.command.is_none() {
             return Err(refuse(&place, "lsp.server.command", "the program to run (a new server)", "none"));
         }
-        if out.languages.is_empty() {
+        if out.languages.is_empty() && out.pending.is_empty() {
             return Err(refuse(&place, "lsp.server.languages", "at least one language or extension", "none"));
         }
         if out.root_markers.as_ref().is_none_or(|m| m.is_empty()) {
@@ -719,6 +894,83 @@ fn server(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyho
         }
     }
     Ok(out)
+}
+
+const ADAPTER_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "args",
+    "probe_args",
+    "transport",
+    "markers",
+    "extensions",
+    "launch",
+    "attach",
+    "program_field",
+];
+
+fn adapter(origin: Origin<'_>, span: &Range<usize>, table: &DeTable<'_>) -> anyhow::Result<CustomAdapter> {
+    let mut spec = dap_session::AdapterSpec::default();
+    for (name, value) in table.iter() {
+        let word = name.get_ref().as_ref();
+        let key = format!("debug.adapter.{word}");
+        let place = origin.place(&value.span());
+        match word {
+            "name" => {
+                let text = string(origin, &key, value)?;
+                let builtin = dap_session::AdapterId::ALL.iter().map(|id| id.name()).collect::<Vec<_>>();
+                if let Some(id) = dap_session::AdapterId::parse(&text).filter(|id| id.name() != text) {
+                    let expected = format!(
+                        "a new adapter's name, or a built-in one's as written ({}) to change it",
+                        builtin.join(", ")
+                    );
+                    return Err(refuse(&place, &key, &expected, &format!("{text:?} (another name of {id})")));
+                }
+                spec.name = text;
+            }
+            "command" => spec.command = Some(string(origin, &key, value)?),
+            "args" => spec.args = Some(strings(origin, &key, value)?),
+            "probe_args" => spec.probe_args = Some(strings(origin, &key, value)?),
+            "transport" => {
+                let text = string(origin, &key, value).ok();
+                spec.transport = Some(match text.as_deref() {
+                    Some("stdio") => dap_session::Transport::Stdio,
+                    Some("tcp") => dap_session::Transport::Tcp,
+                    _ => {
+                        let expected = "\"stdio\" or \"tcp\" (the adapter prints the address it listens on)";
+                        return Err(refuse(&place, &key, expected, &describe(value.get_ref())));
+                    }
+                });
+            }
+            "markers" => spec.markers = Some(strings(origin, &key, value)?),
+            "extensions" => {
+                spec.extensions =
+                    strings(origin, &key, value)?.iter().map(|e| e.trim_start_matches('.').to_owned()).collect();
+            }
+            "launch" | "attach" => {
+                let serde_json::Value::Object(fields) = json(value.get_ref()) else {
+                    let expected = format!("a table of fields for the DAP `{word}` request's arguments");
+                    return Err(refuse(&place, &key, &expected, &describe(value.get_ref())));
+                };
+                if word == "launch" { spec.launch = fields } else { spec.attach = fields }
+            }
+            "program_field" => spec.program_field = Some(string(origin, &key, value)?),
+            _ => return Err(unknown(&origin.place(&name.span()), &key, word, ADAPTER_KEYS)),
+        }
+    }
+    let place = origin.place(span);
+    if spec.name.is_empty() {
+        return Err(refuse(&place, "debug.adapter.name", "a name for the adapter", "none"));
+    }
+    if spec.id().is_custom() {
+        if spec.command.is_none() {
+            return Err(refuse(&place, "debug.adapter.command", "the program to run (a new adapter)", "none"));
+        }
+        if spec.markers.as_ref().is_none_or(|m| m.is_empty()) {
+            return Err(refuse(&place, "debug.adapter.markers", "at least one root marker file", "none"));
+        }
+    }
+    Ok(CustomAdapter { spec, source: origin.source(span) })
 }
 
 const RULE_KEYS: &[&str] = &["tier", "tool", "path", "action"];
@@ -770,7 +1022,7 @@ impl Config {
     pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         let settings = settings();
         let values = settings.iter().map(|s| (s.key.clone(), (s.default.clone(), Source::Default))).collect();
-        let mut layers = Layers { settings, values, servers: Vec::new(), rules: Vec::new() };
+        let mut layers = Layers { settings, values, servers: Vec::new(), adapters: Vec::new(), rules: Vec::new() };
 
         let path = match &flags.file {
             Some(path) => Some(path.clone()),
@@ -793,14 +1045,26 @@ impl Config {
             }
         };
 
-        let keys: Vec<String> = layers.settings.iter().map(|s| s.key.clone()).chain(LISTS.map(String::from)).collect();
-        for key in &keys {
+        // The lists first: a language an `[[lsp.server]]` entry defines has its `lsp.servers.LANG` too.
+        let env = |layers: &mut Layers, key: &str| -> anyhow::Result<()> {
             let var = env_var(key);
             match std::env::var(&var) {
-                Ok(text) => layers.text(Origin::Env { var: &var }, key, &text)?,
-                Err(std::env::VarError::NotPresent) => {}
+                Ok(text) => layers.text(Origin::Env { var: &var }, key, &text),
+                Err(std::env::VarError::NotPresent) => Ok(()),
                 Err(std::env::VarError::NotUnicode(_)) => bail!("environment variable {var}: {key}: not UTF-8"),
             }
+        };
+        for key in LISTS {
+            env(&mut layers, key)?;
+        }
+        let new_languages: Vec<String> =
+            layers.servers.iter().filter_map(|s| s.language.as_ref()).map(|l| l.id.clone()).collect();
+        for id in new_languages {
+            layers.adopt(&format!("lsp.servers.{id}"));
+        }
+        let keys: Vec<String> = layers.settings.iter().map(|s| s.key.clone()).chain(LISTS.map(String::from)).collect();
+        for key in keys.iter().filter(|k| !LISTS.contains(&k.as_str())) {
+            env(&mut layers, key)?;
         }
         // A variable one typo away from a setting is most likely meant as
         // it: said on stderr, not refused (other AGENT_TOOLS_* variables,
@@ -831,6 +1095,24 @@ impl Config {
             }
         }
 
+        // The languages the entries define, process-wide (routing is by a
+        // file's extension everywhere), then the entries that serve them.
+        for server in &layers.servers {
+            if let Some(new) = &server.language {
+                Language::define(&new.id, &new.extensions, Some(&new.language_id))
+                    .map_err(|e| anyhow!("{}: lsp.server.language: {e}", server.source))?;
+            }
+        }
+        for server in &mut layers.servers {
+            for id in std::mem::take(&mut server.pending) {
+                if let Some(language) = Language::from_id(&id)
+                    && !server.languages.contains(&language)
+                {
+                    server.languages.push(language);
+                }
+            }
+        }
+
         let config = Config {
             file,
             settings: layers
@@ -842,6 +1124,7 @@ impl Config {
                 })
                 .collect(),
             lsp_servers: layers.servers,
+            debug_adapters: layers.adapters,
             approval_rules: layers.rules,
         };
         config.check_servers()?;
@@ -853,13 +1136,23 @@ impl Config {
         let specs = crate::wiring::server_specs(self);
         for entry in self.settings.iter().filter(|e| e.key.starts_with("lsp.servers.")) {
             let Value::Text(server) = &entry.value else { continue };
-            let Some(language) = entry.key.rsplit('.').next().and_then(Language::from_id) else { continue };
+            let place = match &entry.source {
+                Source::Flag(flag) if flag == "--lsp" => "--lsp".to_owned(),
+                other => other.to_string(),
+            };
+            let id = entry.key.trim_start_matches("lsp.servers.");
+            let Some(language) = Language::from_id(id) else {
+                let known: Vec<&str> = Language::all().iter().map(|l| l.id()).collect();
+                let hint = nearest(id, &known).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
+                bail!(
+                    "{place}: {}: {hint}unknown language {id:?} (known: {}; a [[lsp.server]] entry defines a new one \
+                     with `language` and `extensions`)",
+                    entry.key,
+                    known.join(", ")
+                );
+            };
             let serving: Vec<&str> = specs.iter().filter(|s| s.languages.contains(&language)).map(|s| s.id).collect();
             if !serving.contains(&server.as_str()) {
-                let place = match &entry.source {
-                    Source::Flag(flag) if flag == "--lsp" => "--lsp".to_owned(),
-                    other => other.to_string(),
-                };
                 bail!("{place}: no server {server:?} for {language}; known: {}", serving.join(", "));
             }
         }
@@ -918,6 +1211,47 @@ impl Config {
             );
             if !langs.is_empty() {
                 let _ = writeln!(out, "    languages: {}", langs.join(", "));
+            }
+            if let Some(new) = &s.language {
+                let extensions: Vec<String> = new.extensions.iter().map(|e| format!(".{e}")).collect();
+                let _ = writeln!(
+                    out,
+                    "    language {} (its own): {}, languageId {}",
+                    new.id,
+                    extensions.join(" "),
+                    new.language_id
+                );
+            }
+        }
+        for a in &self.debug_adapters {
+            let spec = &a.spec;
+            let command = spec.command.as_deref().unwrap_or("(built-in command)");
+            let args = spec.args.clone().unwrap_or_default().join(" ");
+            let _ = writeln!(out, "[[debug.adapter]] {} = {command} {args}  # {}", spec.name, a.source);
+            let mut facts = Vec::new();
+            if let Some(transport) = spec.transport {
+                facts.push(format!(
+                    "transport {}",
+                    if transport == dap_session::Transport::Tcp { "tcp" } else { "stdio" }
+                ));
+            }
+            if let Some(markers) = &spec.markers {
+                facts.push(format!("markers {}", markers.join(", ")));
+            }
+            if !spec.extensions.is_empty() {
+                let extensions: Vec<String> = spec.extensions.iter().map(|e| format!(".{e}")).collect();
+                facts.push(format!("programs {}", extensions.join(" ")));
+            }
+            if let Some(field) = &spec.program_field {
+                facts.push(format!("program in `{field}`"));
+            }
+            for (request, fields) in [("launch", &spec.launch), ("attach", &spec.attach)] {
+                if !fields.is_empty() {
+                    facts.push(format!("{request} {}", serde_json::Value::Object(fields.clone())));
+                }
+            }
+            if !facts.is_empty() {
+                let _ = writeln!(out, "    {}", facts.join("; "));
             }
         }
         for r in &self.approval_rules {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspWiring, QuestionWiring,
+    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspCaps, LspWiring, QuestionWiring,
     RegistryBuilder, Rule, Tier, Workspace,
 };
 use anyhow::bail;
@@ -56,7 +56,7 @@ impl Wiring {
 /// The language servers known: the built-in table with the configuration's
 /// `[[lsp.server]]` entries applied. An entry named like a built-in server
 /// changes the fields it gives; a new one goes first, so it is preferred for
-/// its languages over the built-in ones.
+/// its languages over the built-in ones (and over the new ones after it).
 pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
     // `ServerSpec` holds ids and markers as `&'static str` (its table is
     // static); a custom entry's live as long as the process, read once at start.
@@ -64,13 +64,16 @@ pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
         Box::leak(s.to_owned().into_boxed_str())
     }
     let mut specs = ServerSpec::builtin();
+    // New servers go first, in the file's order among themselves.
+    let mut new = 0;
     for custom in &config.lsp_servers {
         let index = match specs.iter().position(|s| s.id == custom.name) {
             Some(index) => index,
             None => {
                 let spec = ServerSpec::custom(leak(&custom.name), &custom.languages, "", &[], &[]);
-                specs.insert(0, spec);
-                0
+                specs.insert(new, spec);
+                new += 1;
+                new - 1
             }
         };
         let spec = &mut specs[index];
@@ -105,7 +108,7 @@ pub fn server_specs(config: &Config) -> Vec<ServerSpec> {
 pub fn lsp_config(workspace: &Workspace, config: &Config) -> SupervisorConfig {
     let mut lsp = SupervisorConfig::new(workspace.root());
     lsp.servers = server_specs(config);
-    for language in Language::ALL {
+    for language in Language::all() {
         if let Some(server) = config.text(&format!("lsp.servers.{}", language.id())) {
             lsp.preferred.insert(language, server.to_owned());
         }
@@ -130,7 +133,16 @@ fn set<T>(slot: &mut T, value: Option<T>) {
 pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
     let supervisor = Arc::new(Supervisor::new(lsp_config(workspace, config)));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
-    (LspWiring { supervisor, workspace: workspace.clone() }, diagnostics)
+    (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(config) }, diagnostics)
+}
+
+/// The `lsp` tool's result caps of `[lsp]`.
+pub fn lsp_caps(config: &Config) -> LspCaps {
+    let mut caps = LspCaps::default();
+    set(&mut caps.references, config.count("lsp.references_cap"));
+    set(&mut caps.workspace_symbols, config.count("lsp.symbols_cap"));
+    set(&mut caps.document_symbols, config.count("lsp.outline_cap"));
+    caps
 }
 
 /// A debug supervisor for `debug`: adapters are detected at the root on each
@@ -141,12 +153,15 @@ pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 
-/// The debug supervisor's configuration: the lifetime, timeouts, caps and debugpy's Python of `[debug]`.
+/// The debug supervisor's configuration: the lifetime, timeouts, caps and
+/// debugpy's Python of `[debug]`, and the `[[debug.adapter]]` entries (new
+/// adapters, and changes to built-in ones).
 pub fn debug_config(config: &Config) -> DebugConfig {
     let mut debug = DebugConfig::default();
     if let Some(python) = config.text("debug.python") {
         debug.detection.python = Some(PathBuf::from(python));
     }
+    debug.detection.adapters = config.debug_adapters.iter().map(|a| a.spec.clone()).collect();
     set(&mut debug.ttl, config.duration("debug.ttl_s"));
     set(&mut debug.limits.run_timeout, config.duration("debug.run_timeout_s"));
     set(&mut debug.limits.request_timeout, config.duration("debug.request_timeout_s"));

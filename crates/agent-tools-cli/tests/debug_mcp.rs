@@ -71,7 +71,7 @@ async fn serve_keeps_the_debug_session_across_calls() {
     let finished = call(&client, "debug", json!({ "op": "continue" })).await;
     assert_eq!(text(&finished), "ended: the program finished (exit code 0); op output shows what it printed");
     let output = call(&client, "debug", json!({ "op": "output" })).await;
-    assert_eq!(text(&output), "hello from the fixture\nin greet\nwarning on stderr\n");
+    assert_eq!(text(&output), "[stdout]\nhello from the fixture\nin greet\n[stderr]\nwarning on stderr\n");
     client.cancel().await.unwrap();
 }
 

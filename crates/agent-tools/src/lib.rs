@@ -41,5 +41,5 @@ pub use crate::tools::astmatch::AstmatchWiring;
 pub use crate::tools::debug::DebugWiring;
 pub use crate::tools::diagnostics::{DiagnosticsOnWrite, WithDiagnostics, WriteReport};
 pub use crate::tools::kernel::KernelWiring;
-pub use crate::tools::lsp::LspWiring;
+pub use crate::tools::lsp::{LspCaps, LspWiring};
 pub use crate::workspace::{PathError, Workspace, resolve_path, resolve_path_for_write};

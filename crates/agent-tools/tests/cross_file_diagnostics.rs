@@ -76,7 +76,7 @@ async fn surface(root: &Path, language: Language, server: &str) -> Option<(Surfa
     let workspace = Workspace::new(root).unwrap();
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     let registry = Registry::builder()
-        .with_lsp(LspWiring { supervisor: Arc::clone(&supervisor), workspace: workspace.clone() })
+        .with_lsp(LspWiring::new(Arc::clone(&supervisor), workspace.clone()))
         .with_file_tools(workspace, Some(diagnostics))
         .build()
         .unwrap();

@@ -24,8 +24,7 @@ fn surface(root: &Path, env: &[(&str, &str)]) -> (Surface, Arc<Supervisor>) {
     }
     let supervisor = Arc::new(Supervisor::new(config));
     let workspace = Workspace::new(root).unwrap();
-    let registry =
-        Registry::builder().with_lsp(LspWiring { supervisor: Arc::clone(&supervisor), workspace }).build().unwrap();
+    let registry = Registry::builder().with_lsp(LspWiring::new(Arc::clone(&supervisor), workspace)).build().unwrap();
     (Arc::new(registry).surface(Tier::Read), supervisor)
 }
 

@@ -19,7 +19,7 @@ fn listing() -> Value {
     let registry = Arc::new(
         Registry::builder()
             .with_astmatch(AstmatchWiring::new(workspace.clone()))
-            .with_lsp(agent_tools::LspWiring { supervisor: Arc::clone(&supervisor), workspace: workspace.clone() })
+            .with_lsp(agent_tools::LspWiring::new(Arc::clone(&supervisor), workspace.clone()))
             .with_file_tools(
                 workspace.clone(),
                 Some(Arc::new(agent_tools::DiagnosticsOnWrite::new(supervisor, workspace.clone()))),

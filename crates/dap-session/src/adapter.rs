@@ -17,6 +17,11 @@
 //! Python that has a working debugpy: the project's venv, then the configured
 //! one ([`Detection::python`]), then `python3` on the search path; so a
 //! project venv made without debugpy still debugs, as it does in editors.
+//!
+//! A host adds adapters of its own, or changes a built-in one's fields, with
+//! [`AdapterSpec`]s in [`Detection::adapters`]: a spec named like a built-in
+//! changes the fields it gives; any other is a [`AdapterId::Custom`] adapter,
+//! detected the same way (its markers, its command resolved and probed).
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt as _;
@@ -24,20 +29,39 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
-/// One of the known adapters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
+/// One of the known adapters: a built-in one, or one the host configured ([`AdapterSpec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AdapterId {
     Dart,
     Debugpy,
     Lldb,
     Delve,
+    /// An adapter of the host's own, described by the [`AdapterSpec`] of its name.
+    Custom(CustomAdapter),
+}
+
+/// A configured adapter's handle: its name, interned (leaked once per name and
+/// process), so [`AdapterId`] stays `Copy`. Made by [`AdapterSpec::id`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CustomAdapter(&'static str);
+
+/// Every configured adapter's name seen in this process.
+static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+fn intern(name: &str) -> &'static str {
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(leaked);
+    leaked
 }
 
 impl AdapterId {
-    /// Every adapter, in the order `adapters` lists them.
+    /// Every built-in adapter, in the order `adapters` lists them ([`Detection::ids`] adds the configured ones).
     pub const ALL: [AdapterId; 4] = [AdapterId::Dart, AdapterId::Debugpy, AdapterId::Lldb, AdapterId::Delve];
 
     /// The id as users write it.
@@ -47,26 +71,31 @@ impl AdapterId {
             AdapterId::Debugpy => "debugpy",
             AdapterId::Lldb => "lldb",
             AdapterId::Delve => "delve",
+            AdapterId::Custom(CustomAdapter(name)) => name,
         }
     }
 
-    /// Files whose presence at the root says the checkout is this adapter's kind of project.
+    /// The built-in root markers: files whose presence at the root says the
+    /// checkout is this adapter's kind of project (none for a configured
+    /// adapter: [`Detection::markers`] has the effective ones).
     pub fn markers(self) -> &'static [&'static str] {
         match self {
             AdapterId::Dart => &["pubspec.yaml"],
             AdapterId::Debugpy => &["pyproject.toml", "setup.py", "requirements.txt"],
             AdapterId::Lldb => &["Cargo.toml", "CMakeLists.txt"],
             AdapterId::Delve => &["go.mod"],
+            AdapterId::Custom(_) => &[],
         }
     }
 
-    /// The command as documented (the resolved binary may be a versioned name).
+    /// The command as documented (the resolved binary may be a versioned name); empty for a configured adapter.
     pub fn documented_command(self) -> &'static str {
         match self {
             AdapterId::Dart => "dart debug_adapter",
             AdapterId::Debugpy => "python -m debugpy.adapter",
             AdapterId::Lldb => "lldb-dap",
             AdapterId::Delve => "dlv dap",
+            AdapterId::Custom(_) => "",
         }
     }
 
@@ -80,11 +109,79 @@ impl AdapterId {
             _ => None,
         }
     }
+
+    /// Whether the host configured it ([`AdapterId::Custom`]).
+    pub fn is_custom(self) -> bool {
+        matches!(self, AdapterId::Custom(_))
+    }
 }
 
 impl std::fmt::Display for AdapterId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl Serialize for AdapterId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// An adapter is its name, a string (`debugpy`, `lldb`, `delve`, `dart`, or a configured one's).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for AdapterId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AdapterId".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "The adapter's name: debugpy, lldb, delve, dart, or one the configuration adds."
+        })
+    }
+}
+
+/// An adapter the host describes (a configuration's `[[debug.adapter]]`), or,
+/// named like a built-in one (`dart`, `debugpy`, `lldb`, `delve`), a change
+/// to it: the fields given replace the built-in's, the others stay.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AdapterSpec {
+    /// Its id, as `adapters`, `status` and a launch name it.
+    pub name: String,
+    /// The program: a name looked up on the search path, or a path (relative
+    /// ones from the root). A built-in's replaces its candidates (for debugpy, the Python).
+    pub command: Option<String>,
+    /// Its arguments (a built-in's default when `None`; none for a new adapter).
+    pub args: Option<Vec<String>>,
+    /// The probe that shows the program runs (exit 0): a built-in's default
+    /// when `None`, `--version` for a new adapter.
+    pub probe_args: Option<Vec<String>>,
+    /// How it is reached: stdio (a new adapter's default), or TCP at the
+    /// address it prints (`args` must make it listen, as `--listen 127.0.0.1:0`).
+    pub transport: Option<Transport>,
+    /// Root markers (a new adapter needs at least one).
+    pub markers: Option<Vec<String>>,
+    /// Extensions (without the dot) of the programs it debugs: a launch that
+    /// names no adapter picks it for them, before the built-in inference.
+    pub extensions: Vec<String>,
+    /// Fields set in the DAP `launch` request's arguments, over ours (top-level
+    /// fields; one given here replaces ours, nested values included).
+    pub launch: Map<String, Value>,
+    /// Fields set in the DAP `attach` request's arguments, likewise.
+    pub attach: Map<String, Value>,
+    /// The `launch` argument that carries the program's path; default `program`.
+    pub program_field: Option<String>,
+}
+
+impl AdapterSpec {
+    /// The adapter it describes: the built-in of its name, else a configured one.
+    pub fn id(&self) -> AdapterId {
+        AdapterId::ALL
+            .into_iter()
+            .find(|id| id.name() == self.name)
+            .unwrap_or_else(|| AdapterId::Custom(CustomAdapter(intern(&self.name))))
     }
 }
 
@@ -128,7 +225,7 @@ impl AdapterReport {
     }
 }
 
-/// Where detection looks.
+/// Which adapters exist and where detection looks.
 #[derive(Debug, Clone, Default)]
 pub struct Detection {
     /// The directories searched for binaries, as a `PATH` value; `None` = this process's `PATH`.
@@ -139,6 +236,71 @@ pub struct Detection {
     pub python: Option<PathBuf>,
     /// How long a probe may take before the binary counts as not running.
     pub probe_timeout: Duration,
+    /// Adapters of the host's own, and changes to built-in ones (by name).
+    pub adapters: Vec<AdapterSpec>,
+}
+
+impl Detection {
+    /// The spec configured for `id` (a new adapter's, or a built-in's change).
+    pub fn spec(&self, id: AdapterId) -> Option<&AdapterSpec> {
+        self.adapters.iter().find(|s| s.name == id.name())
+    }
+
+    /// Every adapter: the built-in ones, then the configured new ones, in order.
+    pub fn ids(&self) -> Vec<AdapterId> {
+        let mut ids = AdapterId::ALL.to_vec();
+        for id in self.adapters.iter().map(AdapterSpec::id) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
+    /// An adapter by name: a configured one, or a built-in (with [`AdapterId::parse`]'s aliases).
+    pub fn adapter(&self, name: &str) -> Option<AdapterId> {
+        match self.adapters.iter().find(|s| s.name == name) {
+            Some(spec) => Some(spec.id()),
+            None => AdapterId::parse(name),
+        }
+    }
+
+    /// The root markers of `id`: the configured ones, else the built-in ones.
+    pub fn markers(&self, id: AdapterId) -> Vec<String> {
+        match self.spec(id).and_then(|s| s.markers.as_ref()) {
+            Some(markers) => markers.clone(),
+            None => id.markers().iter().map(|m| (*m).to_owned()).collect(),
+        }
+    }
+
+    /// The adapter a program calls for: a configured adapter whose
+    /// `extensions` have the program's, else [`infer_from_program`].
+    pub fn infer(&self, program: &Path, root: &Path) -> Option<AdapterId> {
+        let ext = program.extension().and_then(|e| e.to_str());
+        let configured = self.adapters.iter().find(|s| ext.is_some_and(|ext| s.extensions.iter().any(|e| e == ext)));
+        match configured {
+            Some(spec) => Some(spec.id()),
+            None => infer_from_program(program, root),
+        }
+    }
+
+    fn probe_timeout(&self) -> Duration {
+        if self.probe_timeout.is_zero() { Duration::from_secs(10) } else { self.probe_timeout }
+    }
+}
+
+/// A configured command as a program: a path with a `/` (from `root` when
+/// relative) that must be an executable file, or a name on the search path.
+fn program(command: &str, root: &Path, search_path: Option<&OsString>) -> Result<PathBuf, String> {
+    if command.contains('/') {
+        let path = root.join(command);
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!("{} is not an executable file", path.display()))
+        };
+    }
+    find_in_path(command, search_path).ok_or_else(|| format!("no {command} on PATH"))
 }
 
 /// Finds an executable file named `name` in the search path.
@@ -237,13 +399,58 @@ async fn probe(program: &Path, args: &[&str], timeout: Duration) -> Result<(), S
     }
 }
 
-/// Resolves and probes the adapter's binary; `Err` says what is missing.
+/// Resolves and probes the adapter's binary (with the configured spec's
+/// changes, if any); `Err` says what is missing.
 pub async fn resolve(id: AdapterId, root: &Path, detection: &Detection) -> Result<AdapterCommand, String> {
+    let spec = detection.spec(id);
+    let mut command = resolve_program(id, spec, root, detection).await?;
+    if let Some(spec) = spec {
+        if let Some(args) = &spec.args {
+            command.args = args.clone();
+        }
+        if let Some(transport) = spec.transport {
+            command.transport = transport;
+        }
+    }
+    Ok(command)
+}
+
+async fn resolve_program(
+    id: AdapterId,
+    spec: Option<&AdapterSpec>,
+    root: &Path,
+    detection: &Detection,
+) -> Result<AdapterCommand, String> {
     let search = detection.search_path.as_ref();
-    let timeout = if detection.probe_timeout.is_zero() { Duration::from_secs(10) } else { detection.probe_timeout };
+    let timeout = detection.probe_timeout();
+    let configured = spec.and_then(|s| s.command.as_deref());
+    let probe_args = |default: &[&str]| -> Vec<String> {
+        match spec.and_then(|s| s.probe_args.clone()) {
+            Some(args) => args,
+            None => default.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    };
+    let probe_with = |program: PathBuf, default: &'static [&'static str]| {
+        let args = probe_args(default);
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            probe(&program, &args, timeout).await.map(|()| program)
+        }
+    };
     match id {
+        AdapterId::Custom(_) => {
+            let Some(spec) = spec else { return Err(format!("no adapter named {id} is configured")) };
+            let command = spec.command.as_deref().ok_or("no command is configured")?;
+            let program = probe_with(program(command, root, search)?, &["--version"]).await?;
+            Ok(AdapterCommand { program, args: Vec::new(), transport: Transport::Stdio })
+        }
         AdapterId::Debugpy => {
-            let candidates = adapter_pythons(root, detection);
+            // A configured command for debugpy is the one Python tried; else the project's
+            // venv, the configured Python, then python3 on the search path.
+            let candidates = match configured {
+                Some(command) => vec![(program(command, root, search)?, "configured".to_owned())],
+                None => adapter_pythons(root, detection),
+            };
             if candidates.is_empty() {
                 return Err(
                     "no python: no .venv/bin/python or venv/bin/python in the project and no python3 on PATH".into()
@@ -251,15 +458,16 @@ pub async fn resolve(id: AdapterId, root: &Path, detection: &Detection) -> Resul
             }
             let mut failures = Vec::new();
             for (python, source) in candidates {
-                match probe(&python, &["-c", "import debugpy"], timeout).await {
-                    Ok(()) => {
+                let shown = python.display().to_string();
+                match probe_with(python, &["-c", "import debugpy"]).await {
+                    Ok(python) => {
                         return Ok(AdapterCommand {
                             program: python,
                             args: vec!["-m".into(), "debugpy.adapter".into()],
                             transport: Transport::Stdio,
                         });
                     }
-                    Err(e) => failures.push(format!("{} ({source}): {e}", python.display())),
+                    Err(e) => failures.push(format!("{shown} ({source}): {e}")),
                 }
             }
             Err(format!(
@@ -269,27 +477,37 @@ pub async fn resolve(id: AdapterId, root: &Path, detection: &Detection) -> Resul
         }
         AdapterId::Lldb => {
             let mut candidates: Vec<PathBuf> = Vec::new();
-            candidates.extend(find_in_path("lldb-dap", search));
-            candidates.extend(find_versioned("lldb-dap-", search));
-            candidates.extend(find_in_path("lldb-vscode", search));
-            candidates.extend(find_versioned("lldb-vscode-", search));
+            match configured {
+                Some(command) => candidates.push(program(command, root, search)?),
+                None => {
+                    candidates.extend(find_in_path("lldb-dap", search));
+                    candidates.extend(find_versioned("lldb-dap-", search));
+                    candidates.extend(find_in_path("lldb-vscode", search));
+                    candidates.extend(find_versioned("lldb-vscode-", search));
+                }
+            }
             if candidates.is_empty() {
                 return Err(
                     "no lldb-dap, lldb-dap-N, lldb-vscode or lldb-vscode-N on PATH (apt install lldb-19)".into()
                 );
             }
             let mut failures = Vec::new();
-            for program in candidates {
-                match probe(&program, &["--help"], timeout).await {
-                    Ok(()) => return Ok(AdapterCommand { program, args: Vec::new(), transport: Transport::Stdio }),
+            for candidate in candidates {
+                match probe_with(candidate, &["--help"]).await {
+                    Ok(program) => {
+                        return Ok(AdapterCommand { program, args: Vec::new(), transport: Transport::Stdio });
+                    }
                     Err(e) => failures.push(e),
                 }
             }
             Err(failures.join("; "))
         }
         AdapterId::Delve => {
-            let program = find_in_path("dlv", search).ok_or("no dlv on PATH (apt install delve)")?;
-            probe(&program, &["version"], timeout).await?;
+            let program = match configured {
+                Some(command) => program(command, root, search)?,
+                None => find_in_path("dlv", search).ok_or("no dlv on PATH (apt install delve)")?,
+            };
+            let program = probe_with(program, &["version"]).await?;
             Ok(AdapterCommand {
                 program,
                 args: vec!["dap".into(), "--listen".into(), "127.0.0.1:0".into()],
@@ -297,21 +515,25 @@ pub async fn resolve(id: AdapterId, root: &Path, detection: &Detection) -> Resul
             })
         }
         AdapterId::Dart => {
-            let program = find_in_path("dart", search).ok_or("no dart on PATH (the Dart SDK is not installed here)")?;
-            probe(&program, &["--version"], timeout).await?;
+            let program = match configured {
+                Some(command) => program(command, root, search)?,
+                None => find_in_path("dart", search).ok_or("no dart on PATH (the Dart SDK is not installed here)")?,
+            };
+            let program = probe_with(program, &["--version"]).await?;
             Ok(AdapterCommand { program, args: vec!["debug_adapter".into()], transport: Transport::Stdio })
         }
     }
 }
 
-/// The first root marker of `id` present at `root`.
-pub fn find_marker(id: AdapterId, root: &Path) -> Option<String> {
-    id.markers().iter().find(|m| root.join(m).exists()).map(|m| (*m).to_owned())
+/// The first root marker of `id` present at `root` (the configured markers, else the built-in ones).
+pub fn find_marker(id: AdapterId, root: &Path, detection: &Detection) -> Option<String> {
+    detection.markers(id).into_iter().find(|m| root.join(m).exists())
 }
 
 /// Detects one adapter at `root`.
 pub async fn detect(id: AdapterId, root: &Path, detection: &Detection) -> AdapterReport {
-    let marker = find_marker(id, root);
+    let marker = find_marker(id, root, detection);
+    let markers = detection.markers(id).join(", ");
     let binary = resolve(id, root, detection).await;
     let runs = |command: &AdapterCommand| match id {
         AdapterId::Debugpy => {
@@ -326,18 +548,18 @@ pub async fn detect(id: AdapterId, root: &Path, detection: &Detection) -> Adapte
     let detail = match (&marker, &binary) {
         (Some(marker), Ok(command)) => format!("usable: {marker} at the root, {}", runs(command)),
         (None, Ok(command)) => {
-            format!("not usable: no root marker ({} at the root); {}", id.markers().join(", "), runs(command))
+            format!("not usable: no root marker ({markers} at the root); {}", runs(command))
         }
         (Some(marker), Err(why)) => format!("not usable: {marker} at the root, but {why}"),
-        (None, Err(why)) => format!("not usable: no root marker ({}) and {why}", id.markers().join(", ")),
+        (None, Err(why)) => format!("not usable: no root marker ({markers}) and {why}"),
     };
     AdapterReport { id, marker, command: binary.ok(), detail }
 }
 
-/// Detects every adapter at `root`.
+/// Detects every adapter at `root`: the built-in ones, then the configured new ones.
 pub async fn detect_all(root: &Path, detection: &Detection) -> Vec<AdapterReport> {
     let mut reports = Vec::new();
-    for id in AdapterId::ALL {
+    for id in detection.ids() {
         reports.push(detect(id, root, detection).await);
     }
     reports
@@ -360,7 +582,8 @@ pub fn infer_from_program(program: &Path, root: &Path) -> Option<AdapterId> {
         .is_ok_and(|()| &magic == b"\x7fELF");
     if is_elf {
         // A Go binary is an ELF file too; in a Go module, delve reads it best.
-        return Some(if find_marker(AdapterId::Delve, root).is_some() { AdapterId::Delve } else { AdapterId::Lldb });
+        let go_module = AdapterId::Delve.markers().iter().any(|m| root.join(m).exists());
+        return Some(if go_module { AdapterId::Delve } else { AdapterId::Lldb });
     }
     None
 }
@@ -410,6 +633,121 @@ mod tests {
         let report = detect(AdapterId::Dart, dir.path(), &detection).await;
         assert!(!report.usable());
         assert!(report.detail.contains("exited with exit status: 3: not really dart"), "{}", report.detail);
+    }
+
+    fn executable(path: &Path, script: &str) {
+        std::fs::write(path, script).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_configured_adapter_is_detected_listed_and_inferred_like_a_built_in_one() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        executable(
+            &bin.path().join("toy-dap"),
+            "#!/bin/sh
+[ \"$1\" = --version ] && exit 0\nexit 4\n",
+        );
+        let toy = AdapterSpec {
+            name: "toy".into(),
+            command: Some("toy-dap".into()),
+            args: Some(vec!["--listen".into(), "127.0.0.1:0".into()]),
+            transport: Some(Transport::Tcp),
+            markers: Some(vec!["toy.project".into()]),
+            extensions: vec!["toy".into()],
+            ..AdapterSpec::default()
+        };
+        let detection = Detection {
+            search_path: Some(bin.path().as_os_str().to_owned()),
+            adapters: vec![toy.clone()],
+            ..Detection::default()
+        };
+        let id = toy.id();
+        assert!(id.is_custom());
+        assert_eq!((id.name(), id.to_string()), ("toy", "toy".to_owned()));
+        assert_eq!(serde_json::to_value(id).unwrap(), "toy");
+        assert_eq!(AdapterSpec { name: "toy".into(), ..AdapterSpec::default() }.id(), id, "one id per name");
+        assert_eq!(detection.ids(), [AdapterId::Dart, AdapterId::Debugpy, AdapterId::Lldb, AdapterId::Delve, id]);
+        assert_eq!(detection.adapter("toy"), Some(id));
+        assert_eq!(detection.adapter("dlv"), Some(AdapterId::Delve));
+        assert_eq!(detection.adapter("nope"), None);
+        assert_eq!(detection.infer(&root.path().join("main.toy"), root.path()), Some(id));
+        assert_eq!(detection.infer(&root.path().join("main.py"), root.path()), Some(AdapterId::Debugpy));
+
+        let report = detect(id, root.path(), &detection).await;
+        let program = bin.path().join("toy-dap");
+        assert_eq!(
+            report.detail,
+            format!("not usable: no root marker (toy.project at the root); {} runs", program.display())
+        );
+        std::fs::write(root.path().join("toy.project"), "").unwrap();
+        let report = detect(id, root.path(), &detection).await;
+        assert!(report.usable(), "{}", report.detail);
+        let command = report.command.unwrap();
+        assert_eq!(command.program, program);
+        assert_eq!(command.args, ["--listen", "127.0.0.1:0"]);
+        assert_eq!(command.transport, Transport::Tcp);
+        let reports = detect_all(root.path(), &detection).await;
+        assert_eq!(reports.last().map(|r| r.id), Some(id));
+
+        // A command that does not run is the missing half; a path is taken from the root.
+        let broken = Detection {
+            adapters: vec![AdapterSpec { command: Some("bin/toy-dap".into()), ..toy.clone() }],
+            ..detection.clone()
+        };
+        let report = detect(id, root.path(), &broken).await;
+        assert_eq!(
+            report.detail,
+            format!(
+                "not usable: toy.project at the root, but {} is not an executable file",
+                root.path().join("bin/toy-dap").display()
+            )
+        );
+        let probe = Detection {
+            adapters: vec![AdapterSpec { probe_args: Some(vec!["--help".into()]), ..toy }],
+            ..detection.clone()
+        };
+        let report = detect(id, root.path(), &probe).await;
+        assert!(report.detail.contains("--help` exited with exit status: 4"), "{}", report.detail);
+    }
+
+    #[tokio::test]
+    async fn a_spec_named_like_a_built_in_adapter_changes_only_the_fields_it_gives() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        executable(
+            &bin.path().join("my-dart"),
+            "#!/bin/sh
+exit 0
+",
+        );
+        std::fs::write(root.path().join("app.yaml"), "").unwrap();
+        let dart = AdapterSpec {
+            name: "dart".into(),
+            command: Some(bin.path().join("my-dart").display().to_string()),
+            markers: Some(vec!["app.yaml".into()]),
+            ..AdapterSpec::default()
+        };
+        assert_eq!(dart.id(), AdapterId::Dart);
+        let detection = Detection {
+            search_path: Some(empty.path().as_os_str().to_owned()),
+            adapters: vec![dart.clone()],
+            ..Detection::default()
+        };
+        assert_eq!(detection.ids(), AdapterId::ALL);
+        let report = detect(AdapterId::Dart, root.path(), &detection).await;
+        assert!(report.usable(), "{}", report.detail);
+        let command = report.command.unwrap();
+        assert_eq!(command.program, bin.path().join("my-dart"));
+        assert_eq!((command.args, command.transport), (vec!["debug_adapter".to_owned()], Transport::Stdio));
+        // Not configured: the built-in detection, which finds no dart here.
+        let report = detect(AdapterId::Dart, root.path(), &Detection { adapters: Vec::new(), ..detection }).await;
+        assert_eq!(
+            report.detail,
+            "not usable: no root marker (pubspec.yaml) and no dart on PATH (the Dart SDK is not installed here)"
+        );
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! A [`DebugSupervisor`] holds one session per conversation, each with a hard
 //! TTL (30 minutes by default), and each conversation's breakpoints, which may
 //! be set before the program starts. A session talks DAP to a real debug
-//! adapter — debugpy, lldb-dap, delve (over TCP), dart — found by
-//! [`detect_all`]: a root marker **and** an adapter binary that resolves and
-//! runs. Every operation of the `debug` tool is a method: `launch`, `attach`,
+//! adapter — debugpy, lldb-dap, delve (over TCP), dart, or one the host
+//! configures ([`AdapterSpec`]) — found by [`detect_all`]: a root marker
+//! **and** an adapter binary that resolves and runs. Every operation of the `debug` tool is a method: `launch`, `attach`,
 //! `resume` (continue and the steps), `pause`, `threads`, `stack`, `scopes`,
 //! `variables`, `evaluate`, `output`, `terminate`.
 //!
@@ -32,8 +32,8 @@ mod transport;
 mod types;
 
 pub use adapter::{
-    AdapterCommand, AdapterId, AdapterReport, Detection, Transport, detect, detect_all, find_in_path,
-    infer_from_program, program_python,
+    AdapterCommand, AdapterId, AdapterReport, AdapterSpec, CustomAdapter, Detection, Transport, detect, detect_all,
+    find_in_path, infer_from_program, program_python,
 };
 pub use error::{Error, Result};
 pub use process::alive;

@@ -203,11 +203,23 @@ fn diagnostics_text(diagnostics: &Diagnostics) -> String {
     text
 }
 
-/// `DAP server listening at: 127.0.0.1:PORT` (delve's wording; the fixture adapter copies it).
+/// The address a TCP adapter says it listens on: delve's `DAP server
+/// listening at: 127.0.0.1:PORT` (the fixture adapter copies it), or, for an
+/// adapter of the host's own, the first word of the line that is a socket
+/// address (`127.0.0.1:PORT`, `[::1]:PORT`, `localhost:PORT`).
 pub fn listening_address(line: &str) -> Option<String> {
-    let (_, rest) = line.split_once("listening at:")?;
-    let address = rest.trim();
-    address.rsplit_once(':').filter(|(_, port)| port.parse::<u16>().is_ok()).map(|_| address.to_owned())
+    if let Some((_, rest)) = line.split_once("listening at:") {
+        let address = rest.trim();
+        return address.rsplit_once(':').filter(|(_, port)| port.parse::<u16>().is_ok()).map(|_| address.to_owned());
+    }
+    line.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| matches!(c, ',' | ';' | '"' | '\'' | '(' | ')' | '<' | '>')))
+        .map(|word| word.strip_suffix('.').unwrap_or(word))
+        .find(|word| {
+            word.parse::<std::net::SocketAddr>().is_ok()
+                || word.strip_prefix("localhost:").is_some_and(|port| port.parse::<u16>().is_ok())
+        })
+        .map(str::to_owned)
 }
 
 async fn keep_tail<R: AsyncRead + Unpin>(stderr: R, diagnostics: Arc<Diagnostics>, forward: Option<EventSink>) {
@@ -238,6 +250,11 @@ mod tests {
         assert_eq!(listening_address("DAP server listening at: 127.0.0.1:40123"), Some("127.0.0.1:40123".into()));
         assert_eq!(listening_address("DAP server listening at: [::1]:5"), Some("[::1]:5".into()));
         assert_eq!(listening_address("API server listening"), None);
+        // Other adapters' wordings: the first word that is a socket address.
+        assert_eq!(listening_address("Debug server listening at 127.0.0.1:8123"), Some("127.0.0.1:8123".into()));
+        assert_eq!(listening_address("listening on [::1]:9000."), Some("[::1]:9000".into()));
+        assert_eq!(listening_address("ready (localhost:4711)"), Some("localhost:4711".into()));
+        assert_eq!(listening_address("version 1.2:3 at 12:30"), None);
     }
 
     #[test]

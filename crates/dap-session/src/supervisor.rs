@@ -27,7 +27,7 @@ pub struct DebugConfig {
     /// A session's hard lifetime; when it runs out the session is terminated and the adapter killed. Default 30 minutes.
     pub ttl: Duration,
     pub limits: Limits,
-    /// Where adapters are looked for (search path, debugpy's python).
+    /// Which adapters exist besides the built-in ones (and changes to those), and where they are looked for (search path, debugpy's python).
     pub detection: Detection,
     /// Extra environment for adapter processes.
     pub env: Vec<(String, String)>,
@@ -186,10 +186,11 @@ impl DebugSupervisor {
 
     /// Launches `spec.program` under its adapter, stopped at the breakpoints set so far.
     pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
+        let detection = &self.config.detection;
         let inferred = match (&spec.module, spec.test) {
             (Some(_), _) => Some(AdapterId::Debugpy),
             (None, true) => Some(AdapterId::Delve),
-            (None, false) => adapter::infer_from_program(&spec.program, &spec.root),
+            (None, false) => detection.infer(&spec.program, &spec.root),
         };
         let adapter = match spec.adapter.or(inferred) {
             Some(adapter) => adapter,
@@ -205,7 +206,7 @@ impl DebugSupervisor {
         }
         let start =
             Start::Launch { program: spec.program.clone(), module: spec.module.clone(), args: spec.args.clone() };
-        let mut arguments = launch_arguments(adapter, &spec, &self.config);
+        let mut arguments = launch_request(adapter, &spec, &self.config);
         let mut scratch = Vec::new();
         if adapter == AdapterId::Delve && (arguments["mode"] == "debug" || arguments["mode"] == "test") {
             // delve builds the program before running it; by default into `__debug_bin*`
@@ -234,8 +235,12 @@ impl DebugSupervisor {
             // A headless delve speaks DAP itself: connect to it and attach remotely.
             AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
             AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),
-            AdapterId::Dart => (json!({ "host": spec.host, "port": spec.port }), None),
+            AdapterId::Dart | AdapterId::Custom(_) => (json!({ "host": spec.host, "port": spec.port }), None),
         };
+        let mut arguments = arguments;
+        if let Some(configured) = self.config.detection.spec(adapter) {
+            merge(&mut arguments, &configured.attach);
+        }
         self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect, Vec::new()).await
     }
 
@@ -381,6 +386,31 @@ fn breakpoint_list(conversation: &Conversation) -> Vec<FileBreakpoints> {
         .collect()
 }
 
+/// The `launch` arguments: the adapter's own, with a configured adapter's
+/// program field and `launch` fields.
+fn launch_request(adapter: AdapterId, spec: &LaunchSpec, config: &DebugConfig) -> Value {
+    let mut arguments = launch_arguments(adapter, spec, config);
+    if let Some(configured) = config.detection.spec(adapter) {
+        if let Some(field) = configured.program_field.as_deref().filter(|f| *f != "program")
+            && let Some(object) = arguments.as_object_mut()
+            && let Some(program) = object.remove("program")
+        {
+            object.insert(field.to_owned(), program);
+        }
+        merge(&mut arguments, &configured.launch);
+    }
+    arguments
+}
+
+/// Sets the configured fields in a request's arguments, over ours.
+fn merge(arguments: &mut Value, fields: &serde_json::Map<String, Value>) {
+    if let Some(object) = arguments.as_object_mut() {
+        for (key, value) in fields {
+            object.insert(key.clone(), value.clone());
+        }
+    }
+}
+
 /// The adapter-specific `launch` arguments.
 fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec, config: &DebugConfig) -> Value {
     match adapter {
@@ -452,11 +482,68 @@ fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec, config: &DebugConfig)
                 "stopOnEntry": false,
             })
         }
-        AdapterId::Dart => json!({
+        // A configured adapter: the fields most adapters read; its `launch` table adds the rest.
+        AdapterId::Dart | AdapterId::Custom(_) => json!({
             "name": "agent-tools",
             "program": spec.program,
             "args": spec.args,
             "cwd": spec.cwd(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::adapter::AdapterSpec;
+
+    fn config_with(adapters: Vec<AdapterSpec>) -> DebugConfig {
+        let mut config = DebugConfig::default();
+        config.detection.adapters = adapters;
+        config
+    }
+
+    #[test]
+    fn a_configured_adapter_moves_the_program_and_sets_its_launch_fields_over_ours() {
+        let mut spec = LaunchSpec::new("/repo", "/repo/main.toy");
+        spec.args = vec!["-v".into()];
+        let configured = AdapterSpec {
+            name: "toy".into(),
+            program_field: Some("script".into()),
+            launch: serde_json::from_value(json!({ "cwd": "/elsewhere", "mode": { "fast": true } })).unwrap(),
+            ..AdapterSpec::default()
+        };
+        let id = configured.id();
+        assert_eq!(
+            launch_request(id, &spec, &config_with(vec![configured])),
+            json!({
+                "name": "agent-tools",
+                "script": "/repo/main.toy",
+                "args": ["-v"],
+                "cwd": "/elsewhere",
+                "mode": { "fast": true },
+            })
+        );
+        // A built-in adapter's change keeps its own fields and adds the configured ones.
+        let lldb = AdapterSpec {
+            name: "lldb".into(),
+            launch: serde_json::from_value(json!({ "initCommands": ["settings set x y"] })).unwrap(),
+            ..AdapterSpec::default()
+        };
+        assert_eq!(
+            launch_request(AdapterId::Lldb, &spec, &config_with(vec![lldb])),
+            json!({
+                "name": "agent-tools",
+                "program": "/repo/main.toy",
+                "args": ["-v"],
+                "cwd": "/repo",
+                "env": [],
+                "stopOnEntry": false,
+                "initCommands": ["settings set x y"],
+            })
+        );
+        let plain = DebugConfig::default();
+        assert_eq!(launch_request(AdapterId::Lldb, &spec, &plain), launch_arguments(AdapterId::Lldb, &spec, &plain));
     }
 }

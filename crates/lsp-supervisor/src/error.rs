@@ -79,6 +79,8 @@ pub enum Error {
     EditFailed(String),
     #[error("{0}")]
     Checker(String),
+    #[error("cannot define the language {id:?}: {why}")]
+    DefineLanguage { id: String, why: String },
 }
 
 fn stderr_suffix(tail: &str) -> String {

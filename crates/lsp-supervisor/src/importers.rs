@@ -28,7 +28,7 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// files themselves. `all_written` are every file of the write: none of them
 /// counts as an importer.
 pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) -> Vec<PathBuf> {
-    let Some(language) = Language::from_path(written) else { return Vec::new() };
+    let Some(language) = Language::from_path(written).filter(|l| !l.is_custom()) else { return Vec::new() };
     let family = family(language);
     let sources: Vec<PathBuf> = ignore::WalkBuilder::new(root)
         .build()
@@ -82,7 +82,7 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
                 }
             }
         }
-        Language::Rust | Language::Go | Language::Fixture => {}
+        Language::Rust | Language::Go | Language::Fixture | Language::Custom(_) => {}
     }
     let home = written.parent().unwrap_or(root);
     let mut out: Vec<PathBuf> = found.into_iter().filter(|p| !all_written.contains(p)).collect();
@@ -99,6 +99,8 @@ fn family(language: Language) -> &'static [Language] {
         Language::Rust => &[Language::Rust],
         Language::Go => &[Language::Go],
         Language::Fixture => &[Language::Fixture],
+        // Nothing is known of how its files import each other.
+        Language::Custom(_) => &[],
     }
 }
 

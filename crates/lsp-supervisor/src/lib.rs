@@ -50,6 +50,6 @@ pub use crate::results::{
     Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerExit,
     ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
-pub use crate::spec::{Language, OtherFiles, RootRule, ServerSpec};
+pub use crate::spec::{CustomLanguage, Language, OtherFiles, RootRule, ServerSpec};
 pub use crate::supervisor::{Activity, FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};

@@ -1,13 +1,13 @@
-//! Which servers exist, for which languages, found how: the built-in table.
+//! Which servers exist, for which languages, found how: the built-in table,
+//! and the languages a host defines for servers of its own ([`Language::define`]).
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-/// A language the supervisor routes files of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
+/// A language the supervisor routes files of: one of the built-in table's, or
+/// one a host defines ([`Language::define`]) for a server of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
     Rust,
     Python,
@@ -18,10 +18,59 @@ pub enum Language {
     Go,
     /// The toy language of the fixture server (`.fix` files); tests only.
     Fixture,
+    /// A language the host defined, with its own extensions and `languageId`.
+    Custom(CustomLanguage),
 }
 
+/// A host-defined language's handle: its id, interned (leaked once per id and
+/// process), so [`Language`] stays `Copy`. Made only by [`Language::define`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CustomLanguage(&'static str);
+
+/// A defined language's extensions and LSP `languageId`.
+struct Definition {
+    id: &'static str,
+    extensions: Vec<String>,
+    language_id: &'static str,
+}
+
+/// The languages defined in this process, in order of definition. A language
+/// is routing data (which files go to which servers), read by every path
+/// lookup of the crate and its callers, so it lives here rather than in one
+/// supervisor's configuration.
+static DEFINED: std::sync::RwLock<Vec<Definition>> = std::sync::RwLock::new(Vec::new());
+
+fn defined() -> std::sync::RwLockReadGuard<'static, Vec<Definition>> {
+    DEFINED.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The built-in languages' extensions (without the dot).
+const EXTENSIONS: &[(&str, Language)] = &[
+    ("rs", Language::Rust),
+    ("py", Language::Python),
+    ("pyi", Language::Python),
+    ("ts", Language::TypeScript),
+    ("tsx", Language::TypeScript),
+    ("mts", Language::TypeScript),
+    ("cts", Language::TypeScript),
+    ("js", Language::JavaScript),
+    ("jsx", Language::JavaScript),
+    ("mjs", Language::JavaScript),
+    ("cjs", Language::JavaScript),
+    ("c", Language::C),
+    ("h", Language::C),
+    ("cc", Language::Cpp),
+    ("cpp", Language::Cpp),
+    ("cxx", Language::Cpp),
+    ("hpp", Language::Cpp),
+    ("hh", Language::Cpp),
+    ("hxx", Language::Cpp),
+    ("go", Language::Go),
+    ("fix", Language::Fixture),
+];
+
 impl Language {
-    /// Every language, in display order.
+    /// Every built-in language, in display order ([`Language::all`] adds the defined ones).
     pub const ALL: [Language; 8] = [
         Language::Rust,
         Language::Python,
@@ -33,20 +82,81 @@ impl Language {
         Language::Fixture,
     ];
 
+    /// Every language: the built-in ones, then those defined, in order of definition.
+    pub fn all() -> Vec<Language> {
+        let mut all = Language::ALL.to_vec();
+        all.extend(defined().iter().map(|d| Language::Custom(CustomLanguage(d.id))));
+        all
+    }
+
+    /// Defines a language of the host's own (a configuration's server for
+    /// Lua, Zig, Java): files whose extension (without the dot) is one of
+    /// `extensions` are routed to the servers that list it, and opened with
+    /// `language_id` as their LSP `languageId` (LSP "Text Document Item";
+    /// default: `id`). Defining an id again replaces its extensions and
+    /// `languageId`. Refused ([`Error::DefineLanguage`](crate::Error::DefineLanguage)):
+    /// an empty id or one of a built-in language, no extensions, an extension
+    /// a built-in language or another defined one has.
+    pub fn define(id: &str, extensions: &[String], language_id: Option<&str>) -> crate::Result<Language> {
+        let refuse = |why: String| crate::Error::DefineLanguage { id: id.to_owned(), why };
+        if id.trim().is_empty() {
+            return Err(refuse("a language needs a name".into()));
+        }
+        if Language::ALL.iter().any(|l| l.id() == id) {
+            return Err(refuse("it is a built-in language".into()));
+        }
+        let extensions: Vec<String> = extensions.iter().map(|e| e.trim_start_matches('.').to_owned()).collect();
+        if extensions.is_empty() || extensions.iter().any(String::is_empty) {
+            return Err(refuse("a language needs its file extensions".into()));
+        }
+        let mut all = DEFINED.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for ext in &extensions {
+            if let Some((_, owner)) = EXTENSIONS.iter().find(|(e, _)| e == ext) {
+                return Err(refuse(format!(".{ext} files are {owner}'s")));
+            }
+            if let Some(other) = all.iter().find(|d| d.id != id && d.extensions.contains(ext)) {
+                return Err(refuse(format!(".{ext} files are {}'s", other.id)));
+            }
+        }
+        let language_id = language_id.unwrap_or(id);
+        let definition = match all.iter().position(|d| d.id == id) {
+            Some(index) => &mut all[index],
+            None => {
+                let id: &'static str = Box::leak(id.to_owned().into_boxed_str());
+                all.push(Definition { id, extensions: Vec::new(), language_id: id });
+                let last = all.len() - 1;
+                &mut all[last]
+            }
+        };
+        definition.extensions = extensions;
+        if definition.language_id != language_id {
+            definition.language_id = Box::leak(language_id.to_owned().into_boxed_str());
+        }
+        Ok(Language::Custom(CustomLanguage(definition.id)))
+    }
+
     /// The language of a file, by extension.
     pub fn from_path(path: &Path) -> Option<Language> {
         let ext = path.extension()?.to_str()?;
-        Some(match ext {
-            "rs" => Language::Rust,
-            "py" | "pyi" => Language::Python,
-            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
-            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Language::Cpp,
-            "go" => Language::Go,
-            "fix" => Language::Fixture,
-            _ => return None,
-        })
+        if let Some((_, language)) = EXTENSIONS.iter().find(|(e, _)| *e == ext) {
+            return Some(*language);
+        }
+        defined().iter().find(|d| d.extensions.iter().any(|e| e == ext)).map(|d| Language::Custom(CustomLanguage(d.id)))
+    }
+
+    /// The file extensions of the language (without the dot).
+    pub fn extensions(self) -> Vec<String> {
+        match self {
+            Language::Custom(CustomLanguage(id)) => {
+                defined().iter().find(|d| d.id == id).map(|d| d.extensions.clone()).unwrap_or_default()
+            }
+            builtin => EXTENSIONS.iter().filter(|(_, l)| *l == builtin).map(|(e, _)| (*e).to_owned()).collect(),
+        }
+    }
+
+    /// Whether the host defined it ([`Language::define`]).
+    pub fn is_custom(self) -> bool {
+        matches!(self, Language::Custom(_))
     }
 
     /// The name used in arguments and output.
@@ -60,12 +170,13 @@ impl Language {
             Language::Cpp => "cpp",
             Language::Go => "go",
             Language::Fixture => "fixture",
+            Language::Custom(CustomLanguage(id)) => id,
         }
     }
 
-    /// A language by its [`Language::id`].
+    /// A language by its [`Language::id`], built-in or defined.
     pub fn from_id(id: &str) -> Option<Language> {
-        Language::ALL.into_iter().find(|l| l.id() == id)
+        Language::all().into_iter().find(|l| l.id() == id)
     }
 
     /// The LSP `languageId` of a file (LSP "Text Document Item").
@@ -75,6 +186,9 @@ impl Language {
             (Language::TypeScript, "tsx") => "typescriptreact",
             (Language::JavaScript, "jsx") => "javascriptreact",
             (Language::Cpp, _) => "cpp",
+            (Language::Custom(CustomLanguage(id)), _) => {
+                defined().iter().find(|d| d.id == id).map_or(id, |d| d.language_id)
+            }
             (lang, _) => lang.id(),
         }
     }
@@ -83,6 +197,27 @@ impl Language {
 impl std::fmt::Display for Language {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id())
+    }
+}
+
+impl serde::Serialize for Language {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+/// A language is its id, a string (`rust`, `python`, …, or a defined one's).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Language {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Language".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "The language's id: rust, python, typescript, javascript, c, cpp, go, or one the configuration defines."
+        })
     }
 }
 
@@ -397,5 +532,49 @@ impl ServerSpec {
             }
         }
         value.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_defined_language_routes_its_extensions_and_names_its_language_id() {
+        let toy = Language::define("spec-toy", &["toy".into(), ".toys".into()], Some("toylang")).unwrap();
+        assert_eq!(Language::from_path(Path::new("a/b.toy")), Some(toy));
+        assert_eq!(Language::from_path(Path::new("b.toys")), Some(toy));
+        assert_eq!(Language::from_id("spec-toy"), Some(toy));
+        assert_eq!(toy.id(), "spec-toy");
+        assert_eq!(toy.language_id(Path::new("b.toy")), "toylang");
+        assert_eq!(toy.extensions(), ["toy", "toys"]);
+        assert!(Language::all().contains(&toy));
+        assert_eq!(serde_json::to_value(toy).unwrap(), "spec-toy");
+        // Built-in routing is unchanged.
+        assert_eq!(Language::from_path(Path::new("x.tsx")), Some(Language::TypeScript));
+        assert_eq!(Language::Cpp.extensions(), ["cc", "cpp", "cxx", "hpp", "hh", "hxx"]);
+
+        // Defined again: the same language, with the new extensions and languageId.
+        let again = Language::define("spec-toy", &["toy".into()], None).unwrap();
+        assert_eq!(again, toy);
+        assert_eq!(Language::from_path(Path::new("b.toys")), None);
+        assert_eq!(toy.language_id(Path::new("b.toy")), "spec-toy");
+    }
+
+    #[test]
+    fn a_definition_that_would_take_another_languages_files_is_refused() {
+        let refused = |id: &str, exts: &[&str]| {
+            let exts: Vec<String> = exts.iter().map(|e| (*e).to_owned()).collect();
+            Language::define(id, &exts, None).unwrap_err().to_string()
+        };
+        assert_eq!(refused("python", &["py3"]), "cannot define the language \"python\": it is a built-in language");
+        assert_eq!(
+            refused("spec-lua", &[]),
+            "cannot define the language \"spec-lua\": a language needs its file extensions"
+        );
+        assert_eq!(refused("spec-hdr", &[".h"]), "cannot define the language \"spec-hdr\": .h files are c's");
+        Language::define("spec-zig", &["zig".into()], None).unwrap();
+        assert_eq!(refused("spec-zag", &["zig"]), "cannot define the language \"spec-zag\": .zig files are spec-zig's");
     }
 }

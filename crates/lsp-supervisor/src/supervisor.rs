@@ -169,7 +169,7 @@ impl Supervisor {
     /// Which server would serve files of each language under `dir`, and why others would not.
     pub async fn availability(&self, dir: &Path) -> Vec<Availability> {
         let mut out = Vec::new();
-        for language in Language::ALL {
+        for language in Language::all() {
             let mut chosen_seen = false;
             for spec in self.config.servers.iter().filter(|s| s.languages.contains(&language)) {
                 let preferred_ok = self.config.preferred.get(&language).is_none_or(|id| id == spec.id);

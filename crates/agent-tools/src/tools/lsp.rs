@@ -26,12 +26,33 @@ use crate::tools::lsp_output::{
 };
 use crate::workspace::Workspace;
 
-/// References shown at most.
+/// References shown at most, by default ([`LspCaps`]).
 pub const REFERENCES_CAP: usize = 50;
-/// Workspace symbols shown at most.
+/// Workspace symbols shown at most, by default ([`LspCaps`]).
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
-/// Document symbols shown at most.
+/// Document symbols shown at most, by default ([`LspCaps`]).
 pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
+
+/// How many results `lsp` shows at most; a capped list says how many there were in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LspCaps {
+    /// `references`. Default [`REFERENCES_CAP`].
+    pub references: usize,
+    /// `symbols` with a `query` (a workspace search). Default [`WORKSPACE_SYMBOLS_CAP`].
+    pub workspace_symbols: usize,
+    /// `symbols` with only a `file` (its outline). Default [`DOCUMENT_SYMBOLS_CAP`].
+    pub document_symbols: usize,
+}
+
+impl Default for LspCaps {
+    fn default() -> LspCaps {
+        LspCaps {
+            references: REFERENCES_CAP,
+            workspace_symbols: WORKSPACE_SYMBOLS_CAP,
+            document_symbols: DOCUMENT_SYMBOLS_CAP,
+        }
+    }
+}
 
 /// The resources behind `lsp` and `lsp_rename`.
 #[derive(Debug, Clone)]
@@ -39,6 +60,15 @@ pub struct LspWiring {
     pub supervisor: Arc<Supervisor>,
     /// The run's working directory; every path argument resolves inside it.
     pub workspace: Workspace,
+    /// The result caps.
+    pub caps: LspCaps,
+}
+
+impl LspWiring {
+    /// The wiring with the default caps.
+    pub fn new(supervisor: Arc<Supervisor>, workspace: Workspace) -> LspWiring {
+        LspWiring { supervisor, workspace, caps: LspCaps::default() }
+    }
 }
 
 pub(crate) fn register(builder: RegistryBuilder, wiring: LspWiring) -> RegistryBuilder {
@@ -366,7 +396,7 @@ impl Lsp {
                     LspAction::Definition => sup.definition(&path, line, &symbol).await,
                     LspAction::TypeDefinition => sup.type_definition(&path, line, &symbol).await,
                     LspAction::Implementation => sup.implementation(&path, line, &symbol).await,
-                    _ => sup.references(&path, line, &symbol, REFERENCES_CAP).await,
+                    _ => sup.references(&path, line, &symbol, self.0.caps.references).await,
                 }
                 .map_err(e)?;
                 let what = action_name(input.action).replace('_', " ");
@@ -467,7 +497,8 @@ impl Lsp {
                 }
                 (None, Some(_)) => {
                     let path = self.file(&input)?;
-                    let (server, symbols) = sup.document_symbols(&path, DOCUMENT_SYMBOLS_CAP).await.map_err(e)?;
+                    let (server, symbols) =
+                        sup.document_symbols(&path, self.0.caps.document_symbols).await.map_err(e)?;
                     Ok(symbols_result(ws, &format!("symbols in {} ({server})", ws.relative(&path).display()), &symbols))
                 }
                 (None, None) => Err("symbols needs `query` (workspace search) or `file` (its outline)".into()),
@@ -536,7 +567,7 @@ impl Lsp {
             Some(id) => Some(Language::from_id(id).ok_or_else(|| format!("unknown language {id:?}"))?),
             None => None,
         };
-        let scope = SymbolScope { file, language, dependencies, cap: WORKSPACE_SYMBOLS_CAP };
+        let scope = SymbolScope { file, language, dependencies, cap: self.0.caps.workspace_symbols };
         let found = sup.search_symbols(query, &scope).await.map_err(|e| relative_text(ws, &e.to_string()))?;
         let servers: Vec<String> =
             found.servers.iter().map(|(id, root)| format!("{id} for {}", display_root(ws, root))).collect();
