@@ -47,6 +47,8 @@ pub struct Limits {
     pub stack_cap: usize,
     /// Children returned by `variables`.
     pub variables_cap: usize,
+    /// How long building a program before its launch may take (`cargo test --no-run` for a Rust test).
+    pub build_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -59,6 +61,7 @@ impl Default for Limits {
             value_limit: 400,
             stack_cap: 30,
             variables_cap: 50,
+            build_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -493,6 +496,28 @@ impl Session {
             .into_iter()
             .map(|s| ScopeInfo { name: s.name, reference: s.variables_reference, expensive: s.expensive })
             .collect())
+    }
+
+    /// lldb only, once a session: when a frame's `Locals` scope holds nothing,
+    /// a note that the binary may lack debug info for locals (a build with line
+    /// tables only, as Cargo's `debug = "line-tables-only"` or `-g1`, shows
+    /// frames and lines but no variables). `None` otherwise.
+    pub async fn locals_note(&self, scopes: &[ScopeInfo]) -> Option<String> {
+        if self.adapter != AdapterId::Lldb || lock(&self.state).said_no_locals {
+            return None;
+        }
+        let locals = scopes.iter().find(|s| s.name == "Locals")?;
+        let arguments = json!({ "variablesReference": locals.reference });
+        let body = self.client.request("variables", arguments, self.limits.request_timeout).await.ok()?;
+        let response: VariablesResponse = decode("variables", body).ok()?;
+        // lldb-dap 19 lists one pseudo-variable, `<error>`: "no variable information is available in debug info".
+        if response.variables.iter().any(|v| v.name != "<error>") {
+            return None;
+        }
+        lock(&self.state).said_no_locals = true;
+        Some(
+            "this frame shows no local variables; if the source has some here, the binary was built without debug info for locals (line tables only): build with `debug = true` in the Cargo profile, or `-g` for C/C++".to_owned(),
+        )
     }
 
     /// The children of a reference from the current stop, capped, values cut.

@@ -94,6 +94,8 @@ pub struct State {
     /// Bumped on every change, for waiters.
     pub version: u64,
     pub output: OutputBuffer,
+    /// The note that frames show no locals was given (once a session).
+    pub said_no_locals: bool,
     frames: HashMap<u64, u64>,
     references: HashMap<u64, u64>,
 }
@@ -108,6 +110,7 @@ impl State {
             debuggee_pid: None,
             version: 0,
             output: OutputBuffer::new(output_limit),
+            said_no_locals: false,
             frames: HashMap::new(),
             references: HashMap::new(),
         }

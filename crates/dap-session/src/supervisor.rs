@@ -57,7 +57,9 @@ pub struct LaunchSpec {
     pub adapter: Option<AdapterId>,
     /// A Python module to run as `python -m` does (`pytest`, with the test as an argument), instead of `program`.
     pub module: Option<String>,
-    /// Go: run the package's tests under delve's `test` mode (`args` go to the test binary: `-test.run`, …).
+    /// Run tests: a Go package's under delve's `test` mode (`args` go to the test binary: `-test.run`, …);
+    /// a Rust package's built by `cargo test --no-run`, the test binary built from `program` (a source
+    /// file such as `src/lib.rs` or `tests/x.rs`, or the only one) run by lldb (`args`: the test's name, `--exact`).
     pub test: bool,
     /// Where the program runs; `None` is the root.
     pub cwd: Option<PathBuf>,
@@ -187,8 +189,10 @@ impl DebugSupervisor {
     /// Launches `spec.program` under its adapter, stopped at the breakpoints set so far.
     pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
         let detection = &self.config.detection;
+        let rust = spec.program.extension().is_some_and(|e| e == "rs") || spec.program.join("Cargo.toml").is_file();
         let inferred = match (&spec.module, spec.test) {
             (Some(_), _) => Some(AdapterId::Debugpy),
+            (None, true) if rust => Some(AdapterId::Lldb),
             (None, true) => Some(AdapterId::Delve),
             (None, false) => detection.infer(&spec.program, &spec.root),
         };
@@ -199,10 +203,19 @@ impl DebugSupervisor {
         if spec.module.is_some() && adapter != AdapterId::Debugpy {
             return Err(Error::Invalid(format!("a module (`-m`) is run by debugpy, not {adapter}")));
         }
-        if spec.test && adapter != AdapterId::Delve {
-            return Err(Error::Invalid(format!(
-                "test mode is delve's (Go packages); for {adapter} launch the test runner or test binary itself"
-            )));
+        let mut spec = spec;
+        match (spec.test, adapter) {
+            (false, _) | (true, AdapterId::Delve) => {}
+            // A Rust test: built by cargo, its binary run by lldb with the test's name as argument.
+            (true, AdapterId::Lldb) => {
+                spec.program =
+                    crate::cargo::test_binary(&spec.program, spec.cwd(), self.config.limits.build_timeout).await?;
+            }
+            (true, _) => {
+                return Err(Error::Invalid(format!(
+                    "test mode is for Go packages (delve) and Rust packages (lldb); for {adapter} launch the test runner itself (`-m pytest` for Python)"
+                )));
+            }
         }
         let start =
             Start::Launch { program: spec.program.clone(), module: spec.module.clone(), args: spec.args.clone() };
@@ -347,6 +360,11 @@ impl DebugSupervisor {
 
     pub async fn scopes(&self, conversation: &str, frame_id: u64) -> Result<Vec<ScopeInfo>> {
         self.session(conversation).await?.scopes(frame_id).await
+    }
+
+    /// A note on scopes that show no locals where the binary may lack debug info for them (lldb; once a session).
+    pub async fn locals_note(&self, conversation: &str, scopes: &[ScopeInfo]) -> Option<String> {
+        self.session(conversation).await.ok()?.locals_note(scopes).await
     }
 
     pub async fn variables(&self, conversation: &str, reference: u64) -> Result<Capped<VarValue>> {

@@ -2,8 +2,9 @@
 //! venv made without debugpy, a program whose children are Python processes
 //! (`multiprocessing`), a server attached to while it runs (then paused and
 //! continued), a property getter that never returns, a failing pytest test
-//! run as `-m pytest`, a failing Go test under delve's test mode, and output
-//! by stream.
+//! run as `-m pytest`, a failing Go test under delve's test mode, a failing
+//! Rust test built by cargo and run by lldb, a line-tables-only build whose
+//! frames show no locals, and output by stream.
 //!
 //! A missing adapter, compiler or interpreter fails the test under `CI=true`
 //! and skips it with a printed reason elsewhere.
@@ -312,4 +313,98 @@ async fn a_failing_go_test_is_stopped_inside_and_delve_leaves_nothing_in_the_pro
     assert!(output.chunks.iter().any(|c| c.stream == "stderr" && c.text.contains("checking -1")), "{output:?}");
     drop(debug);
     assert_eq!(files_under(root.path()), before, "delve left files in the project");
+}
+
+fn lldb_dap() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("lldb-dap")))
+        })
+    })
+}
+
+fn lldb_config() -> DebugConfig {
+    let mut config = DebugConfig::default();
+    config.limits.run_timeout = Duration::from_secs(60);
+    config.limits.request_timeout = Duration::from_secs(30);
+    config
+}
+
+#[tokio::test]
+async fn a_failing_rust_test_is_built_by_cargo_and_stopped_inside() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("Cargo.toml"),
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.path().join("src")).unwrap();
+    let source = root.path().join("src/lib.rs");
+    std::fs::write(
+        &source,
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        let total = super::add(2, 3);\n        assert_eq!(total, 5);\n    }\n\n    #[test]\n    fn other() {}\n}\n",
+    )
+    .unwrap();
+    let debug = DebugSupervisor::new(lldb_config());
+    debug.set_breakpoints(CONV, &source, &[10]).await.unwrap();
+    let mut spec = LaunchSpec::new(root.path(), &source);
+    spec.test = true;
+    spec.args = vec!["tests::adds".into(), "--exact".into()];
+    let started = debug.launch(CONV, spec).await.unwrap();
+    assert_eq!(started.adapter, AdapterId::Lldb);
+    assert_eq!(stop_line(&started.outcome), 10, "{:?}", started.outcome);
+    let stack = debug.stack(CONV, None).await.unwrap();
+    assert_eq!(stack.items[0].location.function, "calc::tests::adds");
+    assert_eq!(debug.evaluate(CONV, "total", None).await.unwrap().value, "-1");
+    // `assert_eq!` expands to more than one place on its line: lldb stops at each.
+    let mut end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    for _ in 0..3 {
+        if !matches!(&end, RunOutcome::Stopped(stop) if stop.location.as_ref().is_some_and(|l| l.line == 10)) {
+            break;
+        }
+        end = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    }
+    assert!(matches!(end, RunOutcome::Exited { exit_code: Some(101), .. }), "the test fails: {end:?}");
+    let output = debug.output(CONV).await.unwrap();
+    assert!(output.text.contains("1 passed") || output.text.contains("FAILED"), "{}", output.text);
+    assert!(!output.text.contains("other"), "only the named test ran: {}", output.text);
+}
+
+#[tokio::test]
+async fn frames_without_locals_in_a_line_tables_only_build_say_why_once() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = project("rust");
+    let source = root.path().join("src/main.rs");
+    for (debuginfo, note) in [("line-tables-only", true), ("2", false)] {
+        let program = root.path().join(format!("debugme-{debuginfo}"));
+        let built = Command::new("rustc")
+            .args(["-C", &format!("debuginfo={debuginfo}"), "-C", "opt-level=0", "-o"])
+            .args([&program, &source])
+            .status()
+            .unwrap();
+        assert!(built.success());
+        let debug = DebugSupervisor::new(lldb_config());
+        debug.set_breakpoints(CONV, &source, &[9]).await.unwrap();
+        let started = debug.launch(CONV, LaunchSpec::new(root.path(), &program)).await.unwrap();
+        assert_eq!(stop_line(&started.outcome), 9, "{debuginfo}: {:?}", started.outcome);
+        let frame = debug.stack(CONV, None).await.unwrap().items[0].id;
+        let scopes = debug.scopes(CONV, frame).await.unwrap();
+        let said = debug.locals_note(CONV, &scopes).await;
+        if note {
+            let said = said.unwrap_or_default();
+            assert!(said.contains("built without debug info for locals"), "{said}");
+            assert!(said.contains("`debug = true`"), "{said}");
+            // Once a session.
+            assert_eq!(debug.locals_note(CONV, &scopes).await, None);
+        } else {
+            assert_eq!(said, None, "a full build shows its locals");
+        }
+        debug.terminate(CONV).await.unwrap();
+    }
 }

@@ -149,7 +149,7 @@ impl DebugAdapter {
     }
 }
 
-/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for a Go package's tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
+/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for Go and Rust tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugInput {
@@ -159,11 +159,11 @@ pub struct DebugInput {
     pub file: Option<String>,
     /// breakpoints: 1-indexed lines; an empty list clears the file.
     pub lines: Option<Vec<u64>>,
-    /// launch: the program, relative to the working directory (a .py script, a binary with debug info, a Go package directory or binary), or `-m MODULE` for a Python module run as `python -m` does (`-m pytest` with args ["tests/test_x.py::test_y"]). With test: true, a Go package directory or one of its _test.go files.
+    /// launch: the program, relative to the working directory (a .py script, a binary with debug info, a Go package directory or binary), or `-m MODULE` for a Python module run as `python -m` does (`-m pytest` with args ["tests/test_x.py::test_y"]). With test: true, see test.
     pub program: Option<String>,
     /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
-    /// launch: run a Go package's tests under delve's test mode (args go to the test binary, e.g. ["-test.run", "TestX"]).
+    /// launch: run tests. Go: program is the package directory or a _test.go file, run under delve's test mode (args e.g. ["-test.run", "TestX"]). Rust: program is the test target's source file (src/lib.rs, tests/x.rs), built with cargo test --no-run and run by lldb (args e.g. ["tests::adds", "--exact"]).
     pub test: Option<bool>,
     /// launch: the directory the program runs in, relative to the working directory (default: the working directory).
     pub cwd: Option<String>,
@@ -458,13 +458,16 @@ impl Debug {
             DebugOp::Scopes => {
                 let frame = need(input.frame_id, "scopes", "frame_id")?;
                 let scopes = debug.scopes(conv, frame).await.map_err(err)?;
-                let text = scopes
+                let mut text = scopes
                     .iter()
                     .map(|s| {
                         let expensive = if s.expensive { ", expensive" } else { "" };
                         format!("{} (reference {}{expensive})", s.name, s.reference)
                     })
                     .collect::<Vec<_>>();
+                if let Some(note) = debug.locals_note(conv, &scopes).await {
+                    text.push(format!("note: {note}"));
+                }
                 Ok(ToolResult::text(text.join("\n")).with_output(&DebugOutput::Scopes { scopes }))
             }
             DebugOp::Variables => {

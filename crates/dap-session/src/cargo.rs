@@ -1,0 +1,109 @@
+//! A Rust test binary to debug: `cargo test --no-run --message-format=json`
+//! builds the package's test targets, and the one whose source is the file
+//! asked for (or the only one) is what lldb runs, with the test's name as
+//! its argument.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Builds the tests of the Cargo package at or above `program` and returns
+/// the test executable to run: the one built from `program` when it is a
+/// source file (`src/lib.rs`, `tests/parse.rs`), else the only one.
+pub async fn test_binary(program: &Path, cwd: &Path, timeout: Duration) -> Result<PathBuf> {
+    let manifest_dir = package_dir(program).ok_or_else(|| {
+        Error::Invalid(format!("{} is not inside a Cargo package (no Cargo.toml above it)", program.display()))
+    })?;
+    let mut command = tokio::process::Command::new("cargo");
+    command
+        .args(["test", "--no-run", "--message-format=json", "--manifest-path"])
+        .arg(manifest_dir.join("Cargo.toml"))
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(timeout, command.output())
+        .await
+        .map_err(|_| Error::Invalid(format!("`cargo test --no-run` did not finish within {} s", timeout.as_secs())))?
+        .map_err(|e| Error::Invalid(format!("`cargo test --no-run` does not run: {e}")))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().filter(|l| !l.trim().is_empty()).take(12).collect();
+        return Err(Error::Invalid(format!(
+            "`cargo test --no-run` failed ({}):\n{}",
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        )));
+    }
+    let built = test_executables(&stdout);
+    let source = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    if program.is_file() {
+        if let Some((_, executable)) = built.iter().find(|(src, _)| src == &source) {
+            return Ok(executable.clone());
+        }
+        return Err(Error::Invalid(format!(
+            "no test target of the package is built from {}; its test targets are: {}",
+            program.display(),
+            listing(&built)
+        )));
+    }
+    match built.as_slice() {
+        [(_, executable)] => Ok(executable.clone()),
+        [] => Err(Error::Invalid("`cargo test --no-run` built no test executable".into())),
+        _ => Err(Error::Invalid(format!(
+            "the package has several test targets; name the source file of the one to debug: {}",
+            listing(&built)
+        ))),
+    }
+}
+
+/// The nearest directory with a `Cargo.toml`, from `program` (a file or directory) up.
+fn package_dir(program: &Path) -> Option<PathBuf> {
+    let start = if program.is_dir() { program } else { program.parent()? };
+    start.ancestors().find(|dir| dir.join("Cargo.toml").is_file()).map(Path::to_path_buf)
+}
+
+/// (source file, executable) of every test target in cargo's JSON messages.
+fn test_executables(messages: &str) -> Vec<(PathBuf, PathBuf)> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["profile"]["test"] == true)
+        .filter_map(|m| {
+            let executable = m["executable"].as_str()?;
+            let source = m["target"]["src_path"].as_str()?;
+            let source = std::fs::canonicalize(source).unwrap_or_else(|_| PathBuf::from(source));
+            Some((source, PathBuf::from(executable)))
+        })
+        .collect()
+}
+
+fn listing(built: &[(PathBuf, PathBuf)]) -> String {
+    built.iter().map(|(source, _)| source.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_executables_are_read_from_cargos_messages() {
+        let messages = [
+            r#"{"reason":"compiler-artifact","target":{"src_path":"/p/src/lib.rs"},"profile":{"test":false},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"src_path":"/p/src/lib.rs"},"profile":{"test":true},"executable":"/t/debug/deps/calc-1"}"#,
+            r#"{"reason":"compiler-artifact","target":{"src_path":"/p/tests/add.rs"},"profile":{"test":true},"executable":"/t/debug/deps/add-2"}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            test_executables(&messages),
+            vec![
+                (PathBuf::from("/p/src/lib.rs"), PathBuf::from("/t/debug/deps/calc-1")),
+                (PathBuf::from("/p/tests/add.rs"), PathBuf::from("/t/debug/deps/add-2")),
+            ]
+        );
+    }
+}
