@@ -318,8 +318,8 @@ async fn a_custom_debug_adapter_launches_stops_terminates_and_attaches_over_stdi
         );
         let terminated = common::call(&client, "debug", json!({ "op": "terminate" })).await;
         assert_eq!(common::text(&terminated), format!("terminated: the program and the {name} adapter are gone"));
-        // Attach names no adapter either: the configured one is the only one usable here.
-        let attached = common::call(&client, "debug", json!({ "op": "attach", "port": 9 })).await;
+        // Attach names the configured adapter, as a built-in one is named.
+        let attached = common::call(&client, "debug", json!({ "op": "attach", "port": 9, "adapter": name })).await;
         let text = common::text(&attached);
         assert_eq!(attached.is_error, Some(false), "{name}: {text}");
         assert!(text.starts_with(&format!("attached {name} to 127.0.0.1:9")), "{text}");

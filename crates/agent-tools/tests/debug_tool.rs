@@ -124,6 +124,10 @@ async fn a_session_through_the_tool() {
         "a debug session is already running (dart launched main.dart); terminate it before starting another"
     );
     assert_eq!(error(&debug, json!({ "op": "scopes" })).await, "scopes needs `frame_id`");
+    assert_eq!(
+        error(&debug, json!({ "op": "attach", "port": 9, "adapter": "gdb" })).await,
+        "unknown adapter \"gdb\": use one of dart, debugpy, lldb, delve"
+    );
     assert!(error(&debug, json!({ "op": "stack", "frame": 1 })).await.contains("unknown field `frame`"));
 
     let status = ok(&debug, json!({ "op": "status" })).await;

@@ -541,7 +541,10 @@ pub async fn detect(id: AdapterId, root: &Path, detection: &Detection) -> Adapte
                 Some((python, source)) => format!("{} ({source})", python.display()),
                 None => "no python".to_owned(),
             };
-            format!("debugpy's adapter runs on {}, the program on {program}", command.program.display())
+            format!(
+                "debugpy's adapter runs on {}, the program on {program}; its child processes run without the debugger",
+                command.program.display()
+            )
         }
         _ => format!("{} runs", command.program.display()),
     };

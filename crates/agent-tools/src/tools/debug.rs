@@ -127,28 +127,6 @@ pub enum DebugOp {
     Terminate,
 }
 
-/// A debug adapter.
-// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DebugAdapter {
-    Debugpy,
-    Lldb,
-    Delve,
-    Dart,
-}
-
-impl DebugAdapter {
-    fn id(self) -> AdapterId {
-        match self {
-            DebugAdapter::Debugpy => AdapterId::Debugpy,
-            DebugAdapter::Lldb => AdapterId::Lldb,
-            DebugAdapter::Delve => AdapterId::Delve,
-            DebugAdapter::Dart => AdapterId::Dart,
-        }
-    }
-}
-
 /// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for Go and Rust tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -172,8 +150,8 @@ pub struct DebugInput {
     /// attach: the debug server's port on 127.0.0.1.
     #[schemars(range(min = 1, max = 65535))]
     pub port: Option<u16>,
-    /// launch, attach: debugpy, lldb, delve or dart; inferred from the program (or the one usable adapter) when omitted.
-    pub adapter: Option<DebugAdapter>,
+    /// launch, attach: the adapter: debugpy, lldb, delve, dart, or one the configuration adds (`adapters` lists them); inferred from the program (or the one usable adapter) when omitted.
+    pub adapter: Option<String>,
     /// continue, pause, steps, stack: the thread; the stopped thread when omitted.
     pub thread_id: Option<u64>,
     /// scopes (required), evaluate (optional): a frame id from the latest stack.
@@ -197,7 +175,7 @@ impl Tool for Debug {
     }
 
     fn preview(&self, input: &DebugInput) -> CallPreview {
-        let adapter = input.adapter.map(|a| format!(" under {}", a.id())).unwrap_or_default();
+        let adapter = input.adapter.as_deref().map(|a| format!(" under {a}")).unwrap_or_default();
         match input.op {
             DebugOp::Launch => {
                 let program = input.program.clone().unwrap_or_default();
@@ -291,6 +269,20 @@ impl Debug {
         &self.0.conversation_id
     }
 
+    /// The adapter a call names: a built-in one (`debugpy`, `lldb`, `delve`,
+    /// `dart`, and their aliases) or one the host configured; `None` when it names none.
+    fn adapter(&self, name: Option<&str>) -> std::result::Result<Option<AdapterId>, String> {
+        let Some(name) = name.map(str::trim) else { return Ok(None) };
+        let configured = &self.0.supervisor.config().detection.adapters;
+        if let Some(id) = AdapterId::parse(name).or_else(|| configured.iter().find(|a| a.name == name).map(|a| a.id()))
+        {
+            return Ok(Some(id));
+        }
+        let mut known: Vec<&str> = AdapterId::ALL.iter().map(|a| a.name()).collect();
+        known.extend(configured.iter().map(|a| a.name.as_str()).filter(|n| AdapterId::parse(n).is_none()));
+        Err(format!("unknown adapter {name:?}: use one of {}", known.join(", ")))
+    }
+
     fn show(&self, path: &Path) -> String {
         let shown = self.0.workspace.relative(path).display().to_string();
         // The working directory itself (a Go package launched as `.`).
@@ -375,7 +367,7 @@ impl Debug {
                     }
                 };
                 spec.args = input.args.unwrap_or_default();
-                spec.adapter = input.adapter.map(DebugAdapter::id);
+                spec.adapter = self.adapter(input.adapter.as_deref())?;
                 spec.test = input.test.unwrap_or(false);
                 if let Some(cwd) = input.cwd.as_deref() {
                     let cwd = self.0.workspace.resolve(cwd).map_err(|e| e.to_string())?;
@@ -399,7 +391,7 @@ impl Debug {
                     root: self.root().to_path_buf(),
                     host: "127.0.0.1".into(),
                     port,
-                    adapter: input.adapter.map(DebugAdapter::id),
+                    adapter: self.adapter(input.adapter.as_deref())?,
                 };
                 let started = debug.attach(conv, spec).await.map_err(err)?;
                 let head = format!("attached {} to 127.0.0.1:{port}", started.adapter);
