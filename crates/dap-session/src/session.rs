@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dap_types::{
-    EvaluateResponse, ScopesResponse, SetBreakpointsResponse, StackFrame, StackTraceResponse, ThreadsResponse,
-    VariablesResponse,
+    EvaluateResponse, ScopesResponse, SetBreakpointsResponse, StackFrame, StackTraceResponse, VariablesResponse,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -285,7 +284,10 @@ impl Session {
             Start::Attach { .. } => ATTACH_SETTLE.min(self.limits.run_timeout),
             Start::Launch { .. } => self.limits.run_timeout,
         };
-        let outcome = self.wait_run(0, wait).await;
+        let mut outcome = self.wait_run(0, wait).await;
+        if matches!(self.start, Start::Attach { .. }) {
+            outcome = self.sigstop_is_pause(outcome);
+        }
         Ok(Started { adapter: self.adapter, breakpoints: placed, outcome })
     }
 
@@ -434,20 +436,53 @@ impl Session {
                 Phase::Starting | Phase::Running => state.stops,
             }
         };
+        // Any thread will do: delve and lldb stop them all. delve lists only a placeholder
+        // (id -1) while the program runs, so with no thread listed the request names thread 1.
         let thread = match thread {
             Some(thread) => thread,
-            None => self.first_thread().await?,
+            None => self.threads().await?.first().map_or(1, |t| t.id),
         };
         self.client.request("pause", json!({ "threadId": thread }), self.limits.request_timeout).await?;
-        Ok(self.wait_run(before, self.limits.run_timeout).await)
+        let outcome = self.wait_run(before, self.limits.run_timeout).await;
+        Ok(self.sigstop_is_pause(outcome))
+    }
+
+    /// lldb-dap reports the stop that a pause (or an attach to a running process)
+    /// causes as an exception, "signal SIGSTOP": it is a pause, and is called so.
+    fn sigstop_is_pause(&self, mut outcome: RunOutcome) -> RunOutcome {
+        if let RunOutcome::Stopped(stop) = &mut outcome
+            && self.adapter == AdapterId::Lldb
+            && stop.reason == "exception"
+            && stop.description.as_deref().is_some_and(|d| d.contains("SIGSTOP"))
+        {
+            stop.reason = "pause".to_owned();
+            if let Phase::Stopped(current) = &mut lock(&self.state).phase
+                && current.number == stop.number
+            {
+                current.reason = "pause".to_owned();
+            }
+        }
+        outcome
     }
 
     /// The debuggee's threads.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>> {
         self.require_live()?;
         let body = self.client.request("threads", Value::Null, self.limits.request_timeout).await?;
-        let response: ThreadsResponse = decode("threads", body)?;
-        Ok(response.threads.into_iter().map(|t| ThreadInfo { id: t.id, name: t.name }).collect())
+        // Read by hand: delve lists a placeholder thread with id -1 while the program runs,
+        // which `dap-types`' unsigned ids refuse; it is no thread and is left out.
+        let threads = body.get("threads").and_then(Value::as_array).ok_or_else(|| Error::Unreadable {
+            command: "threads".into(),
+            detail: "no `threads` list in the response".into(),
+        })?;
+        Ok(threads
+            .iter()
+            .filter_map(|t| {
+                let id = t.get("id").and_then(Value::as_u64)?;
+                let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+                Some(ThreadInfo { id, name })
+            })
+            .collect())
     }
 
     fn require_live(&self) -> Result<()> {

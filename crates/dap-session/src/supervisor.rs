@@ -96,9 +96,24 @@ impl LaunchSpec {
 pub struct AttachSpec {
     pub root: PathBuf,
     pub host: String,
-    /// The debuggee's debug server port (debugpy `--listen`, a headless delve, a gdb-remote stub for lldb).
+    /// The debuggee's debug server port (debugpy `--listen`, a headless delve, a gdb-remote stub for lldb);
+    /// unused with `pid`.
     pub port: u16,
     pub adapter: Option<AdapterId>,
+    /// A local process to attach to by id instead (lldb; delve's `local` attach), as `lldb -p` does.
+    pub pid: Option<u32>,
+}
+
+impl AttachSpec {
+    /// An attach to the debug server on 127.0.0.1:`port`, the adapter chosen as the one usable.
+    pub fn port(root: impl Into<PathBuf>, port: u16) -> AttachSpec {
+        AttachSpec { root: root.into(), host: "127.0.0.1".into(), port, adapter: None, pid: None }
+    }
+
+    /// An attach to the local process `pid`.
+    pub fn pid(root: impl Into<PathBuf>, pid: u32) -> AttachSpec {
+        AttachSpec { pid: Some(pid), ..AttachSpec::port(root, 0) }
+    }
 }
 
 #[derive(Default)]
@@ -238,17 +253,27 @@ impl DebugSupervisor {
             Some(adapter) => adapter,
             None => self.only_usable(&spec.root, "attach").await?,
         };
-        let start = Start::Attach { host: spec.host.clone(), port: spec.port };
-        let (arguments, connect) = match adapter {
+        let start = Start::Attach { host: spec.host.clone(), port: spec.port, pid: spec.pid };
+        let (arguments, connect) = match (adapter, spec.pid) {
             // `python -m debugpy --listen PORT` runs its own adapter on that port: connect to it.
             // redirectOutput: what the program prints reaches `output` as it does after a launch.
-            AdapterId::Debugpy => {
+            (AdapterId::Debugpy, None) => {
                 (json!({ "justMyCode": true, "redirectOutput": true }), Some(format!("{}:{}", spec.host, spec.port)))
             }
             // A headless delve speaks DAP itself: connect to it and attach remotely.
-            AdapterId::Delve => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
-            AdapterId::Lldb => (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None),
-            AdapterId::Dart | AdapterId::Custom(_) => (json!({ "host": spec.host, "port": spec.port }), None),
+            (AdapterId::Delve, None) => (json!({ "mode": "remote" }), Some(format!("{}:{}", spec.host, spec.port))),
+            (AdapterId::Delve, Some(pid)) => (json!({ "mode": "local", "processId": pid }), None),
+            (AdapterId::Lldb, None) => {
+                (json!({ "gdb-remote-port": spec.port, "gdb-remote-hostname": spec.host }), None)
+            }
+            (AdapterId::Lldb, Some(pid)) => (json!({ "pid": pid }), None),
+            (AdapterId::Debugpy, Some(_)) => {
+                return Err(Error::Invalid(
+                    "debugpy attaches to a debug server's port (start the program with `python -m debugpy --listen PORT`), not to a process id".into(),
+                ));
+            }
+            (AdapterId::Dart | AdapterId::Custom(_), Some(pid)) => (json!({ "processId": pid }), None),
+            (AdapterId::Dart | AdapterId::Custom(_), None) => (json!({ "host": spec.host, "port": spec.port }), None),
         };
         let mut arguments = arguments;
         if let Some(configured) = self.config.detection.spec(adapter) {
@@ -296,7 +321,8 @@ impl DebugSupervisor {
                     let shown = program.strip_prefix(root).unwrap_or(program);
                     format!("{} launched {}", info.adapter, shown.display())
                 }
-                Start::Attach { host, port } => format!("{} attached to {host}:{port}", info.adapter),
+                Start::Attach { pid: Some(pid), .. } => format!("{} attached to process {pid}", info.adapter),
+                Start::Attach { host, port, .. } => format!("{} attached to {host}:{port}", info.adapter),
             };
             return Err(Error::AlreadyRunning(what));
         }

@@ -156,15 +156,9 @@ pub struct OutputChunk {
 #[serde(rename_all = "snake_case")]
 pub enum Start {
     /// `module` is set for a Python module run as `python -m` does (`program` is then the root).
-    Launch {
-        program: PathBuf,
-        module: Option<String>,
-        args: Vec<String>,
-    },
-    Attach {
-        host: String,
-        port: u16,
-    },
+    Launch { program: PathBuf, module: Option<String>, args: Vec<String> },
+    /// `pid` is set for an attach to a local process by id (`host` and `port` are then unused).
+    Attach { host: String, port: u16, pid: Option<u32> },
 }
 
 /// Where a session stands.

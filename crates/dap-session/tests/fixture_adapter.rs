@@ -289,15 +289,12 @@ async fn a_hanging_or_slow_adapter_times_out_naming_the_request() {
 #[tokio::test]
 async fn attach_leaves_the_debuggee_and_detection_explains_dart() {
     let (root, _bin, debug) = setup_with(&[], |c| c.limits.run_timeout = Duration::from_millis(300));
-    let started = debug
-        .attach(CONV, AttachSpec { root: root.path().to_path_buf(), host: "127.0.0.1".into(), port: 9, adapter: None })
-        .await
-        .unwrap();
+    let started = debug.attach(CONV, AttachSpec::port(root.path(), 9)).await.unwrap();
     assert!(
         matches!(started.outcome, RunOutcome::StillRunning { .. }) || matches!(started.outcome, RunOutcome::Stopped(_))
     );
     let info = debug.status(CONV).await.session.unwrap();
-    assert_eq!(info.start, Start::Attach { host: "127.0.0.1".into(), port: 9 });
+    assert_eq!(info.start, Start::Attach { host: "127.0.0.1".into(), port: 9, pid: None });
     let terminated = debug.terminate(CONV).await.unwrap();
     assert!(!terminated.debuggee_ended);
 

@@ -347,7 +347,7 @@ async fn debugpy_attach_then_terminate_leaves_the_process_running() {
     let debug = DebugSupervisor::new(config);
     // The loop's body runs every 50 ms: a breakpoint there is hit at once.
     debug.set_breakpoints(CONV, &script, &[5]).await.unwrap();
-    let spec = AttachSpec { root: root.path().to_path_buf(), host: "127.0.0.1".into(), port, adapter: None };
+    let spec = AttachSpec::port(root.path(), port);
     let started = debug.attach(CONV, spec).await.unwrap();
     assert_eq!(located(&started.outcome), (5, "<module>".to_owned()));
     let ticks = debug.evaluate(CONV, "ticks >= 0", None).await.unwrap();

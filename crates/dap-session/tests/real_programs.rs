@@ -4,7 +4,9 @@
 //! continued), a property getter that never returns, a failing pytest test
 //! run as `-m pytest`, a failing Go test under delve's test mode, a failing
 //! Rust test built by cargo and run by lldb, a line-tables-only build whose
-//! frames show no locals, and output by stream.
+//! frames show no locals, output by stream, `pause` then `continue` on a
+//! running C program (lldb) and Go program (delve), and lldb attached to a
+//! running C program by its pid.
 //!
 //! A missing adapter, compiler or interpreter fails the test under `CI=true`
 //! and skips it with a printed reason elsewhere.
@@ -155,7 +157,7 @@ async fn attach_to_a_running_server_returns_once_configured_then_pause_and_conti
 
     let debug = DebugSupervisor::new(config);
     let asked = Instant::now();
-    let spec = AttachSpec { root: root.path().to_path_buf(), host: "127.0.0.1".into(), port, adapter: None };
+    let spec = AttachSpec::port(root.path(), port);
     let started = debug.attach(CONV, spec).await.unwrap();
     // Generous: the program runs for a minute; a blocked attach would take that long.
     assert!(asked.elapsed() < Duration::from_secs(20), "attach took {:?}", asked.elapsed());
@@ -407,4 +409,97 @@ async fn frames_without_locals_in_a_line_tables_only_build_say_why_once() {
         }
         debug.terminate(CONV).await.unwrap();
     }
+}
+
+const C_LOOP: &str = "#include <unistd.h>\n\nint main(void) {\n    long ticks = 0;\n    for (;;) {\n        ticks++;\n        usleep(10000);\n    }\n}\n";
+
+/// A C program that loops for ever, built with debug info; `None` (skipped) without cc.
+fn c_loop(root: &Path) -> Option<PathBuf> {
+    std::fs::write(root.join("loop.c"), C_LOOP).unwrap();
+    std::fs::write(root.join("CMakeLists.txt"), "project(loop C)\nadd_executable(loop loop.c)\n").unwrap();
+    let program = root.join("loop");
+    let built = Command::new("cc").args(["-g", "-O0", "-o"]).arg(&program).arg(root.join("loop.c")).status();
+    require("cc", built.is_ok_and(|s| s.success())).then_some(program)
+}
+
+/// Pause a running program, read it, continue it to a breakpoint, let it run on.
+async fn pause_read_continue(debug: &DebugSupervisor, source: &Path, line: u64, expression: &str, expect: &str) {
+    let paused = debug.pause(CONV, None).await.unwrap();
+    assert!(matches!(&paused, RunOutcome::Stopped(stop) if stop.reason == "pause"), "{paused:?}");
+    debug.set_breakpoints(CONV, source, &[line]).await.unwrap();
+    let at = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert_eq!(stop_line(&at), line, "{at:?}");
+    assert_eq!(debug.evaluate(CONV, expression, None).await.unwrap().value, expect);
+    debug.set_breakpoints(CONV, source, &[]).await.unwrap();
+    let running = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+    assert!(matches!(running, RunOutcome::StillRunning { .. }), "{running:?}");
+    assert_eq!(debug.status(CONV).await.session.unwrap().phase, Phase::Running);
+}
+
+fn short_run(mut config: DebugConfig) -> DebugConfig {
+    config.limits.run_timeout = Duration::from_secs(3);
+    config
+}
+
+#[tokio::test]
+async fn lldb_pauses_a_running_c_program_and_continues_it() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let Some(program) = c_loop(root.path()) else { return };
+    let debug = DebugSupervisor::new(short_run(lldb_config()));
+    let started = debug.launch(CONV, LaunchSpec::new(root.path(), &program)).await.unwrap();
+    assert!(matches!(started.outcome, RunOutcome::StillRunning { .. }), "{:?}", started.outcome);
+    pause_read_continue(&debug, &root.path().join("loop.c"), 6, "ticks >= 0", "true").await;
+    debug.terminate(CONV).await.unwrap();
+}
+
+#[tokio::test]
+async fn lldb_attaches_to_a_running_c_program_by_pid_and_detaches_leaving_it_running() {
+    if !require("lldb-dap (apt install lldb-19)", lldb_dap()) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let Some(program) = c_loop(root.path()) else { return };
+    let target = KillOnDrop(Command::new(&program).spawn().unwrap());
+    let pid = target.0.id();
+    let debug = DebugSupervisor::new(short_run(lldb_config()));
+    let started = debug.attach(CONV, AttachSpec::pid(root.path(), pid)).await.unwrap();
+    assert_eq!(started.adapter, AdapterId::Lldb);
+    // lldb stops the process it attaches to (SIGSTOP, reported as the pause it is).
+    if let RunOutcome::Stopped(stop) = &started.outcome {
+        assert_eq!(stop.reason, "pause", "{stop:?}");
+        let running = debug.resume(CONV, Resume::Continue, None).await.unwrap();
+        assert!(matches!(running, RunOutcome::StillRunning { .. }), "{running:?}");
+    }
+    pause_read_continue(&debug, &root.path().join("loop.c"), 6, "ticks >= 0", "true").await;
+    let terminated = debug.terminate(CONV).await.unwrap();
+    assert!(!terminated.debuggee_ended);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(alive(pid), "the attached program {pid} was ended");
+}
+
+#[tokio::test]
+async fn delve_pauses_a_running_go_program_and_continues_it() {
+    if !require("go and dlv (apt install golang delve)", go_and_delve()) {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("go.mod"), "module example.com/loop\n\ngo 1.19\n").unwrap();
+    let source = root.path().join("main.go");
+    std::fs::write(
+        &source,
+        "package main\n\nimport \"time\"\n\nfunc main() {\n\tticks := 0\n\tfor {\n\t\tticks++\n\t\ttime.Sleep(10 * time.Millisecond)\n\t}\n}\n",
+    )
+    .unwrap();
+    let mut config = DebugConfig::default();
+    config.limits.start_timeout = Duration::from_secs(120);
+    config.limits.request_timeout = Duration::from_secs(30);
+    config.env = vec![("GOFLAGS".into(), "-mod=mod".into()), ("GOPROXY".into(), "off".into())];
+    let debug = DebugSupervisor::new(short_run(config));
+    let started = debug.launch(CONV, LaunchSpec::new(root.path(), root.path())).await.unwrap();
+    assert!(matches!(started.outcome, RunOutcome::StillRunning { .. }), "{:?}", started.outcome);
+    pause_read_continue(&debug, &source, 8, "ticks >= 0", "true").await;
+    debug.terminate(CONV).await.unwrap();
 }

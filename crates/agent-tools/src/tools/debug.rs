@@ -127,7 +127,7 @@ pub enum DebugOp {
     Terminate,
 }
 
-/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for Go and Rust tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
+/// Drive a debugger (debugpy for Python, lldb for C/C++/Rust binaries built with debug info, delve for Go, dart). One session per conversation, ended after 30 minutes. Ops: adapters (which adapters are usable here and why not); status (the session and where it stopped); breakpoints (file + lines; an empty list clears the file; may be set before launch); launch (program + args, or -m MODULE for Python, test for Go and Rust tests, cwd, env: starts it and runs to the first breakpoint or the exit; a second launch is refused while a session runs); attach (port of a debuggee's debug server on localhost, e.g. `python -m debugpy --listen PORT`, or pid of a local process for lldb/delve; returns once attached, with the program running or stopped); continue, step_over, step_in, step_out, pause (thread_id optional: run, then report where it stopped, or that it exited); threads; stack (frames of the stopped thread, at most 30); scopes (frame_id); variables (reference from scopes or a variable: children, at most 50, values cut at 400 characters); evaluate (expression, in frame_id or the top frame); output (what the program printed so far, by stream); terminate (ends the program and the adapter; an attached program keeps running). Frame ids and references are valid only until the program moves: ask again after each stop. Lines are 1-indexed; paths are relative to the working directory.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugInput {
@@ -150,6 +150,8 @@ pub struct DebugInput {
     /// attach: the debug server's port on 127.0.0.1.
     #[schemars(range(min = 1, max = 65535))]
     pub port: Option<u16>,
+    /// attach: a local process id instead of a port (lldb for C/C++/Rust, delve for Go).
+    pub pid: Option<u32>,
     /// launch, attach: the adapter: debugpy, lldb, delve, dart, or one the configuration adds (`adapters` lists them); inferred from the program (or the one usable adapter) when omitted.
     pub adapter: Option<String>,
     /// continue, pause, steps, stack: the thread; the stopped thread when omitted.
@@ -190,10 +192,13 @@ impl Tool for Debug {
                 }
             }
             DebugOp::Attach => CallPreview {
-                summary: Some(format!(
-                    "attach the debugger{adapter} to the program listening on 127.0.0.1:{}",
-                    input.port.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
-                )),
+                summary: Some(match input.pid {
+                    Some(pid) => format!("attach the debugger{adapter} to process {pid}"),
+                    None => format!(
+                        "attach the debugger{adapter} to the program listening on 127.0.0.1:{}",
+                        input.port.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
+                    ),
+                }),
                 paths: Vec::new(),
             },
             _ => CallPreview::default(),
@@ -320,7 +325,8 @@ impl Debug {
                         let what = match &info.start {
                             dap_session::Start::Launch { module: Some(module), .. } => format!("launched -m {module}"),
                             dap_session::Start::Launch { program, .. } => format!("launched {}", self.show(program)),
-                            dap_session::Start::Attach { host, port } => format!("attached to {host}:{port}"),
+                            dap_session::Start::Attach { pid: Some(pid), .. } => format!("attached to process {pid}"),
+                            dap_session::Start::Attach { host, port, .. } => format!("attached to {host}:{port}"),
                         };
                         let phase = match &info.phase {
                             Phase::Starting => "starting".to_owned(),
@@ -386,15 +392,24 @@ impl Debug {
                 Ok(self.started(head, &started))
             }
             DebugOp::Attach => {
-                let port = need(input.port, "attach", "port")?;
-                let spec = AttachSpec {
-                    root: self.root().to_path_buf(),
-                    host: "127.0.0.1".into(),
-                    port,
-                    adapter: self.adapter(input.adapter.as_deref())?,
+                let mut spec = match (input.port, input.pid) {
+                    (Some(port), None) => AttachSpec::port(self.root(), port),
+                    (None, Some(pid)) => AttachSpec::pid(self.root(), pid),
+                    (Some(_), Some(_)) => return Err("attach takes `port` or `pid`, not both".to_owned()),
+                    (None, None) => {
+                        return Err(
+                            "attach needs `port` (a debug server on 127.0.0.1) or `pid` (a local process, with lldb or delve)"
+                                .to_owned(),
+                        );
+                    }
+                };
+                spec.adapter = self.adapter(input.adapter.as_deref())?;
+                let target = match spec.pid {
+                    Some(pid) => format!("process {pid}"),
+                    None => format!("127.0.0.1:{}", spec.port),
                 };
                 let started = debug.attach(conv, spec).await.map_err(err)?;
-                let head = format!("attached {} to 127.0.0.1:{port}", started.adapter);
+                let head = format!("attached {} to {target}", started.adapter);
                 if let RunOutcome::StillRunning { waited } = &started.outcome {
                     // Ready once configured: an attached program (a server, a loop) runs on.
                     let mut text = head;
