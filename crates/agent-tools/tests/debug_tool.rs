@@ -125,6 +125,10 @@ async fn a_session_through_the_tool() {
     );
     assert_eq!(error(&debug, json!({ "op": "scopes" })).await, "scopes needs `frame_id`");
     assert_eq!(
+        error(&debug, json!({ "op": "launch", "program": "-m" })).await,
+        "launch: `-m` needs a module name (`-m pytest`)"
+    );
+    assert_eq!(
         error(&debug, json!({ "op": "attach", "port": 9, "adapter": "gdb" })).await,
         "unknown adapter \"gdb\": use one of dart, debugpy, lldb, delve"
     );

@@ -542,7 +542,7 @@ pub async fn detect(id: AdapterId, root: &Path, detection: &Detection) -> Adapte
                 None => "no python".to_owned(),
             };
             format!(
-                "debugpy's adapter runs on {}, the program on {program}; its child processes run without the debugger",
+                "debugpy's adapter runs on {}, the program on {program}; its child processes run without the debugger (a breakpoint in code a forked child runs holds that child)",
                 command.program.display()
             )
         }

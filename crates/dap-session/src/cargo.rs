@@ -30,12 +30,15 @@ pub async fn test_binary(program: &Path, cwd: &Path, timeout: Duration) -> Resul
         .map_err(|e| Error::Invalid(format!("`cargo test --no-run` does not run: {e}")))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
+        // With JSON messages the compiler's errors are on stdout, rendered; stderr has only cargo's summary.
+        let mut errors = compiler_errors(&stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().filter(|l| !l.trim().is_empty()).take(12).collect();
+        let tail: Vec<&str> = stderr.lines().rev().filter(|l| !l.trim().is_empty()).take(6).collect();
+        errors.extend(tail.into_iter().rev().map(str::to_owned));
         return Err(Error::Invalid(format!(
             "`cargo test --no-run` failed ({}):\n{}",
             output.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            errors.join("\n")
         )));
     }
     let built = test_executables(&stdout);
@@ -66,6 +69,17 @@ fn package_dir(program: &Path) -> Option<PathBuf> {
     start.ancestors().find(|dir| dir.join("Cargo.toml").is_file()).map(Path::to_path_buf)
 }
 
+/// The rendered text of the first compiler errors in cargo's JSON messages (at most 5).
+fn compiler_errors(messages: &str) -> Vec<String> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-message" && m["message"]["level"] == "error")
+        .filter_map(|m| m["message"]["rendered"].as_str().map(|r| r.trim_end().to_owned()))
+        .take(5)
+        .collect()
+}
+
 /// (source file, executable) of every test target in cargo's JSON messages.
 fn test_executables(messages: &str) -> Vec<(PathBuf, PathBuf)> {
     messages
@@ -88,6 +102,16 @@ fn listing(built: &[(PathBuf, PathBuf)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compiler_errors_are_read_rendered_from_cargos_messages() {
+        let messages = [
+            r#"{"reason":"compiler-message","message":{"level":"warning","rendered":"warning: unused"}}"#,
+            r#"{"reason":"compiler-message","message":{"level":"error","rendered":"error[E0425]: cannot find value `x`\n --> src/lib.rs:3:5\n"}}"#,
+        ]
+        .join("\n");
+        assert_eq!(compiler_errors(&messages), ["error[E0425]: cannot find value `x`\n --> src/lib.rs:3:5"]);
+    }
 
     #[test]
     fn test_executables_are_read_from_cargos_messages() {

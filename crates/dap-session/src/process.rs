@@ -58,7 +58,15 @@ pub fn kill_pid(pid: u32) {
     if let Ok(pid) = i32::try_from(pid)
         && pid > 0
     {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        let pid = Pid::from_raw(pid);
+        // A debuggee that leads a process group of its own (debugpy's launcher starts it in
+        // a new session) takes its children with it: a multiprocessing pool's workers.
+        let leads_its_group = nix::unistd::getpgid(Some(pid)).is_ok_and(|group| group == pid)
+            && nix::unistd::getpgid(None).is_ok_and(|ours| ours != pid);
+        if leads_its_group {
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
+        let _ = kill(pid, Signal::SIGKILL);
     }
 }
 

@@ -26,7 +26,7 @@ use crate::state::{IdKind, State};
 use crate::transport::{Client, EventSink, decode};
 use crate::types::{
     Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
-    Start, Started, Terminated, ThreadInfo, Value as VarValue,
+    Start, Started, Stop, Terminated, ThreadInfo, Value as VarValue,
 };
 
 /// Limits and timeouts of a session.
@@ -184,7 +184,15 @@ impl Session {
             Ok(started) => Ok((session, started)),
             Err(error) => {
                 session.shutdown(false, "start-up failed").await;
-                Err(error)
+                // What the adapter printed is often the cause (delve's build errors come as
+                // `console` output, with "Build error: Check the debug console" as the reply).
+                let printed = session.output().text;
+                let tail: Vec<&str> = printed.lines().rev().filter(|l| !l.trim().is_empty()).take(40).collect();
+                if tail.is_empty() {
+                    return Err(error);
+                }
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                Err(Error::Invalid(format!("{error}\nthe adapter and program printed:\n{}", tail.join("\n"))))
             }
         }
     }
@@ -343,6 +351,14 @@ impl Session {
                 }
                 Some(Err(ended)) => {
                     self.release_after_end().await;
+                    // An exit code told after `terminated` (delve's console line) has come by now.
+                    if let (
+                        RunOutcome::Exited { exit_code: None, reason },
+                        Phase::Ended { exit_code: Some(code), .. },
+                    ) = (&ended, &lock(&self.state).phase)
+                    {
+                        return RunOutcome::Exited { exit_code: Some(*code), reason: reason.clone() };
+                    }
                     return ended;
                 }
                 None => {}
@@ -370,6 +386,21 @@ impl Session {
                 .request("disconnect", json!({ "terminateDebuggee": launched }), Duration::from_millis(500))
                 .await;
             process.kill(Duration::from_secs(2)).await;
+        }
+    }
+
+    /// Fills in the location of the current stop when it has none (a stop that
+    /// came after the run's wait had ended).
+    pub async fn locate_stop(&self) {
+        let (number, thread) = match &lock(&self.state).phase {
+            Phase::Stopped(stop) if stop.location.is_none() => (stop.number, stop.thread_id),
+            _ => return,
+        };
+        let location = self.top_location(thread).await;
+        if let Phase::Stopped(current) = &mut lock(&self.state).phase
+            && current.number == number
+        {
+            current.location = location;
         }
     }
 
@@ -423,7 +454,24 @@ impl Session {
             }
             return Err(error);
         }
-        Ok(self.wait_run(before, self.limits.run_timeout).await)
+        let mut outcome = self.wait_run(before, self.limits.run_timeout).await;
+        // lldb places a breakpoint on a line a macro expands on (`assert_eq!`) at each of the
+        // line's locations ("breakpoint 1.1", "1.2", …): a continue from one stops at the next,
+        // on the same line. Those are one breakpoint to a person: go on past them.
+        if let (Resume::Continue, AdapterId::Lldb, Phase::Stopped(left)) = (how, self.adapter, &previous) {
+            for _ in 0..8 {
+                let RunOutcome::Stopped(stop) = &outcome else { break };
+                if !other_location_of_the_same_breakpoint(left, stop) {
+                    break;
+                }
+                let before = stop.number;
+                lock(&self.state).resume();
+                let arguments = json!({ "threadId": stop.thread_id.unwrap_or(thread) });
+                self.client.request("continue", arguments, self.limits.request_timeout).await?;
+                outcome = self.wait_run(before, self.limits.run_timeout).await;
+            }
+        }
+        Ok(outcome)
     }
 
     /// Pauses `thread` (default: the first), then waits for the stop.
@@ -725,6 +773,22 @@ fn end_launched_debuggee(state: &State) {
         && process::alive(pid)
     {
         process::kill_pid(pid);
+    }
+}
+
+/// Whether `stop` is at another location of the breakpoint `left` stopped at, on
+/// the same line (lldb's `breakpoint 1.2` after `breakpoint 1.1`).
+fn other_location_of_the_same_breakpoint(left: &Stop, stop: &Stop) -> bool {
+    let place = |s: &Stop| s.location.as_ref().map(|l| (l.file.clone(), l.line));
+    let id = |s: &Stop| {
+        let (breakpoint, location) = s.description.as_deref()?.strip_prefix("breakpoint ")?.split_once('.')?;
+        Some((breakpoint.to_owned(), location.to_owned()))
+    };
+    match (id(left), id(stop)) {
+        (Some((a, x)), Some((b, y))) => {
+            left.reason == "breakpoint" && stop.reason == "breakpoint" && a == b && x != y && place(left) == place(stop)
+        }
+        _ => false,
     }
 }
 

@@ -63,6 +63,12 @@ impl OutputBuffer {
     }
 }
 
+/// The status in delve's "Process 1234 has exited with status 1".
+fn exit_status_in(text: &str) -> Option<i64> {
+    let (_, rest) = text.split_once(" has exited with status ")?;
+    rest.split_whitespace().next()?.trim_end_matches('.').parse().ok()
+}
+
 /// What kind of id is being checked, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdKind {
@@ -167,6 +173,15 @@ impl State {
                     && let Some(text) = body.get("output").and_then(Value::as_str)
                 {
                     self.output.push(category, text);
+                    // delve sends no `exited` event; its console says how the process ended.
+                    if category == "console" && self.exit_code.is_none() {
+                        self.exit_code = exit_status_in(text);
+                        if let Phase::Ended { exit_code, .. } = &mut self.phase
+                            && exit_code.is_none()
+                        {
+                            *exit_code = self.exit_code;
+                        }
+                    }
                 }
             }
             crate::transport::CLOSED_EVENT => self.end("the debug adapter exited"),
@@ -286,6 +301,17 @@ mod tests {
             state.require_stopped().unwrap_err().to_string(),
             "the debug session has ended: the program finished"
         );
+    }
+
+    #[test]
+    fn delves_console_line_gives_the_exit_code() {
+        let mut state = State::new(100);
+        state.on_event(
+            "output",
+            &json!({ "category": "console", "output": "Process 18676 has exited with status 1\n" }),
+        );
+        state.on_event("terminated", &Value::Null);
+        assert_eq!(state.phase, Phase::Ended { reason: "the program finished".into(), exit_code: Some(1) });
     }
 
     fn chunk(stream: &str, text: &str) -> OutputChunk {

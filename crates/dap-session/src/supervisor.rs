@@ -160,13 +160,24 @@ impl DebugSupervisor {
     /// The conversation's session (live or ended) and breakpoints.
     pub async fn status(&self, conversation: &str) -> Status {
         let conversation = self.conversation(conversation);
-        let session = conversation.session.lock().await.as_ref().map(|s| s.info());
-        Status { session, breakpoints: breakpoint_list(&conversation) }
+        let session = conversation.session.lock().await.clone();
+        let info = match session {
+            Some(session) => {
+                // A stop that came after the run's wait ended has no location yet: ask for it.
+                session.locate_stop().await;
+                Some(session.info())
+            }
+            None => None,
+        };
+        Status { session: info, breakpoints: breakpoint_list(&conversation) }
     }
 
     /// Sets the breakpoints of `file` (absolute) to `lines` (1-based); an
     /// empty list clears the file. Sent at once to a live session, else at the next start.
     pub async fn set_breakpoints(&self, conversation: &str, file: &Path, lines: &[u64]) -> Result<FileBreakpoints> {
+        if file.is_dir() {
+            return Err(Error::Invalid(format!("{} is a directory: breakpoints go in a source file", file.display())));
+        }
         if let Some(&bad) = lines.iter().find(|&&l| l == 0) {
             return Err(Error::Invalid(format!("line {bad} is not a line: lines start at 1")));
         }
@@ -205,11 +216,22 @@ impl DebugSupervisor {
     pub async fn launch(&self, conversation: &str, spec: LaunchSpec) -> Result<Started> {
         let detection = &self.config.detection;
         let rust = spec.program.extension().is_some_and(|e| e == "rs") || spec.program.join("Cargo.toml").is_file();
+        let go = spec.program.extension().is_some_and(|e| e == "go") || spec.program.join("go.mod").is_file() || {
+            spec.program.is_dir()
+                && std::fs::read_dir(&spec.program)
+                    .is_ok_and(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "go")))
+        };
         let inferred = match (&spec.module, spec.test) {
             (Some(_), _) => Some(AdapterId::Debugpy),
             (None, true) if rust => Some(AdapterId::Lldb),
-            (None, true) => Some(AdapterId::Delve),
-            (None, false) => detection.infer(&spec.program, &spec.root),
+            (None, true) if go => Some(AdapterId::Delve),
+            (None, true) if spec.adapter.is_none() => {
+                return Err(Error::Invalid(format!(
+                    "test: true runs a Go package's tests (a package directory or _test.go file) or a Rust package's (the test target's .rs file); {} is neither. For Python, launch `-m pytest` with the test as its argument",
+                    spec.program.display()
+                )));
+            }
+            (None, _) => detection.infer(&spec.program, &spec.root),
         };
         let adapter = match spec.adapter.or(inferred) {
             Some(adapter) => adapter,
@@ -279,7 +301,20 @@ impl DebugSupervisor {
         if let Some(configured) = self.config.detection.spec(adapter) {
             merge(&mut arguments, &configured.attach);
         }
-        self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect, Vec::new()).await
+        let address = connect.clone();
+        let opened =
+            self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect, Vec::new()).await;
+        match (opened, address) {
+            // Whatever listens there is not a debug server that speaks DAP.
+            (
+                Err(error @ (Error::Timeout { .. } | Error::AdapterGone { .. } | Error::Unreadable { .. })),
+                Some(address),
+            ) => Err(Error::Invalid(format!(
+                "{error}: nothing at {address} answered as a DAP debug server; is the program running under `python -m debugpy --listen {}` (or a headless delve)?",
+                spec.port
+            ))),
+            (opened, _) => opened,
+        }
     }
 
     async fn only_usable(&self, root: &Path, what: &str) -> Result<AdapterId> {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use dap_session::{AdapterId, AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec, Limits, Resume, RunOutcome, alive};
 
-use crate::common::{eventually, project, require};
+use crate::common::{KillOnDrop, eventually, has_debugpy, listening_on, lldb_dap, project, require};
 
 const CONV: &str = "real";
 
@@ -105,10 +105,6 @@ async fn scenario(debug: &DebugSupervisor, root: &Path, source: &Path, program: 
 
 fn venv_python() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python")
-}
-
-fn has_debugpy(python: &Path) -> bool {
-    Command::new(python).args(["-c", "import debugpy"]).status().is_ok_and(|s| s.success())
 }
 
 /// A debug target ready to launch: its root, source, program and a supervisor.
@@ -203,15 +199,6 @@ async fn debugpy_on_python() {
         output: "hello debugger 42 3",
     };
     scenario(&t.debug, t.root.path(), &t.source, &t.program, &expect).await;
-}
-
-fn lldb_dap() -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("lldb-dap")))
-        })
-    })
 }
 
 fn compile(program: &str, args: &[&str], dir: &Path) -> bool {
@@ -359,27 +346,6 @@ async fn debugpy_attach_then_terminate_leaves_the_process_running() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(alive(pid), "the attached process {pid} was ended");
     assert!(target.0.try_wait().unwrap().is_none());
-}
-
-/// Kills a test's own child even when an assertion fails.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Whether something listens on 127.0.0.1:`port` (read from /proc/net/tcp, without connecting).
-fn listening_on(port: u16) -> bool {
-    let wanted = format!("0100007F:{port:04X}");
-    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
-        table.lines().skip(1).any(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A")
-        })
-    })
 }
 
 /// A host that goes away while its program runs (the MCP client closed the

@@ -337,7 +337,10 @@ impl Debug {
                         let left = if matches!(info.phase, Phase::Ended { .. }) {
                             String::new()
                         } else {
-                            format!("; {} min left before the session is ended", info.ttl_left.as_secs().div_ceil(60))
+                            match info.ttl_left.as_secs() {
+                                left @ 0..60 => format!("; {left} s left before the session is ended"),
+                                left => format!("; {} min left before the session is ended", left.div_ceil(60)),
+                            }
                         };
                         format!("{} session ({what}): {phase}{left}", info.adapter)
                     }
@@ -359,7 +362,10 @@ impl Debug {
             }
             DebugOp::Launch => {
                 let given = need(input.program.as_deref(), "launch", "program")?.trim();
-                let module = given.strip_prefix("-m").filter(|m| m.starts_with(char::is_whitespace)).map(str::trim);
+                let module = given
+                    .strip_prefix("-m")
+                    .filter(|m| m.is_empty() || m.starts_with(char::is_whitespace))
+                    .map(str::trim);
                 let mut spec = match module {
                     Some("") => return Err("launch: `-m` needs a module name (`-m pytest`)".to_owned()),
                     Some(module) => {
@@ -443,6 +449,13 @@ impl Debug {
                     return Ok(ToolResult::text(text).with_output(&DebugOutput::Run(RunOutcome::Stopped(stop))));
                 }
                 let outcome = debug.pause(conv, input.thread_id).await.map_err(err)?;
+                if let RunOutcome::StillRunning { waited } = &outcome {
+                    let text = format!(
+                        "the pause was sent, but the program did not stop within {} s (a process held elsewhere — a forked Python child at a breakpoint, a blocked system call — can do that): read status later, or terminate",
+                        waited.as_secs()
+                    );
+                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Run(outcome)));
+                }
                 Ok(self.outcome(&outcome))
             }
             DebugOp::Threads => {
@@ -532,7 +545,7 @@ impl Debug {
                 format!("{}; op output shows what it printed", ended_text(reason, *exit_code))
             }
             RunOutcome::StillRunning { waited } => format!(
-                "still running after {} s with no stop: pause it, continue waiting with status, or terminate",
+                "still running after {} s with no stop: pause it, read status later (it says where the program stopped, if it did), or terminate",
                 waited.as_secs()
             ),
         }

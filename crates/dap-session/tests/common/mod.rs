@@ -92,3 +92,40 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
     }
     check()
 }
+
+/// Kills a test's own child even when an assertion fails.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether something listens on 127.0.0.1:`port` (read from /proc/net/tcp, without connecting:
+/// debugpy takes the first connection as its client).
+pub fn listening_on(port: u16) -> bool {
+    let wanted = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
+        table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A")
+        })
+    })
+}
+
+/// Whether an `lldb-dap` (or versioned `lldb-dap-N`) is on `PATH`.
+pub fn lldb_dap() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("lldb-dap")))
+        })
+    })
+}
+
+/// Whether `python` imports debugpy.
+pub fn has_debugpy(python: &Path) -> bool {
+    std::process::Command::new(python).args(["-c", "import debugpy"]).status().is_ok_and(|s| s.success())
+}

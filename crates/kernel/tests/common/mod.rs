@@ -79,6 +79,18 @@ pub async fn js(kernels: &Kernels, code: &str) -> CellResult {
 }
 
 /// The text of every stream output, concatenated.
+/// The text of one stream (`stdout` or `stderr`), in order.
+pub fn stream(result: &CellResult, wanted: &str) -> String {
+    result
+        .outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Stream { name, text } if name.to_string() == wanted => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn streams(result: &CellResult) -> String {
     result
         .outputs
