@@ -78,7 +78,10 @@ async fn wait_times_out_and_kill_stops() {
     assert_eq!(waited.structured.unwrap()["settled"], false);
 
     let killed = call(&surface, "vibe_kill", json!({"worker_id": "w1"})).await;
-    assert_eq!(killed.text, "w1 killed: its processes are stopped");
+    assert_eq!(
+        killed.text,
+        "w1 killed: its processes are stopped (its process group, and any process that left it but kept the run's environment)"
+    );
     let again = call(&surface, "vibe_kill", json!({"worker_id": "w1"})).await;
     assert_eq!(again.text, "w1 had already settled (killed); nothing to stop");
 }

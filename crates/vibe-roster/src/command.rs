@@ -9,9 +9,12 @@
 //!
 //! Stopping signals the whole group: SIGTERM, then SIGKILL once the grace has
 //! passed if any member is still there. A child that ignores SIGTERM, and
-//! grandchildren that stayed in the group, all end. A process that moves
-//! itself to another group or session (`setsid`) escapes this, by design of
-//! Unix process groups.
+//! grandchildren that stayed in the group, all end. A process that moved
+//! itself to another group or session (`setsid`, a daemon) is found by the
+//! run's token, an environment variable (`VIBE_RUN_TOKEN`) every descendant
+//! inherits, and killed too (checked in `/proc`); one that cleared its
+//! environment is out of reach, and a stop that leaves any process of the run
+//! running says so with their pids instead of "stopped".
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -128,6 +131,7 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
         Tier::Fast => &config.fast,
         Tier::Good => &config.good,
     };
+    let token = run_token();
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -136,6 +140,7 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
         .env("VIBE_WORKER_LABEL", &request.label)
         .env("VIBE_TIER", request.tier.as_str())
         .env("VIBE_RUN", request.run.to_string())
+        .env(TOKEN_VAR, &token)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -187,12 +192,72 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
         None => terminate_group(group, &mut child, config.grace).await,
     }
     guard.group = None;
+    // Processes of the run that left its group (`setsid`) still carry its token.
+    let survivors = kill_by_token(&token).await;
     let output = collect(stdout).await;
     let stderr = collect(stderr).await;
+    let left = |what: String| match survivors.as_slice() {
+        [] => what,
+        pids => format!(
+            "{what}; {} of the run could not be stopped and may still run: pid {}",
+            if pids.len() == 1 { "1 process".to_owned() } else { format!("{} processes", pids.len()) },
+            pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    };
     match exited {
-        Some(status) if status.success() => RunOutcome::Done { output },
-        Some(status) => RunOutcome::Failed { output, error: describe_failure(status, &stderr) },
-        None => RunOutcome::Failed { output, error: "stopped".to_owned() },
+        Some(status) if status.success() && survivors.is_empty() => RunOutcome::Done { output },
+        Some(status) if status.success() => RunOutcome::Failed { output, error: left("done".to_owned()) },
+        Some(status) => RunOutcome::Failed { output, error: left(describe_failure(status, &stderr)) },
+        None => RunOutcome::Failed { output, error: left("stopped".to_owned()) },
+    }
+}
+
+/// The variable that marks every process of one run (inherited by descendants).
+pub const TOKEN_VAR: &str = "VIBE_RUN_TOKEN";
+
+/// A token unique to one run in this host process.
+fn run_token() -> String {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
+/// The running processes (zombies aside) whose environment holds `TOKEN_VAR=token`.
+fn carrying(token: &str) -> Vec<i32> {
+    let wanted = format!("{TOKEN_VAR}={token}");
+    let Ok(processes) = std::fs::read_dir("/proc") else { return Vec::new() };
+    processes
+        .flatten()
+        .filter_map(|p| p.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == wanted.as_bytes()))
+        })
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X") | None)
+        })
+        .collect()
+}
+
+/// Kills every process still carrying the run's token, and returns those
+/// that are still running afterwards (normally none).
+async fn kill_by_token(token: &str) -> Vec<i32> {
+    let found = carrying(token);
+    if found.is_empty() {
+        return found;
+    }
+    for &pid in &found {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = carrying(token);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -367,7 +367,14 @@ async fn run_task(inner: Weak<Inner>, generation: u64, request: RunRequest, mut 
         (Status::TimedOut, Some(limit)) => format!("timed out after {} s", limit.as_secs_f64()),
         _ => "killed".to_owned(),
     };
-    let error = if stopped.is_some() { error } else { format!("{error} (the run did not confirm it stopped; forced)") };
+    let error = match &stopped {
+        None => format!("{error} (the run did not confirm it stopped; forced)"),
+        // The runner says what it could not stop (processes that left the run's group and survived).
+        Some(RunOutcome::Failed { error: run_error, .. }) if run_error.starts_with("stopped; ") => {
+            format!("{error}{}", &run_error["stopped".len()..])
+        }
+        Some(_) => error,
+    };
     if let Some(inner) = inner.upgrade() {
         inner.update(&id, generation, |e| settle(e, status, stopped.map(|o| o.output().to_owned()), Some(error)));
     }

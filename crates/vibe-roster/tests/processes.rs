@@ -222,6 +222,46 @@ async fn kill_ends_a_polite_worker_and_its_grandchildren() -> TestResult {
 }
 
 #[tokio::test]
+async fn kill_reaches_processes_that_left_the_group_with_setsid() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    // Two processes leave the group and the session (`setsid`), one of them a
+    // grandchild; both keep the run's environment, which marks them as the run's.
+    let script = r#"
+        setsid sh -c 'echo $$ >> "$DIR/pids"; exec sleep 1000' &
+        sh -c 'setsid sh -c "echo \$\$ >> $DIR/pids; exec sleep 1000" & wait' &
+        echo $$ >> "$DIR/pids"
+        wait
+    "#;
+    let roster = roster(dir.path(), script, quick());
+    let id = spawn(&roster, "daemons")?;
+    let pids = pids(&path(dir.path(), "pids"), 3).await?;
+    assert!(pids.iter().all(|&pid| alive(pid)), "the tree is up: {pids:?}");
+    let worker = roster.kill(&id).await?;
+    assert_eq!(worker.status, Status::Killed);
+    assert_eq!(worker.last_error.as_deref(), Some("killed"));
+    let left: Vec<i32> = pids.into_iter().filter(|&pid| alive(pid)).collect();
+    assert_eq!(left, Vec::<i32>::new(), "no process of the run is left, in the group or out of it");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_daemon_left_by_a_finished_run_is_ended_too() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let script = r#"
+        setsid sh -c 'echo $$ > "$DIR/pid"; exec sleep 1000' &
+        while [ ! -s "$DIR/pid" ]; do sleep 0.01; done
+        echo finished
+    "#;
+    let roster = roster(dir.path(), script, quick());
+    let id = spawn(&roster, "leave a daemon")?;
+    let worker = roster.wait(&id, None).await?.worker;
+    assert_eq!(worker.status, Status::Done);
+    let pid = pids(&path(dir.path(), "pid"), 1).await?[0];
+    assert!(!alive(pid), "the daemon did not outlive the run");
+    Ok(())
+}
+
+#[tokio::test]
 async fn processes_left_behind_by_a_finished_run_are_ended() -> TestResult {
     let dir = tempfile::tempdir()?;
     let script = r#"sleep 1000 & echo $! > "$DIR/pid"; echo finished"#;

@@ -267,8 +267,19 @@ impl Tool for VibeKill {
                 ToolResult::text(format!("{} had already settled ({}); nothing to stop", worker.id, worker.status))
                     .with_output(&worker_value(&worker))
             }
-            Ok(worker) => ToolResult::text(format!("{} {}: its processes are stopped", worker.id, worker.status))
-                .with_output(&worker_value(&worker)),
+            Ok(worker) => {
+                // The roster checks: a process of the run it could not stop is named in the error.
+                let text = match worker.last_error.as_deref().and_then(|e| e.split_once("; ")) {
+                    Some((_, left)) if left.contains("could not be stopped") => {
+                        format!("{} {}, but {left}", worker.id, worker.status)
+                    }
+                    _ => format!(
+                        "{} {}: its processes are stopped (its process group, and any process that left it but kept the run's environment)",
+                        worker.id, worker.status
+                    ),
+                };
+                ToolResult::text(text).with_output(&worker_value(&worker))
+            }
             Err(e) => ToolResult::error(e.to_string()),
         })
     }
