@@ -25,6 +25,10 @@
 
 mod cache;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+#[cfg(not(feature = "fault-injection"))]
+mod fault;
 mod lang;
 mod matcher;
 mod pattern;

@@ -12,6 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::fault::Op;
 
 /// One file of a set to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +102,7 @@ fn missing_dirs(path: &Path) -> Vec<PathBuf> {
 fn write_or_remove(path: &Path, content: Option<&[u8]>) -> std::io::Result<()> {
     match content {
         Some(content) => write_atomic(path, content),
-        None => match std::fs::remove_file(path) {
+        None => match crate::fault::point(Op::Remove, path).and_then(|()| std::fs::remove_file(path)) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             other => other,
         },
@@ -122,11 +123,13 @@ pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     }
     let mut tmp = builder.tempfile_in(dir)?;
+    crate::fault::point(Op::Write, path)?;
     tmp.write_all(content)?;
     tmp.flush()?;
     if let Some(permissions) = existing {
         std::fs::set_permissions(tmp.path(), permissions)?;
     }
+    crate::fault::point(Op::Rename, path)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
