@@ -50,4 +50,4 @@ pub use crate::search::{
 pub use crate::stage::{
     Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,
 };
-pub use crate::write::{FileWrite, write_files, write_files_with};
+pub use crate::write::{FileWrite, write_files};

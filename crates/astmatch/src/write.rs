@@ -1,18 +1,23 @@
 //! The one way this crate writes files: a set of files written all or nothing.
 //!
-//! Each file is checked against what the caller read, then written through a
-//! temporary file in its own directory and a rename (so a reader sees the old
-//! content or the new, never half), keeping its permissions; a file to be
-//! removed is removed. If any step fails, the files already changed are put
-//! back as they were. [`EditStore::accept`](crate::EditStore::accept) writes
+//! Each file is checked against what the caller read; then every new content
+//! is written to a temporary file in its file's directory and every old file
+//! kept beside it, and only then are the files renamed into place (so a reader
+//! sees the old content or the new, never half), keeping their permissions; a
+//! file to be removed is removed. If any step fails, the files already changed
+//! are put back as they were, by renames alone. Every file-system step passes
+//! a fault-injection point (`fault.rs`), empty in normal builds. [`EditStore::accept`](crate::EditStore::accept) writes
 //! through it, and so may any caller with a set of files to change at once (the
 //! facade's `apply_patch`); it knows nothing of what the contents mean.
 
+use std::fs::Permissions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use tempfile::TempPath;
+
 use crate::error::{Error, Result};
-use crate::fault::Op;
+use crate::fault::{self, Op};
 
 /// One file of a set to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,26 +35,21 @@ pub struct FileWrite {
 /// Writes every file of `files`, or none.
 ///
 /// First every file is compared with its `before`: any difference (changed,
-/// created or removed since it was read) is [`Error::Conflict`] naming those
-/// files, and nothing is written. Then the files with an `after` are written,
-/// in order, creating missing directories (a new file gets the permissions the
-/// process's umask allows, an existing one keeps its own); then the files
-/// without one are removed. When a step fails, the files already changed are
-/// restored from their `before` (a file that was new is removed again, with the
-/// directories made for it) and the result is [`Error::WriteFailed`], which
-/// names any file that could not be restored.
+/// created or removed since it was read, or now a symlink where a file was
+/// read) is [`Error::Conflict`] naming those files, and nothing is written.
+///
+/// Then, in two phases. Preparing changes nothing anyone can see: each new
+/// content is written to a temporary file beside its file (creating missing
+/// directories; a new file gets the permissions the process's umask allows, an
+/// existing one keeps its own), and each existing file to be replaced or
+/// removed is kept beside it as a hard link (a copy where the file system has
+/// no links). A failure here removes what was prepared. Committing only
+/// renames and removes, in order, writes before removals; when a step fails,
+/// the files already changed are put back by renaming what was kept (a new
+/// file is removed again, with the directories made for it), which writes no
+/// data, so a disk that has filled up cannot stop it. Either failure is
+/// [`Error::WriteFailed`], which names any file that could not be put back.
 pub fn write_files(files: &[FileWrite]) -> Result<()> {
-    write_files_with(files, &mut write_or_remove)
-}
-
-/// One step of [`write_files_with`]: write `Some(content)` to the path, or remove it on `None`.
-pub type Step<'a> = dyn FnMut(&Path, Option<&[u8]>) -> std::io::Result<()> + 'a;
-
-/// [`write_files`] with the step supplied: `step(path, Some(content))` writes,
-/// `step(path, None)` removes (tests use it to fail a step midway). Restoring
-/// does not go through it.
-#[doc(hidden)]
-pub fn write_files_with(files: &[FileWrite], step: &mut Step<'_>) -> Result<()> {
     let changed: Vec<PathBuf> =
         files.iter().filter(|f| !holds(&f.path, f.before.as_deref())).map(|f| f.shown.clone()).collect();
     if !changed.is_empty() {
@@ -58,35 +58,155 @@ pub fn write_files_with(files: &[FileWrite], step: &mut Step<'_>) -> Result<()> 
     let order: Vec<&FileWrite> =
         files.iter().filter(|f| f.after.is_some()).chain(files.iter().filter(|f| f.after.is_none())).collect();
     let mut made_dirs: Vec<PathBuf> = Vec::new();
-    for (k, file) in order.iter().enumerate() {
-        if file.after.is_some() {
-            made_dirs.extend(missing_dirs(&file.path));
-        }
-        if let Err(source) = step(&file.path, file.after.as_deref()) {
-            // The failed step may have done part of its work: put its file back too, uncounted.
-            let _ = write_or_remove(&file.path, file.before.as_deref());
-            let mut restored = 0;
-            let mut unrestored = Vec::new();
-            for done in order[..k].iter().rev() {
-                match write_or_remove(&done.path, done.before.as_deref()) {
-                    Ok(()) => restored += 1,
-                    Err(_) => unrestored.push(done.shown.clone()),
-                }
+    let mut prepared: Vec<Prepared<'_>> = Vec::new();
+    for file in &order {
+        match prepare(file, &mut made_dirs) {
+            Ok(step) => prepared.push(step),
+            Err(source) => {
+                drop(prepared);
+                remove_dirs(&made_dirs);
+                return Err(Error::WriteFailed {
+                    path: file.shown.clone(),
+                    restored: 0,
+                    unrestored: Vec::new(),
+                    source,
+                });
             }
-            for dir in made_dirs.iter().rev() {
-                // Only an empty directory goes; one that something else filled meanwhile stays.
-                let _ = std::fs::remove_dir(dir);
-            }
-            return Err(Error::WriteFailed { path: file.shown.clone(), restored, unrestored, source });
         }
     }
+    for k in 0..prepared.len() {
+        if let Err(source) = prepared[k].commit() {
+            // A rename or a removal that failed changed nothing; the ones before it are undone.
+            let mut restored = 0;
+            let mut unrestored = Vec::new();
+            for done in prepared[..k].iter_mut().rev() {
+                match done.restore() {
+                    Ok(()) => restored += 1,
+                    Err(_) => unrestored.push(done.file.shown.clone()),
+                }
+            }
+            let path = prepared[k].file.shown.clone();
+            drop(prepared);
+            remove_dirs(&made_dirs);
+            return Err(Error::WriteFailed { path, restored, unrestored, source });
+        }
+    }
+    // Dropping what was prepared removes the kept old files.
     Ok(())
 }
 
-/// Whether `path` holds exactly `content` (`None`: does not exist).
+/// One file ready to be changed by a rename or a removal.
+struct Prepared<'a> {
+    file: &'a FileWrite,
+    /// The new content, in a temporary file beside the file (`None`: the file is removed).
+    new: Option<TempPath>,
+    /// The old file, kept beside it to put back (`None`: it did not exist).
+    old: Option<TempPath>,
+}
+
+impl Prepared<'_> {
+    /// Puts the new content in place (a rename), or removes the file.
+    fn commit(&mut self) -> std::io::Result<()> {
+        let path = &self.file.path;
+        match self.new.take() {
+            Some(new) => {
+                fault::point(Op::Rename, path)?;
+                new.persist(path).map_err(|e| {
+                    self.new = Some(e.path);
+                    e.error
+                })
+            }
+            None => {
+                fault::point(Op::Remove, path)?;
+                match std::fs::remove_file(path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    other => other,
+                }
+            }
+        }
+    }
+
+    /// Undoes [`Prepared::commit`]: the kept old file renamed back, or a new file removed.
+    fn restore(&mut self) -> std::io::Result<()> {
+        let path = &self.file.path;
+        match self.old.take() {
+            Some(old) => {
+                fault::point(Op::Rename, path)?;
+                old.persist(path).map_err(|e| {
+                    self.old = Some(e.path);
+                    e.error
+                })
+            }
+            None => {
+                fault::point(Op::Remove, path)?;
+                std::fs::remove_file(path)
+            }
+        }
+    }
+}
+
+/// Writes a file's new content beside it and keeps its old one; changes nothing visible.
+fn prepare<'a>(file: &'a FileWrite, made_dirs: &mut Vec<PathBuf>) -> std::io::Result<Prepared<'a>> {
+    let path = &file.path;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let existing = std::fs::symlink_metadata(path).ok().map(|meta| meta.permissions());
+    let new = match &file.after {
+        Some(content) => {
+            made_dirs.extend(missing_dirs(path));
+            std::fs::create_dir_all(dir)?;
+            Some(temporary(path, content, existing.clone())?)
+        }
+        None => None,
+    };
+    let old = match (&file.before, existing) {
+        (Some(content), Some(permissions)) => Some(keep(path, content, permissions)?),
+        _ => None,
+    };
+    Ok(Prepared { file, new, old })
+}
+
+/// `content` in a new temporary file beside `path`, with `permissions` (`None`:
+/// those of a new file: 0666 narrowed by the umask, not the temporary file's 0600).
+fn temporary(path: &Path, content: &[u8], permissions: Option<Permissions>) -> std::io::Result<TempPath> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    if permissions.is_none() {
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    }
+    let mut tmp = builder.prefix(".agent-tools-").tempfile_in(dir)?;
+    fault::point(Op::Write, path)?;
+    tmp.write_all(content)?;
+    tmp.flush()?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(tmp.path(), permissions)?;
+    }
+    Ok(tmp.into_temp_path())
+}
+
+/// The file at `path` kept beside it under a temporary name: a hard link to it,
+/// or where the file system refuses one, a copy of `content` with its permissions.
+fn keep(path: &Path, content: &[u8], permissions: Permissions) -> std::io::Result<TempPath> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let linked = tempfile::Builder::new().prefix(".agent-tools-old-").make_in(dir, |kept| {
+        fault::point(Op::Link, path)?;
+        std::fs::hard_link(path, kept)
+    });
+    match linked {
+        Ok(kept) => Ok(kept.into_temp_path()),
+        Err(_) => temporary(path, content, Some(permissions)),
+    }
+}
+
+/// Whether `path` holds exactly `content` (`None`: does not exist). A symlink
+/// never holds content: what was read was a file, and renaming over a link
+/// would replace the link rather than write where it points.
 fn holds(path: &Path, content: Option<&[u8]>) -> bool {
     match content {
-        Some(content) => std::fs::read(path).is_ok_and(|now| now == content),
+        Some(content) => {
+            std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_file())
+                && std::fs::read(path).is_ok_and(|now| now == content)
+        }
         None => std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound),
     }
 }
@@ -99,37 +219,10 @@ fn missing_dirs(path: &Path) -> Vec<PathBuf> {
     missing
 }
 
-fn write_or_remove(path: &Path, content: Option<&[u8]>) -> std::io::Result<()> {
-    match content {
-        Some(content) => write_atomic(path, content),
-        None => match crate::fault::point(Op::Remove, path).and_then(|()| std::fs::remove_file(path)) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            other => other,
-        },
+/// Removes the directories made for new files, innermost first; only an empty
+/// directory goes, so one that something else filled meanwhile stays.
+fn remove_dirs(made: &[PathBuf]) {
+    for dir in made.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
     }
-}
-
-/// Writes `content` to `path` through a temporary file in the same directory and a rename,
-/// keeping the file's permissions.
-pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let existing = std::fs::metadata(path).ok().map(|meta| meta.permissions());
-    let mut builder = tempfile::Builder::new();
-    // A temporary file is private (0600); a new file gets what any file the
-    // process creates gets, 0666 narrowed by the umask.
-    #[cfg(unix)]
-    if existing.is_none() {
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    crate::fault::point(Op::Write, path)?;
-    tmp.write_all(content)?;
-    tmp.flush()?;
-    if let Some(permissions) = existing {
-        std::fs::set_permissions(tmp.path(), permissions)?;
-    }
-    crate::fault::point(Op::Rename, path)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

@@ -5,7 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use astmatch::{Error, FileWrite, write_files, write_files_with};
+use astmatch::fault::{self, Fault, Op};
+use astmatch::{Error, FileWrite, write_files};
 
 fn file(root: &Path, name: &str, before: Option<&str>, after: Option<&str>) -> FileWrite {
     FileWrite {
@@ -100,48 +101,141 @@ fn a_file_that_changed_since_it_was_read_refuses_all() {
     assert_eq!(tree(root), before);
 }
 
+/// The set the failure tests write: a removal first (done last), a change, a
+/// new file in a new directory and a new file.
+fn mixed(root: &Path) -> Vec<FileWrite> {
+    vec![
+        file(root, "b.txt", Some("b\n"), None),
+        file(root, "a.txt", Some("a\n"), Some("A\n")),
+        file(root, "new/c.txt", None, Some("c\n")),
+        file(root, "d.txt", None, Some("d\n")),
+    ]
+}
+
+/// How many file-system steps writing [`mixed`] takes.
+fn steps_of_mixed() -> usize {
+    let dir = project();
+    let counted = fault::count();
+    write_files(&mixed(dir.path())).unwrap();
+    counted.steps()
+}
+
+fn after_mixed() -> Vec<(String, String)> {
+    [("a.txt", "A\n"), ("d.txt", "d\n"), ("new/", ""), ("new/c.txt", "c\n")]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .to_vec()
+}
+
 #[test]
 fn a_failing_step_puts_back_every_file_already_changed() {
-    // Fail at each step in turn: the tree must come out exactly as it went in.
-    for fail_at in 1..=4 {
+    // Fail each step in turn: the tree must come out exactly as it went in, or,
+    // where the writer goes around the failure, entirely written.
+    let steps = steps_of_mixed();
+    // Per file: its new content written, its old one kept (a removal too), then a rename or a removal.
+    assert_eq!(steps, 9);
+    for at in 1..=steps {
         let dir = project();
         let root = dir.path();
         let before = tree(root);
-        let mut calls = 0;
-        let mut step = |path: &Path, content: Option<&[u8]>| {
-            calls += 1;
-            if calls == fail_at {
-                return Err(std::io::Error::other("disk full"));
-            }
-            match content {
-                Some(content) => {
-                    fs::create_dir_all(path.parent().unwrap())?;
-                    fs::write(path, content)
-                }
-                None => fs::remove_file(path),
-            }
-        };
-        let err = write_files_with(
-            &[
-                file(root, "b.txt", Some("b\n"), None),
-                file(root, "a.txt", Some("a\n"), Some("A\n")),
-                file(root, "new/c.txt", None, Some("c\n")),
-                file(root, "d.txt", None, Some("d\n")),
-            ],
-            &mut step,
-        )
-        .unwrap_err();
-        // Writes come before removals: a.txt, new/c.txt, d.txt, then b.txt.
-        let expected_path = ["a.txt", "new/c.txt", "d.txt", "b.txt"][fail_at - 1];
+        let injected = fault::inject(Fault::FailStep { at, errno: fault::ENOSPC });
+        let result = write_files(&mixed(root));
+        let hit = injected.fired().unwrap();
+        drop(injected);
+        if hit.op == Op::Link {
+            // Keeping the old file as a link failed: it is kept as a copy instead.
+            result.unwrap();
+            assert_eq!(tree(root), after_mixed(), "failing step {at}");
+            continue;
+        }
+        let err = result.unwrap_err();
         match &err {
-            Error::WriteFailed { path, restored, unrestored, .. } => {
-                assert_eq!(path, Path::new(expected_path));
-                assert_eq!(*restored, fail_at - 1);
+            Error::WriteFailed { path, unrestored, source, .. } => {
+                assert_eq!(root.join(path), hit.path, "failing step {at}");
+                assert_eq!(source.raw_os_error(), Some(fault::ENOSPC));
                 assert!(unrestored.is_empty());
             }
             other => panic!("{other}"),
         }
-        assert!(err.to_string().contains("disk full") && err.to_string().contains("nothing changed"), "{err}");
-        assert_eq!(tree(root), before, "failing at step {fail_at}");
+        assert!(err.to_string().contains("No space left on device") && err.to_string().contains("nothing changed"));
+        assert_eq!(tree(root), before, "failing step {at}");
     }
+}
+
+#[test]
+fn a_failing_rename_puts_back_the_files_renamed_before_it() {
+    // Writes come before removals: a.txt, new/c.txt, d.txt are renamed into place, then b.txt removed.
+    for (at, expected_path) in [(1, "a.txt"), (2, "new/c.txt"), (3, "d.txt")] {
+        let dir = project();
+        let root = dir.path();
+        let before = tree(root);
+        let _fault = fault::inject(Fault::FailOp { op: Op::Rename, at, errno: fault::EACCES });
+        let err = write_files(&mixed(root)).unwrap_err();
+        match &err {
+            Error::WriteFailed { path, restored, unrestored, .. } => {
+                assert_eq!(path, Path::new(expected_path));
+                assert_eq!(*restored, at - 1);
+                assert!(unrestored.is_empty());
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(tree(root), before, "failing rename {at}");
+    }
+}
+
+/// Found by `cargo xtask trials`: a disk that filled up midway and stayed full
+/// left files half-applied, since putting a file back wrote it again. Now the
+/// old files are kept beside the new ones before any rename, and putting them
+/// back writes nothing.
+#[test]
+fn a_disk_that_fills_up_midway_leaves_every_file_as_it_was() {
+    let steps = steps_of_mixed();
+    for at in 1..=steps {
+        let dir = project();
+        let root = dir.path();
+        let before = tree(root);
+        let injected = fault::inject(Fault::DiskFull { at });
+        let result = write_files(&mixed(root));
+        let hit = injected.fired();
+        drop(injected);
+        match (hit, result) {
+            (Some(_), Err(Error::WriteFailed { unrestored, source, .. })) => {
+                assert!(unrestored.is_empty(), "disk full from step {at}: {unrestored:?}");
+                assert_eq!(source.raw_os_error(), Some(fault::ENOSPC));
+                assert_eq!(tree(root), before, "disk full from step {at}");
+            }
+            // Past the last write nothing more is written: the set is renamed into place.
+            (None, Ok(())) => assert_eq!(tree(root), after_mixed(), "disk full from step {at}"),
+            (hit, result) => panic!("disk full from step {at}: {hit:?} {result:?}"),
+        }
+    }
+}
+
+/// Found by `cargo xtask trials`: a file replaced by a symlink to the same
+/// content passed the check, and the write replaced the link.
+#[cfg(unix)]
+#[test]
+fn a_file_replaced_by_a_symlink_refuses_all_even_with_the_same_content() {
+    let dir = project();
+    let root = dir.path();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("a.txt");
+    fs::write(&target, "a\n").unwrap();
+    fs::remove_file(root.join("a.txt")).unwrap();
+    std::os::unix::fs::symlink(&target, root.join("a.txt")).unwrap();
+    let err =
+        write_files(&[file(root, "a.txt", Some("a\n"), Some("A\n")), file(root, "b.txt", Some("b\n"), Some("B\n"))])
+            .unwrap_err();
+    assert!(matches!(&err, Error::Conflict { files } if files == &[PathBuf::from("a.txt")]), "{err}");
+    assert!(fs::symlink_metadata(root.join("a.txt")).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read_to_string(&target).unwrap(), "a\n");
+    assert_eq!(fs::read_to_string(root.join("b.txt")).unwrap(), "b\n");
+}
+
+#[test]
+fn nothing_is_left_beside_the_files() {
+    let dir = project();
+    let root = dir.path();
+    write_files(&mixed(root)).unwrap();
+    // `tree` lists every entry, hidden ones too: no temporary or kept file remains.
+    assert_eq!(tree(root), after_mixed());
 }
