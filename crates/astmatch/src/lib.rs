@@ -25,10 +25,6 @@
 
 mod cache;
 mod error;
-#[cfg(feature = "fault-injection")]
-pub mod fault;
-#[cfg(not(feature = "fault-injection"))]
-mod fault;
 mod lang;
 mod matcher;
 mod pattern;
@@ -36,6 +32,10 @@ mod rewrite;
 mod search;
 mod stage;
 mod write;
+
+/// The writer's fault seam, with the `fault-injection` feature only.
+#[cfg(feature = "fault-injection")]
+pub use write_set::fault;
 
 pub use crate::cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use crate::error::{Error, Result};

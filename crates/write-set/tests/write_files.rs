@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use astmatch::fault::{self, Fault, Op};
-use astmatch::{Error, FileWrite, write_files};
+use write_set::fault::{self, Fault, Op};
+use write_set::{Error, FileWrite, write_files};
 
 fn file(root: &Path, name: &str, before: Option<&str>, after: Option<&str>) -> FileWrite {
     FileWrite {
@@ -182,7 +182,7 @@ fn a_failing_rename_puts_back_the_files_renamed_before_it() {
     }
 }
 
-/// Found by `cargo xtask trials`: a disk that filled up midway and stayed full
+/// Found by `cargo xtask trials` (in astmatch, before the writer was shared): a disk that filled up midway and stayed full
 /// left files half-applied, since putting a file back wrote it again. Now the
 /// old files are kept beside the new ones before any rename, and putting them
 /// back writes nothing.
@@ -210,7 +210,7 @@ fn a_disk_that_fills_up_midway_leaves_every_file_as_it_was() {
     }
 }
 
-/// Found by `cargo xtask trials`: a file replaced by a symlink to the same
+/// Found by `cargo xtask trials` (in astmatch, before the writer was shared): a file replaced by a symlink to the same
 /// content passed the check, and the write replaced the link.
 #[cfg(unix)]
 #[test]

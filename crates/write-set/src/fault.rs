@@ -6,9 +6,10 @@
 //! `point` is an empty inline function: the seam costs nothing and nothing can
 //! reach it. With the `fault-injection` feature, a [`Fault`] set on the current
 //! thread with [`inject`] makes one of those steps fail (or changes a file
-//! right before it), and [`fired`] tells which step it hit. The feature is off
-//! by default; `xtask` turns it on for `cargo xtask trials`, and this crate's
-//! own tests turn it on through a dev-dependency on itself.
+//! right before it), and [`Injected::fired`] tells which step it hit. The
+//! feature is off by default; `xtask` turns it on for `cargo xtask trials`
+//! (through astmatch's and lsp-supervisor's features of the same name), and
+//! this crate's own tests through a dev-dependency on itself.
 
 #[cfg(not(feature = "fault-injection"))]
 use std::path::Path;
