@@ -6,7 +6,7 @@
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
-//! - `trials`: randomized all-or-nothing trials of resolve's write, with faults and concurrent changes.
+//! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
 
@@ -21,6 +21,7 @@ mod corpus;
 mod floor;
 mod setup;
 mod trials;
+mod trials_rename;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,8 +43,8 @@ commands:
             [--rounds N] [--writes N] [--only requests|writes|cross-file]
                    time lsp requests through the supervisor against a raw client, diagnostics on write,
                    and the cross-file answer (callers a signature change broke)
-  trials [--count N] [--seed S]
-                   randomized all-or-nothing trials of resolve's write (faults, concurrent changes);
+  trials [--count N] [--seed S] [--only resolve|rename]
+                   randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result";
 
 fn main() -> Result<()> {

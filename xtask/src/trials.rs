@@ -1,4 +1,5 @@
-//! `cargo xtask trials`: randomized all-or-nothing trials of `resolve`'s write.
+//! `cargo xtask trials`: randomized all-or-nothing trials of `resolve`'s write
+//! (here) and of `lsp_rename`'s (`trials_rename.rs`, the same writer).
 //!
 //! Each trial generates a tree of Rust or Python files with random calls to
 //! `old_call(..)` (and decoys that must not change), stages the rewrite
@@ -30,11 +31,20 @@ use astmatch::{EditStore, Error, Lang, SearchOptions};
 pub struct Options {
     pub count: usize,
     pub seed: u64,
+    /// Only `resolve`'s trials or only `lsp_rename`'s; both when `None`.
+    pub only: Option<Part>,
+}
+
+/// Whose write is tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Resolve,
+    Rename,
 }
 
 impl Options {
     pub fn parse(args: &[&str]) -> Result<Options> {
-        let mut options = Options { count: 1000, seed: fastrand::u64(..) };
+        let mut options = Options { count: 1000, seed: fastrand::u64(..), only: None };
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let value = |name: &str, v: Option<&&str>| -> Result<u64> {
@@ -45,7 +55,14 @@ impl Options {
             match *arg {
                 "--count" => options.count = usize::try_from(value("--count", args.next())?)?,
                 "--seed" => options.seed = value("--seed", args.next())?,
-                other => bail!("unknown option `{other}` (expected --count N, --seed S)"),
+                "--only" => {
+                    options.only = match args.next() {
+                        Some(&"resolve") => Some(Part::Resolve),
+                        Some(&"rename") => Some(Part::Rename),
+                        _ => bail!("--only needs resolve or rename"),
+                    }
+                }
+                other => bail!("unknown option `{other}` (expected --count N, --seed S, --only resolve|rename)"),
             }
         }
         Ok(options)
@@ -54,18 +71,27 @@ impl Options {
 
 /// `cargo xtask trials`: runs them and prints the figures; fails if any trial went wrong.
 pub fn run(options: &Options) -> Result<()> {
-    println!("trials: {} with seed {}", options.count, options.seed);
-    let started = std::time::Instant::now();
-    let figures = run_trials(options)?;
-    print!("{}", figures.render());
-    println!("wall time: {:.1} s", started.elapsed().as_secs_f64());
-    if figures.partial > 0 || figures.wrong > 0 {
-        bail!(
-            "{} partial application(s), {} wrong result(s); replay with --seed {}",
-            figures.partial,
-            figures.wrong,
-            options.seed
-        );
+    let mut failed = Vec::new();
+    let parts = [
+        (Part::Resolve, "resolve", run_trials as fn(&Options) -> Result<Figures>),
+        (Part::Rename, "lsp_rename", crate::trials_rename::run_trials),
+    ];
+    for (part, name, run_part) in parts {
+        if options.only.is_some_and(|only| only != part) {
+            continue;
+        }
+        println!("{name} trials: {} with seed {}", options.count, options.seed);
+        let started = std::time::Instant::now();
+        let figures = run_part(options)?;
+        print!("{}", figures.render());
+        println!("wall time: {:.1} s\n", started.elapsed().as_secs_f64());
+        if figures.partial > 0 || figures.wrong > 0 {
+            failed
+                .push(format!("{name}: {} partial application(s), {} wrong result(s)", figures.partial, figures.wrong));
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}; replay with --seed {}", failed.join("; "), options.seed);
     }
     Ok(())
 }
@@ -114,8 +140,13 @@ impl Figures {
     }
 }
 
-/// Runs `options.count` trials from `options.seed`.
+/// Runs `options.count` trials of `resolve` from `options.seed`.
 pub fn run_trials(options: &Options) -> Result<Figures> {
+    run_with(options, one)
+}
+
+/// Runs `options.count` trials of `one` from `options.seed`.
+pub(crate) fn run_with(options: &Options, one: fn(&mut fastrand::Rng) -> Result<Trial>) -> Result<Figures> {
     let mut rng = fastrand::Rng::with_seed(options.seed);
     let mut figures = Figures::default();
     for n in 1..=options.count {
@@ -137,25 +168,25 @@ pub fn run_trials(options: &Options) -> Result<Figures> {
 }
 
 /// A trial's verdict.
-struct Trial {
-    scenario: &'static str,
-    outcome: &'static str,
-    fault_not_hit: bool,
-    absorbed: bool,
-    partial: bool,
-    problems: Vec<String>,
+pub(crate) struct Trial {
+    pub(crate) scenario: &'static str,
+    pub(crate) outcome: &'static str,
+    pub(crate) fault_not_hit: bool,
+    pub(crate) absorbed: bool,
+    pub(crate) partial: bool,
+    pub(crate) problems: Vec<String>,
 }
 
 /// What happens between staging and accept, or during accept.
 #[derive(Debug, Clone)]
-enum Scenario {
+pub(crate) enum Scenario {
     NoFault,
     Fault(Fault),
     Concurrent { file: PathBuf, change: Change },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Change {
+pub(crate) enum Change {
     Content,
     Deleted,
     SymlinkSame,
@@ -163,7 +194,7 @@ enum Change {
 }
 
 impl Scenario {
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Scenario::NoFault => "no fault",
             Scenario::Fault(Fault::FailStep { errno: ENOSPC, .. }) => "fault: a step fails (ENOSPC)",
@@ -210,7 +241,8 @@ fn one(rng: &mut fastrand::Rng) -> Result<Trial> {
     }
     let Some(id) = staged.edit_id else { bail!("nothing staged (the generator always makes a match)") };
 
-    let scenario = pick(rng, &sources, expected.len());
+    let paths: Vec<PathBuf> = sources.iter().map(|s| s.path.clone()).collect();
+    let scenario = pick(rng, &paths, expected.len());
     // What each file is to hold if the edit is refused (`old`) or applied (`new`); `None`: absent.
     let mut old: BTreeMap<PathBuf, Option<u64>> =
         sources.iter().map(|s| (s.path.clone(), Some(hash(s.old.as_bytes())))).collect();
@@ -391,7 +423,7 @@ fn check_accepted(
     }
 }
 
-fn pick(rng: &mut fastrand::Rng, sources: &[Source], staged: usize) -> Scenario {
+pub(crate) fn pick(rng: &mut fastrand::Rng, files: &[PathBuf], staged: usize) -> Scenario {
     // A fault at a step the write may take: it takes a few steps per staged file.
     let at = rng.usize(1..=3 * staged);
     match rng.usize(..9) {
@@ -402,7 +434,7 @@ fn pick(rng: &mut fastrand::Rng, sources: &[Source], staged: usize) -> Scenario 
         5 => Scenario::Fault(Fault::DiskFull { at }),
         6 => Scenario::Fault(Fault::ReadOnly { at }),
         _ => {
-            let file = sources[rng.usize(..sources.len())].path.clone();
+            let file = files[rng.usize(..files.len())].clone();
             let change = [Change::Content, Change::Deleted, Change::SymlinkSame, Change::SymlinkOther][rng.usize(..4)];
             Scenario::Concurrent { file, change }
         }
@@ -443,7 +475,7 @@ fn generate(rng: &mut fastrand::Rng, lang: Lang) -> Vec<Source> {
     out
 }
 
-fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     bytes.hash(&mut hasher);
     hasher.finish()
@@ -493,7 +525,7 @@ mod tests {
     /// result, and every kind of scenario and outcome among them.
     #[test]
     fn a_hundred_trials_apply_all_or_nothing() -> Result<()> {
-        let figures = run_trials(&Options { count: 100, seed: 20_261_202 })?;
+        let figures = run_trials(&Options { count: 100, seed: 20_261_202, only: None })?;
         assert_eq!((figures.partial, figures.wrong), (0, 0), "{}", figures.render());
         assert_eq!(figures.trials, 100);
         assert_eq!(figures.scenarios.len(), 10, "{}", figures.render());
@@ -507,8 +539,8 @@ mod tests {
     /// The same seed gives the same run.
     #[test]
     fn a_seed_replays_a_run() -> Result<()> {
-        let first = run_trials(&Options { count: 20, seed: 7 })?;
-        let again = run_trials(&Options { count: 20, seed: 7 })?;
+        let first = run_trials(&Options { count: 20, seed: 7, only: None })?;
+        let again = run_trials(&Options { count: 20, seed: 7, only: None })?;
         assert_eq!(first.render(), again.render());
         Ok(())
     }
