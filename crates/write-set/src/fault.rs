@@ -2,7 +2,7 @@
 //! and tests only.
 //!
 //! Every file-system step the writer takes (writing a temporary file, linking
-//! a backup, renaming, removing) first passes [`point`]. In a normal build
+//! a backup, renaming, removing) first passes `point`. In a normal build
 //! `point` is an empty inline function: the seam costs nothing and nothing can
 //! reach it. With the `fault-injection` feature, a [`Fault`] set on the current
 //! thread with [`inject`] makes one of those steps fail (or changes a file

@@ -7,7 +7,7 @@
 //! place, and puts back what it changed when a step fails. It knows nothing of
 //! what the contents mean, and never spawns a process.
 //!
-//! With the `fault-injection` feature (off by default), [`fault`] fails chosen
+//! With the `fault-injection` feature (off by default), `fault` fails chosen
 //! steps of the writer, for trials and tests.
 
 mod error;
