@@ -43,7 +43,7 @@ commands:
             [--rounds N] [--writes N] [--only requests|writes|cross-file]
                    time lsp requests through the supervisor against a raw client, diagnostics on write,
                    and the cross-file answer (callers a signature change broke)
-  trials [--count N] [--seed S] [--only resolve|rename]
+  trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result";
 

@@ -40,6 +40,7 @@ pub struct Options {
 pub enum Part {
     Resolve,
     Rename,
+    RenameServer,
 }
 
 impl Options {
@@ -59,22 +60,29 @@ impl Options {
                     options.only = match args.next() {
                         Some(&"resolve") => Some(Part::Resolve),
                         Some(&"rename") => Some(Part::Rename),
-                        _ => bail!("--only needs resolve or rename"),
+                        Some(&"rename-server") => Some(Part::RenameServer),
+                        _ => bail!("--only needs resolve, rename or rename-server"),
                     }
                 }
-                other => bail!("unknown option `{other}` (expected --count N, --seed S, --only resolve|rename)"),
+                other => bail!(
+                    "unknown option `{other}` (expected --count N, --seed S, --only resolve|rename|rename-server)"
+                ),
             }
         }
         Ok(options)
     }
 }
 
+/// Runs one part's trials.
+type RunPart = fn(&Options) -> Result<Figures>;
+
 /// `cargo xtask trials`: runs them and prints the figures; fails if any trial went wrong.
 pub fn run(options: &Options) -> Result<()> {
     let mut failed = Vec::new();
-    let parts = [
-        (Part::Resolve, "resolve", run_trials as fn(&Options) -> Result<Figures>),
-        (Part::Rename, "lsp_rename", crate::trials_rename::run_trials),
+    let parts: [(Part, &str, RunPart); 3] = [
+        (Part::Resolve, "resolve", run_trials),
+        (Part::Rename, "lsp_rename (generated edits)", crate::trials_rename::run_trials),
+        (Part::RenameServer, "lsp_rename (fixture server)", crate::trials_rename::run_server_trials),
     ];
     for (part, name, run_part) in parts {
         if options.only.is_some_and(|only| only != part) {
