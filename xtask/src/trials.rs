@@ -31,11 +31,11 @@ use astmatch::{EditStore, Error, Lang, SearchOptions};
 pub struct Options {
     pub count: usize,
     pub seed: u64,
-    /// Only `resolve`'s trials or only `lsp_rename`'s; both when `None`.
+    /// One part only; every part when `None`.
     pub only: Option<Part>,
 }
 
-/// Whose write is tried.
+/// Which part of the trials: `resolve`, `lsp_rename` on generated edits, `lsp_rename` through the fixture server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
     Resolve,
