@@ -6,6 +6,7 @@
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
+//! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
 
@@ -19,6 +20,8 @@ mod bench_lsp;
 mod corpus;
 mod floor;
 mod setup;
+mod trials;
+mod trials_rename;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,7 +42,10 @@ commands:
   bench lsp [--server all|clangd|rust-analyzer|gopls|pyright|pylsp|ruff|typescript-language-server]
             [--rounds N] [--writes N] [--only requests|writes|cross-file]
                    time lsp requests through the supervisor against a raw client, diagnostics on write,
-                   and the cross-file answer (callers a signature change broke)";
+                   and the cross-file answer (callers a signature change broke)
+  trials [--count N] [--seed S] [--only resolve|rename|rename-server]
+                   randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
+                   prints the seed and the figures, fails on any partial application or wrong result";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,6 +57,7 @@ fn main() -> Result<()> {
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
         ["bench", "dap", rest @ ..] => bench_dap::run(&bench_dap::Options::parse(rest)?),
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
+        ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
         ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),

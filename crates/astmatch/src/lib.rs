@@ -33,6 +33,10 @@ mod search;
 mod stage;
 mod write;
 
+/// The writer's fault seam, with the `fault-injection` feature only.
+#[cfg(feature = "fault-injection")]
+pub use write_set::fault;
+
 pub use crate::cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use crate::error::{Error, Result};
 pub use crate::lang::Lang;
@@ -46,4 +50,4 @@ pub use crate::search::{
 pub use crate::stage::{
     Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,
 };
-pub use crate::write::{FileWrite, write_files, write_files_with};
+pub use crate::write::{FileWrite, write_files};

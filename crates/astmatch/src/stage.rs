@@ -15,7 +15,7 @@ use crate::pattern::Context;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
 use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk, with_parser};
-use crate::write::{FileWrite, write_files_with};
+use crate::write::{FileWrite, write_files};
 
 /// One file of a staged edit, as previewed.
 #[derive(Debug, Clone)]
@@ -398,23 +398,15 @@ impl EditStore {
     }
 
     /// Applies a staged edit: every file is compared with its content at staging
-    /// time and any difference refuses the whole edit ([`Error::Conflict`], nothing
-    /// written). Each file is written atomically (temporary file, then rename); if a
-    /// write fails, the files already written are restored ([`Error::WriteFailed`]).
+    /// time and any difference (a file now a symlink too) refuses the whole edit
+    /// ([`Error::Conflict`], nothing written). The files are written through
+    /// [`write_files`]: all new contents first beside their files, then renamed
+    /// into place; if a step fails, the files already changed are put back
+    /// ([`Error::WriteFailed`]).
     ///
     /// The edit leaves the store, except after [`Error::WriteFailed`], when it stays
     /// staged and may be accepted again.
     pub fn accept(&self, edit_id: &str) -> Result<Accepted> {
-        self.accept_with(edit_id, &mut crate::write::write_atomic)
-    }
-
-    /// [`EditStore::accept`] with the file writer supplied (tests use it to fail a write midway).
-    #[doc(hidden)]
-    pub fn accept_with(
-        &self,
-        edit_id: &str,
-        write: &mut dyn FnMut(&Path, &[u8]) -> std::io::Result<()>,
-    ) -> Result<Accepted> {
         let pending =
             self.lock().pending.remove(edit_id).ok_or_else(|| Error::UnknownEdit { id: edit_id.to_string() })?;
         let files: Vec<FileWrite> = pending
@@ -427,11 +419,7 @@ impl EditStore {
                 after: Some(new.clone().into_bytes()),
             })
             .collect();
-        let written = write_files_with(&files, &mut |path, content| match content {
-            Some(content) => write(path, content),
-            // Every file of a staged edit is rewritten, none removed.
-            None => Ok(()),
-        });
+        let written = write_files(&files);
         match written {
             Ok(()) => Ok(Accepted {
                 files: pending.files.iter().map(|f| f.1.clone()).collect(),

@@ -5,6 +5,7 @@
 use std::fs;
 use std::path::Path;
 
+use astmatch::fault::{self, Fault, Op};
 use astmatch::{EditStore, Error, Lang, SearchOptions};
 
 fn project() -> tempfile::TempDir {
@@ -82,23 +83,38 @@ fn a_deleted_file_refuses_the_whole_change() {
     assert_eq!(read(dir.path(), "pkg/b.py"), "x = foo(3)\n");
 }
 
+/// Found by `cargo xtask trials`: a staged file replaced by a symlink to the
+/// same content was accepted, and the link replaced by a file.
+#[cfg(unix)]
+#[test]
+fn a_file_replaced_by_a_symlink_refuses_the_whole_change() {
+    let dir = project();
+    let store = EditStore::new();
+    let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("b.py");
+    fs::write(&target, "x = foo(3)\n").unwrap();
+    fs::remove_file(dir.path().join("pkg/b.py")).unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join("pkg/b.py")).unwrap();
+    let err = store.accept(staged.edit_id.as_deref().unwrap()).unwrap_err();
+    assert!(matches!(&err, Error::Conflict { files } if files == &[Path::new("pkg/b.py").to_path_buf()]), "{err}");
+    assert!(fs::symlink_metadata(dir.path().join("pkg/b.py")).unwrap().file_type().is_symlink());
+    assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "x = foo(3)\n");
+}
+
 #[test]
 fn a_write_failure_midway_restores_the_files_already_written() {
     let dir = project();
     let store = EditStore::new();
     let staged = store.stage(dir.path(), dir.path(), "foo($X)", "bar($X)", &python()).unwrap();
     let id = staged.edit_id.unwrap();
-    let mut calls = 0;
-    let mut failing = |path: &Path, content: &[u8]| {
-        calls += 1;
-        if calls == 2 {
-            return Err(std::io::Error::other("disk full"));
-        }
-        fs::write(path, content)
-    };
-    let err = store.accept_with(&id, &mut failing).unwrap_err();
+    // The second file's rename fails: the first, already renamed, is put back.
+    let fault = fault::inject(Fault::FailOp { op: Op::Rename, at: 2, errno: fault::ENOSPC });
+    let err = store.accept(&id).unwrap_err();
+    drop(fault);
     assert!(matches!(&err, Error::WriteFailed { restored: 1, .. }), "{err}");
-    assert!(err.to_string().contains("disk full"), "{err}");
+    assert!(err.to_string().contains("No space left on device"), "{err}");
     assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
     assert_eq!(read(dir.path(), "pkg/b.py"), "x = foo(3)\n");
     // Still staged: a later accept can succeed.

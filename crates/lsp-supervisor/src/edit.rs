@@ -284,55 +284,39 @@ impl Plan {
         None
     }
 
-    /// Writes every changed file; on a failure, restores what was written.
+    /// Writes every changed file through `write_set::write_files`: each is
+    /// first checked against what the plan read (a file changed since, while
+    /// the server was asked about leftovers, refuses the edit: `EditRefused`),
+    /// all are prepared beside their files and then renamed into place, and a
+    /// failure puts back what was changed (`EditFailed`).
     pub fn commit(self) -> Result<Vec<(PathBuf, FileChange)>> {
         let mut changes = Vec::new();
+        let mut writes = Vec::new();
         for (path, content) in &self.files {
             let original = self.originals.get(path).cloned().flatten();
-            let with_bom =
-                content.as_ref().map(|c| if self.bom.contains(path) { format!("\u{feff}{c}") } else { c.clone() });
-            let content = &with_bom;
-            let change = match (&original, content) {
+            let content: Option<Vec<u8>> = content.as_ref().map(|c| {
+                if self.bom.contains(path) { format!("\u{feff}{c}").into_bytes() } else { c.clone().into_bytes() }
+            });
+            let change = match (&original, &content) {
                 (None, None) => continue,
-                (Some(old), Some(new)) if old == new.as_bytes() => continue,
+                (Some(old), Some(new)) if old == new => continue,
                 (None, Some(_)) => FileChange::Created,
                 (Some(_), Some(_)) => FileChange::Changed,
                 (Some(_), None) => FileChange::Deleted,
             };
             changes.push((path.clone(), change));
+            let shown = path.strip_prefix(&self.root).unwrap_or(path).to_path_buf();
+            writes.push(write_set::FileWrite { path: path.clone(), shown, before: original, after: content });
         }
-        let mut done: Vec<&PathBuf> = Vec::new();
-        for (path, _) in &changes {
-            let result = match &self.files[path] {
-                Some(content) if self.bom.contains(path) => write_atomic(path, format!("\u{feff}{content}").as_bytes()),
-                Some(content) => write_atomic(path, content.as_bytes()),
-                None => std::fs::remove_file(path),
-            };
-            if let Err(e) = result {
-                for written in done {
-                    let _ = match &self.originals[written] {
-                        Some(bytes) => write_atomic(written, bytes),
-                        None => std::fs::remove_file(written),
-                    };
-                }
-                return Err(Error::EditFailed(format!("{}: {e}", path.display())));
-            }
-            done.push(path);
-        }
+        write_set::write_files(&writes).map_err(|e| match e {
+            write_set::Error::Conflict { files } => Error::EditRefused(format!(
+                "{} changed on disk while the rename was planned",
+                files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            )),
+            failed @ write_set::Error::WriteFailed { .. } => Error::EditFailed(failed.to_string()),
+        })?;
         Ok(changes)
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let tmp = dir.join(format!(".{}.agent-tools-tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
-    std::fs::write(&tmp, bytes)?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(&tmp, permissions)?;
-    }
-    std::fs::rename(&tmp, path)
 }
 
 /// Why `name` cannot be an identifier in any of the languages served, if it
@@ -481,6 +465,101 @@ mod tests {
         assert_eq!(shorthand.stale_edit("to_key"), None);
         // Nothing is written by planning.
         assert_eq!(std::fs::read_to_string(root.join("u.py"))?, "import os\nVALUE = 1\ndef to_key(v):\n    return v\n");
+        Ok(())
+    }
+
+    /// Every file under `root` with its content, hidden ones too.
+    fn tree(root: &Path) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+                if path.is_dir() {
+                    out.push((format!("{name}/"), String::new()));
+                    stack.push(path);
+                } else {
+                    out.push((name, std::fs::read_to_string(&path).unwrap_or_default()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A rename's edit with a text edit, a file renamed, one created in a new
+    /// directory and one deleted, over a fresh root.
+    fn mixed_edit() -> anyhow::Result<(tempfile::TempDir, PathBuf, Value)> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::write(root.join("a.fix"), "def old\nuse old\n")?;
+        std::fs::write(root.join("b.fix"), "use old\n")?;
+        std::fs::write(root.join("gone.fix"), "x\n")?;
+        let uri = |name: &str| path_to_uri(&root.join(name));
+        let range =
+            |line: u32| json!({ "start": { "line": line, "character": 4 }, "end": { "line": line, "character": 7 } });
+        let edit = json!({ "documentChanges": [
+            { "textDocument": { "uri": uri("a.fix"), "version": 1 }, "edits": [
+                { "range": range(0), "newText": "new" }, { "range": range(1), "newText": "new" }
+            ] },
+            { "kind": "rename", "oldUri": uri("b.fix"), "newUri": uri("c.fix") },
+            { "kind": "create", "uri": uri("sub/d.fix") },
+            { "kind": "delete", "uri": uri("gone.fix") }
+        ] });
+        Ok((dir, root, edit))
+    }
+
+    /// The writer is shared with astmatch (`write-set`): a failure at any step
+    /// of a rename's write leaves every file as it was.
+    #[test]
+    fn a_failing_step_leaves_every_file_as_it_was() -> anyhow::Result<()> {
+        use write_set::fault::{self, Fault, Op};
+        let steps = {
+            let (_dir, root, edit) = mixed_edit()?;
+            let counted = fault::count();
+            plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?.commit()?;
+            counted.steps()
+        };
+        // a.fix written, kept and renamed (3), c.fix and sub/d.fix written and renamed (4),
+        // b.fix and gone.fix kept and removed (4).
+        assert_eq!(steps, 11);
+        for at in 1..=steps {
+            let (_dir, root, edit) = mixed_edit()?;
+            let before = tree(&root);
+            let plan = plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?;
+            let injected = fault::inject(Fault::FailStep { at, errno: fault::EACCES });
+            let result = plan.commit();
+            let hit = injected.fired().map(|h| h.op);
+            drop(injected);
+            if hit == Some(Op::Link) {
+                // A failed link is gone around with a copy: the edit applies.
+                assert_eq!(result?.len(), 5, "step {at}");
+                continue;
+            }
+            let error = result.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.starts_with("writing the edit failed: write failed on "), "step {at}: {error}");
+            assert!(error.contains("Permission denied") && error.contains("nothing changed"), "step {at}: {error}");
+            assert_eq!(tree(&root), before, "step {at}");
+        }
+        Ok(())
+    }
+
+    /// Found while sharing the writer: a file changed on disk after the plan
+    /// read it (while the servers were asked about leftovers) was overwritten
+    /// with the plan's text. Now the edit is refused and nothing is written.
+    #[test]
+    fn a_file_changed_after_planning_refuses_the_edit() -> anyhow::Result<()> {
+        let (_dir, root, edit) = mixed_edit()?;
+        let plan = plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?;
+        std::fs::write(root.join("a.fix"), "def old\nuse old\nuse old\n")?;
+        let before = tree(&root);
+        let error = plan.commit().err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            error,
+            "the server's edit was refused, nothing was written: a.fix changed on disk while the rename was planned"
+        );
+        assert_eq!(tree(&root), before);
         Ok(())
     }
 }

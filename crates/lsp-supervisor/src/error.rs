@@ -75,7 +75,8 @@ pub enum Error {
     IncompleteRename { server: &'static str, symbol: String, missed: String },
     #[error("the server's edit was refused, nothing was written: {0}")]
     EditRefused(String),
-    #[error("writing the edit failed, every file was restored: {0}")]
+    /// A write failed midway; the message says which files were put back.
+    #[error("writing the edit failed: {0}")]
     EditFailed(String),
     #[error("{0}")]
     Checker(String),

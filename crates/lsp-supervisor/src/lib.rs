@@ -53,3 +53,31 @@ pub use crate::results::{
 pub use crate::spec::{CustomLanguage, Language, OtherFiles, RootRule, ServerSpec};
 pub use crate::supervisor::{Activity, FileChange, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};
+
+/// For `cargo xtask trials` only (the `fault-injection` feature): a rename's
+/// `WorkspaceEdit` planned and written exactly as `Supervisor::rename` does,
+/// with no server, and the writer's fault seam.
+#[cfg(feature = "fault-injection")]
+#[doc(hidden)]
+pub mod trials {
+    use std::path::{Path, PathBuf};
+
+    pub use write_set::fault;
+
+    use crate::supervisor::FileChange;
+
+    /// A planned edit: read from disk, nothing written.
+    pub struct PlannedEdit(crate::edit::Plan);
+
+    /// Plans `edit` (a `WorkspaceEdit`, UTF-16 columns) over `root`, as a rename does.
+    pub fn plan(root: &Path, edit: &serde_json::Value) -> crate::Result<PlannedEdit> {
+        crate::edit::plan_workspace_edit(root, edit, crate::PositionEncoding::Utf16).map(PlannedEdit)
+    }
+
+    impl PlannedEdit {
+        /// Writes it, as a rename does once its checks pass.
+        pub fn commit(self) -> crate::Result<Vec<(PathBuf, FileChange)>> {
+            self.0.commit()
+        }
+    }
+}

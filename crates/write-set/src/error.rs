@@ -1,0 +1,41 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Why a set of files was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Files differ from what the caller read (changed, created, removed, or
+    /// now a symlink); nothing was written.
+    #[error(
+        "refused: {} changed since {} read ({}); nothing was written",
+        if .files.len() == 1 { "1 file" } else { "files" },
+        if .files.len() == 1 { "it was" } else { "they were" },
+        .files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Conflict { files: Vec<PathBuf> },
+    /// A step failed midway; the files already changed were put back, except `unrestored`.
+    #[error(
+        "write failed on {}: {source}; {}",
+        path.display(),
+        if .unrestored.is_empty() {
+            format!("the {restored} file(s) already written were restored, nothing changed")
+        } else {
+            format!(
+                "{restored} file(s) already written were restored, but these could not be put back: {}",
+                .unrestored.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            )
+        }
+    )]
+    WriteFailed {
+        path: PathBuf,
+        restored: usize,
+        /// Files changed before the failure that could not be put back.
+        unrestored: Vec<PathBuf>,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
