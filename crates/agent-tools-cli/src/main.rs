@@ -166,7 +166,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let op = args.get("op").and_then(|o| o.as_str()).map(str::to_string);
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
-            let kernels = Some(wiring::kernels(&workspace, &config));
+            let kernel_wiring = wiring::kernels(&workspace, &config);
+            let kernel_set = std::sync::Arc::clone(&kernel_wiring.kernels);
+            let kernels = Some(kernel_wiring);
             let approval = ask.then(|| wiring::terminal_approval(&config));
             // One call: nothing would reuse a parse tree, so none is kept.
             let registry = registry(
@@ -179,8 +181,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let surface = registry.surface(cap);
             let progress = std::io::stderr().is_terminal().then(terminal_progress);
             // Ctrl-C cancels the call as a client's cancellation does: its
-            // future is dropped, which stops its work (an eval's kernel goes
-            // with the process). Blocking work already under way gets 3 s to
+            // future is dropped, which stops its work (an eval's kernel is
+            // killed before the process exits). Blocking work already under way gets 3 s to
             // end: enough for `resolve`'s all-or-nothing write, and short, as
             // a terminal prompt (`ask_user`, `--ask`) blocks on stdin until then.
             let outcome = runtime.block_on(async {
@@ -194,6 +196,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let Some(outcome) = outcome else {
                 eprint(&format!("agent-tools: {tool} cancelled (Ctrl-C)"));
+                // The cancelled cell's interrupt → grace → kill runs on a task of its own; the
+                // process must not exit before its kernel is gone, however loaded the machine.
+                runtime.block_on(async {
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), kernel_set.shutdown()).await;
+                });
                 runtime.shutdown_timeout(std::time::Duration::from_secs(3));
                 return Ok(ExitCode::from(130));
             };
