@@ -446,6 +446,41 @@ mod tests {
     }
 
     #[test]
+    fn a_server_edit_that_reaches_outside_the_root_is_refused_whichever_way() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let base = dir.path().canonicalize()?;
+        let root = base.join("work");
+        std::fs::create_dir(&root)?;
+        std::fs::write(root.join("a.txt"), "inside\n")?;
+        std::fs::write(base.join("canary.txt"), "canary\n")?;
+        std::os::unix::fs::symlink(base.join("canary.txt"), root.join("link.txt"))?;
+        let text_edit = json!([{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }, "newText": "x" }]);
+        let dotted = format!("file://{}/../canary.txt", root.display());
+        let attempts = [
+            // A `file://` URI with `..` in it.
+            json!({ "changes": { dotted.clone(): text_edit.clone() } }),
+            // Through a symlink inside the root.
+            json!({ "changes": { path_to_uri(&root.join("link.txt")): text_edit.clone() } }),
+            // A rename whose target is outside.
+            json!({ "documentChanges": [{ "kind": "rename", "oldUri": path_to_uri(&root.join("a.txt")), "newUri": format!("file://{}/../moved.txt", root.display()) }] }),
+            // A file created outside, then a delete of the canary.
+            json!({ "documentChanges": [{ "kind": "create", "uri": path_to_uri(&base.join("new.txt")) }] }),
+            json!({ "documentChanges": [{ "kind": "delete", "uri": dotted }] }),
+        ];
+        for attempt in attempts {
+            let error = apply_workspace_edit(&root, &attempt, PositionEncoding::Utf16)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.contains("outside the workspace root"), "{attempt}: {error}");
+        }
+        assert_eq!(std::fs::read_to_string(base.join("canary.txt"))?, "canary\n");
+        assert_eq!(std::fs::read_to_string(root.join("a.txt"))?, "inside\n");
+        assert!(!base.join("moved.txt").exists() && !base.join("new.txt").exists());
+        Ok(())
+    }
+
+    #[test]
     fn a_range_that_does_not_hold_the_old_name_on_disk_is_a_stale_edit() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().canonicalize()?;
