@@ -506,6 +506,11 @@ fn read_state(root: &Path, sources: &[Source]) -> Result<BTreeMap<PathBuf, Optio
 /// Files under `root` that are neither generated nor the notes file: what a writer left behind.
 fn strays(root: &Path, sources: &[Source]) -> Result<Vec<PathBuf>> {
     let known: BTreeSet<PathBuf> = sources.iter().map(|s| s.path.clone()).chain([PathBuf::from("NOTES.txt")]).collect();
+    unknown_files(root, |relative| known.contains(relative))
+}
+
+/// Files under `root` (relative to it) that `known` does not know: what a writer left behind.
+pub(crate) fn unknown_files(root: &Path, known: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -516,7 +521,7 @@ fn strays(root: &Path, sources: &[Source]) -> Result<Vec<PathBuf>> {
                 stack.push(path);
             } else {
                 let relative = path.strip_prefix(root)?.to_path_buf();
-                if !known.contains(&relative) {
+                if !known(&relative) {
                     out.push(relative);
                 }
             }

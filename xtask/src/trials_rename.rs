@@ -413,23 +413,7 @@ fn one_with_server(rng: &mut fastrand::Rng) -> Result<Trial> {
 
 /// Files under `root` that are none of the paths the trial knows: what a writer left behind.
 fn strays(root: &Path, known: &BTreeMap<PathBuf, Option<String>>) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else {
-                let relative = path.strip_prefix(root)?.to_path_buf();
-                if !known.contains_key(&relative) {
-                    out.push(relative);
-                }
-            }
-        }
-    }
-    Ok(out)
+    crate::trials::unknown_files(root, |relative| known.contains_key(relative))
 }
 
 #[cfg(test)]
