@@ -194,20 +194,7 @@ fn one(rng: &mut fastrand::Rng) -> Result<Trial> {
             }
         }
         (Scenario::Fault(f), Err(Error::EditFailed(message))) => {
-            let errno = match f {
-                Fault::FailStep { errno, .. } | Fault::FailOp { errno, .. } => *errno,
-                _ => ENOSPC,
-            };
-            let cause = std::io::Error::from_raw_os_error(errno).to_string();
-            match &fired {
-                Some(hit) => {
-                    let shown = hit.path.strip_prefix(&root).unwrap_or(&hit.path).display().to_string();
-                    if !message.contains(&format!("write failed on {shown}: {cause}")) {
-                        problems.push(format!("the error `{message}` does not name {shown} and `{cause}`"));
-                    }
-                }
-                None => problems.push(format!("failed, and no fault hit: {message}")),
-            }
+            check_failure(f, fired.as_ref(), &root, message, &mut problems);
             if !message.contains("nothing changed") {
                 problems.push(format!("the error says not all was put back: {message}"));
             }
@@ -388,20 +375,7 @@ fn one_with_server(rng: &mut fastrand::Rng) -> Result<Trial> {
             }
         }
         (Scenario::Fault(f), Err(Error::EditFailed(message))) => {
-            let errno = match f {
-                Fault::FailStep { errno, .. } | Fault::FailOp { errno, .. } => *errno,
-                _ => ENOSPC,
-            };
-            let cause = std::io::Error::from_raw_os_error(errno).to_string();
-            match &fired {
-                Some(hit) => {
-                    let shown = hit.path.strip_prefix(&root).unwrap_or(&hit.path).display().to_string();
-                    if !message.contains(&format!("write failed on {shown}: {cause}")) {
-                        problems.push(format!("the error `{message}` does not name {shown} and `{cause}`"));
-                    }
-                }
-                None => problems.push(format!("failed, and no fault hit: {message}")),
-            }
+            check_failure(f, fired.as_ref(), &root, message, &mut problems);
             if !all_old {
                 problems.push("failed, and the paths are not all old".to_string());
             }
@@ -409,6 +383,24 @@ fn one_with_server(rng: &mut fastrand::Rng) -> Result<Trial> {
         (_, Err(e)) => problems.push(format!("unexpected error: {e}")),
     }
     Ok(Trial { scenario: scenario.name(), outcome, fault_not_hit, absorbed, partial, problems })
+}
+
+/// Checks that a failed write's error names the file the fault hit and the OS error it raised.
+fn check_failure(f: &Fault, fired: Option<&fault::Fired>, root: &Path, message: &str, problems: &mut Vec<String>) {
+    let errno = match f {
+        Fault::FailStep { errno, .. } | Fault::FailOp { errno, .. } => *errno,
+        _ => ENOSPC,
+    };
+    let cause = std::io::Error::from_raw_os_error(errno).to_string();
+    match fired {
+        Some(hit) => {
+            let shown = hit.path.strip_prefix(root).unwrap_or(&hit.path).display().to_string();
+            if !message.contains(&format!("write failed on {shown}: {cause}")) {
+                problems.push(format!("the error `{message}` does not name {shown} and `{cause}`"));
+            }
+        }
+        None => problems.push(format!("failed, and no fault hit: {message}")),
+    }
 }
 
 /// Files under `root` that are none of the paths the trial knows: what a writer left behind.
