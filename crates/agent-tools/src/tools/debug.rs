@@ -460,8 +460,14 @@ impl Debug {
             }
             DebugOp::Threads => {
                 let threads = debug.threads(conv).await.map_err(err)?;
-                let text = threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>();
-                Ok(ToolResult::text(text.join("\n")).with_output(&DebugOutput::Threads { threads }))
+                let text = if threads.is_empty() {
+                    // delve lists only a placeholder while the program runs (left out): pause it to see them.
+                    "the adapter listed no threads (some list them only while the program is stopped: pause it first)"
+                        .to_owned()
+                } else {
+                    threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>().join("\n")
+                };
+                Ok(ToolResult::text(text).with_output(&DebugOutput::Threads { threads }))
             }
             DebugOp::Stack => {
                 let stack = debug.stack(conv, input.thread_id).await.map_err(err)?;
