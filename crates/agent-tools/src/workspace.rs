@@ -21,9 +21,14 @@ pub enum PathError {
     Outside { given: String, root: PathBuf },
     /// A path inside the root that leads, through a symlink, outside it.
     SymlinkOutside { given: String, target: PathBuf, root: PathBuf },
+    /// A symlink on the path cannot be followed: a loop, or more than [`MAX_SYMLINKS`] links.
+    SymlinkLoop { given: String, link: PathBuf },
     /// The path is inside the root but does not exist.
     NotFound { given: String },
 }
+
+/// Symlinks followed by hand on one path before it counts as a loop (Linux's own limit).
+pub const MAX_SYMLINKS: usize = 40;
 
 impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -40,6 +45,11 @@ impl fmt::Display for PathError {
                 target.display(),
                 root.display()
             ),
+            PathError::SymlinkLoop { given, link } => write!(
+                f,
+                "refused: path '{given}' goes through the symlink {}, which cannot be followed (a loop)",
+                link.display()
+            ),
             PathError::NotFound { given } => write!(f, "path not found: '{given}'"),
         }
     }
@@ -54,8 +64,11 @@ impl std::error::Error for PathError {}
 /// (following symlinks) and the result must still lie inside `root`. Returns the
 /// canonical path of an existing file or directory.
 ///
+/// A dangling symlink on the way is followed to where its target would be, so a
+/// path cannot be redirected outside the root through one.
+///
 /// Errors: [`PathError::Escapes`], [`PathError::Outside`],
-/// [`PathError::SymlinkOutside`], [`PathError::NotFound`].
+/// [`PathError::SymlinkOutside`], [`PathError::SymlinkLoop`], [`PathError::NotFound`].
 pub fn resolve_path(root: &Path, given: &str) -> Result<PathBuf, PathError> {
     let (real, exists) = resolve_inside(root, given)?;
     if !exists {
@@ -69,7 +82,8 @@ pub fn resolve_path(root: &Path, given: &str) -> Result<PathBuf, PathError> {
 /// no error. Returns the canonical longest existing prefix with the rest
 /// appended, so two spellings of one file give one path.
 ///
-/// Errors: [`PathError::Escapes`], [`PathError::Outside`], [`PathError::SymlinkOutside`].
+/// Errors: [`PathError::Escapes`], [`PathError::Outside`], [`PathError::SymlinkOutside`],
+/// [`PathError::SymlinkLoop`].
 pub fn resolve_path_for_write(root: &Path, given: &str) -> Result<PathBuf, PathError> {
     resolve_inside(root, given).map(|(real, _)| real)
 }
@@ -78,17 +92,9 @@ pub fn resolve_path_for_write(root: &Path, given: &str) -> Result<PathBuf, PathE
 fn resolve_inside(root: &Path, given: &str) -> Result<(PathBuf, bool), PathError> {
     let absolute = Path::new(given).is_absolute();
     let joined = if absolute { PathBuf::from(given) } else { root.join(given) };
-    let mut lexical = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            other => lexical.push(other),
-        }
-    }
-    let (real, exists) = canonicalize_existing_prefix(&lexical);
+    let lexical = normalize(&joined);
+    let (real, exists) = canonicalize_existing_prefix(&lexical, 0)
+        .map_err(|link| PathError::SymlinkLoop { given: given.to_string(), link })?;
     if !real.starts_with(root) {
         let root = root.to_path_buf();
         let given = given.to_string();
@@ -103,17 +109,50 @@ fn resolve_inside(root: &Path, given: &str) -> Result<(PathBuf, bool), PathError
     Ok((real, exists))
 }
 
-/// Canonicalizes the longest prefix of `path` that exists and appends the rest;
-/// the flag says whether the whole path exists.
-fn canonicalize_existing_prefix(path: &Path) -> (PathBuf, bool) {
-    for ancestor in path.ancestors() {
-        if let Ok(real) = std::fs::canonicalize(ancestor) {
-            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-            let exists = rest.as_os_str().is_empty();
-            return (if exists { real } else { real.join(rest) }, exists);
+/// `path` with `.` dropped and `..` applied lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
         }
     }
-    (path.to_path_buf(), false)
+    lexical
+}
+
+/// Canonicalizes the longest prefix of `path` that exists and appends the rest;
+/// the flag says whether the whole path exists. A symlink that does not
+/// canonicalize (its target is missing) is followed by hand, so the result names
+/// where a write through it would land. `Err` names a link that cannot be followed.
+fn canonicalize_existing_prefix(path: &Path, followed: usize) -> Result<(PathBuf, bool), PathBuf> {
+    for ancestor in path.ancestors() {
+        let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            let exists = rest.as_os_str().is_empty();
+            return Ok((if exists { real } else { real.join(rest) }, exists));
+        }
+        let is_link = std::fs::symlink_metadata(ancestor).is_ok_and(|meta| meta.file_type().is_symlink());
+        if is_link {
+            let target = std::fs::read_link(ancestor).map_err(|_| ancestor.to_path_buf())?;
+            if followed >= MAX_SYMLINKS {
+                return Err(ancestor.to_path_buf());
+            }
+            let parent = ancestor.parent().unwrap_or(Path::new("/"));
+            let mut next = normalize(&parent.join(target));
+            // `join("")` would add a trailing `/`, which makes `lstat` follow the link.
+            if !rest.as_os_str().is_empty() {
+                next.push(rest);
+            }
+            let (real, _) = canonicalize_existing_prefix(&next, followed + 1)?;
+            // A dangling link: the path exists only once something is written there.
+            return Ok((real, false));
+        }
+    }
+    Ok((path.to_path_buf(), false))
 }
 
 /// The run's working directory: a canonical, existing directory.

@@ -100,3 +100,47 @@ async fn tools_refuse_paths_outside_the_root() {
         .collect();
     assert_eq!(files, ["src/a.py"]);
 }
+
+/// Found by the `root_paths` fuzz target: a dangling symlink resolved to itself, so a
+/// write through it would have landed wherever it points, and a loop resolved for writing.
+#[tokio::test]
+async fn dangling_symlinks_are_followed_and_loops_refused() {
+    let (dir, ws) = layout();
+    let root = ws.root().to_path_buf();
+    let outside = dir.path().canonicalize().unwrap().join("outside");
+    std::os::unix::fs::symlink(outside.join("new.py"), root.join("dangling_out")).unwrap();
+    std::os::unix::fs::symlink("src/new.py", root.join("dangling_in")).unwrap();
+    std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+    assert_eq!(
+        ws.resolve_for_write("dangling_out"),
+        Err(PathError::SymlinkOutside {
+            given: "dangling_out".into(),
+            target: outside.join("new.py"),
+            root: root.clone()
+        })
+    );
+    // Inside, the write goes where the link points; reading it is "not found".
+    assert_eq!(ws.resolve_for_write("dangling_in"), Ok(root.join("src/new.py")));
+    assert_eq!(ws.resolve("dangling_in"), Err(PathError::NotFound { given: "dangling_in".into() }));
+    assert!(matches!(ws.resolve_for_write("loop"), Err(PathError::SymlinkLoop { .. })));
+    assert_eq!(
+        ws.resolve_for_write("loop/x.py").map_err(|e| e.to_string()),
+        Err(format!(
+            "refused: path 'loop/x.py' goes through the symlink {}, which cannot be followed (a loop)",
+            root.join("loop").display()
+        ))
+    );
+
+    // Through the tool: nothing is written outside.
+    let surface = Arc::new(Registry::builder().with_file_tools(ws, None).build().unwrap()).surface(Tier::Exec);
+    let result = surface.call("write", json!({"path": "dangling_out", "content": "x = 1\n"})).await;
+    let text = match result {
+        Ok(result) => {
+            assert!(result.is_error, "{}", result.text);
+            result.text
+        }
+        Err(error) => error.to_string(),
+    };
+    assert!(text.contains("goes through a symlink to"), "{text}");
+    assert!(!outside.join("new.py").exists());
+}
