@@ -6,6 +6,7 @@
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
+//! - `fuzz`: runs the libFuzzer targets in `fuzz/` (nightly and `cargo fuzz`), one line of figures per target.
 //! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
@@ -19,6 +20,7 @@ mod bench_kernel;
 mod bench_lsp;
 mod corpus;
 mod floor;
+mod fuzz;
 mod setup;
 mod trials;
 mod trials_rename;
@@ -45,7 +47,11 @@ commands:
                    and the cross-file answer (callers a signature change broke)
   trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
-                   prints the seed and the figures, fails on any partial application or wrong result";
+                   prints the seed and the figures, fails on any partial application or wrong result
+  fuzz TARGET|--all --minutes N | --seconds N
+                   run libFuzzer targets (needs the nightly toolchain; installs cargo-fuzz when missing);
+                   one line per target: runs, coverage, corpus, crashes. Targets: pattern_match, rewrite_stage,
+                   lsp_frames, dap_frames, dap_state, kernel_frames, root_paths";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +63,7 @@ fn main() -> Result<()> {
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
         ["bench", "dap", rest @ ..] => bench_dap::run(&bench_dap::Options::parse(rest)?),
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
+        ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
         ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),

@@ -110,7 +110,7 @@ pub struct Rewrite {
 /// The result of re-parsing a rewritten text with the same grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reparse {
-    /// The new text parses without error.
+    /// The new text parses without error, or nothing was replaced (the text is unchanged).
     Clean,
     /// The old text already had parse errors, so the check cannot tell.
     Unchecked,

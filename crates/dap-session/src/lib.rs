@@ -40,6 +40,10 @@ pub use error::{Error, Result};
 pub use process::alive;
 pub use session::{Limits, Resume};
 pub use state::OutputBuffer;
+/// The session state machine, for the fuzz targets (the `fuzzing` feature).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use state::{IdKind, State};
 pub use supervisor::{AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec};
 pub use transport::{Client, Diagnostics, EventSink, PendingReply, refusal};
 pub use types::{

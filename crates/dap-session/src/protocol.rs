@@ -12,6 +12,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrit
 /// Largest frame accepted from an adapter, in bytes.
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
 
+/// Longest header line accepted from an adapter, in bytes.
+pub const MAX_HEADER_LINE: usize = 8 * 1024;
+
 /// One protocol message, as the DAP specification's `ProtocolMessage` defines it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -85,15 +88,23 @@ pub enum FrameError {
 }
 
 /// Reads one framed message body (headers, blank line, `Content-Length` bytes).
+///
+/// A header line is at most [`MAX_HEADER_LINE`] bytes and a body at most [`MAX_FRAME`]
+/// bytes; the body is read as it arrives, so a length that lies costs only the bytes sent.
 pub async fn read_frame<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Vec<u8>, FrameError> {
     let mut length: Option<usize> = None;
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line).await? == 0 {
+        let read = (&mut *reader).take(MAX_HEADER_LINE as u64).read_until(b'\n', &mut line).await?;
+        if read == 0 {
             return Err(FrameError::Eof);
         }
-        let header = line.trim_end_matches(['\r', '\n']);
+        if read == MAX_HEADER_LINE && line.last() != Some(&b'\n') {
+            return Err(FrameError::Header(format!("a header line over {MAX_HEADER_LINE} bytes")));
+        }
+        let header = String::from_utf8_lossy(&line);
+        let header = header.trim_end_matches(['\r', '\n']);
         if header.is_empty() {
             if length.is_some() {
                 break;
@@ -112,8 +123,11 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Vec<u
     if length > MAX_FRAME {
         return Err(FrameError::TooLarge(length));
     }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await?;
+    let mut body = Vec::with_capacity(length.min(1 << 20));
+    (&mut *reader).take(length as u64).read_to_end(&mut body).await?;
+    if body.len() < length {
+        return Err(FrameError::Eof);
+    }
     Ok(body)
 }
 
@@ -179,5 +193,21 @@ mod tests {
         let message = read_message(&mut reader).await.unwrap();
         assert_eq!(message, Message::Event(Event { seq: 1, event: "odd!".into(), body: Value::Null }));
         assert!(matches!(read_message(&mut reader).await, Err(FrameError::Eof)));
+    }
+
+    #[tokio::test]
+    async fn a_lying_length_or_an_endless_header_is_refused_without_allocating_it() {
+        let huge = format!("Content-Length: {}\r\n\r\n{{}}", MAX_FRAME + 1);
+        let mut reader = tokio::io::BufReader::new(huge.as_bytes());
+        assert!(matches!(read_frame(&mut reader).await, Err(FrameError::TooLarge(n)) if n == MAX_FRAME + 1));
+
+        let short = b"Content-Length: 60000000\r\n\r\n{}";
+        let mut reader = tokio::io::BufReader::new(&short[..]);
+        assert!(matches!(read_frame(&mut reader).await, Err(FrameError::Eof)));
+
+        let endless = vec![b'x'; MAX_HEADER_LINE * 3];
+        let mut reader = tokio::io::BufReader::new(&endless[..]);
+        let error = read_frame(&mut reader).await.unwrap_err();
+        assert_eq!(error.to_string(), "bad frame header: a header line over 8192 bytes");
     }
 }

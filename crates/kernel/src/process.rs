@@ -27,7 +27,7 @@ use crate::{Error, Interpreter, KernelConfig, Language, Result, Spawner, StreamN
 
 const STDERR_TAIL_BYTES: usize = 2_000;
 
-enum Event {
+pub(crate) enum Event {
     Frame(KernelFrame),
     BadFrame(String),
     FramesClosed,
@@ -401,7 +401,11 @@ pub(crate) fn describe_exit(status: ExitStatus) -> String {
     }
 }
 
-fn spawn_frame_reader(reader: pipe::Receiver, sender: mpsc::UnboundedSender<Event>) {
+/// Reads the driver's frames (one JSON object per line) from `reader` until it closes.
+pub(crate) fn spawn_frame_reader<R>(reader: R, sender: mpsc::UnboundedSender<Event>)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
     tokio::spawn(async move {
         let mut lines = BufReader::new(reader);
         let mut line = Vec::new();

@@ -28,6 +28,10 @@ mod diagnostics;
 mod edit;
 pub mod encoding;
 mod error;
+/// The connection's reader over any byte stream, for the fuzz targets (the `fuzzing` feature).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod importers;
 mod navigation;
 mod rename;

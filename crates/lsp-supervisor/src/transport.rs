@@ -21,6 +21,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 /// Bytes of stderr kept for crash reports.
 const STDERR_TAIL: usize = 4096;
+/// Longest header line read from a server, in bytes (LSP headers are a few dozen).
+pub(crate) const MAX_HEADER_LINE: usize = 8 * 1024;
+/// Largest message body read from a server, in bytes; a larger frame ends the connection.
+pub(crate) const MAX_FRAME: usize = 512 * 1024 * 1024;
 /// How long to wait for the exit status after stdout closed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -59,7 +63,7 @@ pub enum Incoming {
     },
 }
 
-type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RequestError>>>>>;
+pub(crate) type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RequestError>>>>>;
 
 /// The client end of one server process; clones share it.
 #[derive(Debug, Clone)]
@@ -292,7 +296,7 @@ fn exit_status_of(pid: u32) -> Option<String> {
     }
 }
 
-fn route(message: Value, incoming: &mpsc::UnboundedSender<Incoming>, pending: &Pending) {
+pub(crate) fn route(message: Value, incoming: &mpsc::UnboundedSender<Incoming>, pending: &Pending) {
     let method = message.get("method").and_then(Value::as_str).map(str::to_string);
     let id = message.get("id").cloned();
     match (method, id) {
@@ -321,18 +325,30 @@ fn route(message: Value, incoming: &mpsc::UnboundedSender<Incoming>, pending: &P
 }
 
 /// One frame's JSON body; `Ok(None)` at a clean end of stream.
-async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Value>, String> {
+///
+/// A header line is at most [`MAX_HEADER_LINE`] bytes and a body at most [`MAX_FRAME`]
+/// bytes; the body is read as it arrives, so a `Content-Length` that lies costs only the
+/// bytes actually sent.
+pub(crate) async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Value>, String> {
     let mut length: Option<usize> = None;
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut saw_header = false;
     loop {
         line.clear();
-        let n = reader.read_line(&mut line).await.map_err(|e| e.to_string())?;
+        let n = (&mut *reader)
+            .take(MAX_HEADER_LINE as u64)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| e.to_string())?;
         if n == 0 {
             return if saw_header { Err("stream ended inside a header".into()) } else { Ok(None) };
         }
+        if n == MAX_HEADER_LINE && line.last() != Some(&b'\n') {
+            return Err(format!("a header line over {MAX_HEADER_LINE} bytes"));
+        }
         saw_header = true;
-        let header = line.trim_end_matches(['\r', '\n']);
+        let header = String::from_utf8_lossy(&line);
+        let header = header.trim_end_matches(['\r', '\n']);
         if header.is_empty() {
             break;
         }
@@ -344,8 +360,14 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<O
         }
     }
     let length = length.ok_or("a header without Content-Length")?;
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body).await.map_err(|e| format!("stream ended inside a body: {e}"))?;
+    if length > MAX_FRAME {
+        return Err(format!("a frame of {length} bytes, over the {MAX_FRAME}-byte limit"));
+    }
+    let mut body = Vec::with_capacity(length.min(1 << 20));
+    (&mut *reader).take(length as u64).read_to_end(&mut body).await.map_err(|e| format!("reading a body: {e}"))?;
+    if body.len() < length {
+        return Err(format!("stream ended inside a body ({} of {length} bytes)", body.len()));
+    }
     serde_json::from_slice(&body).map(Some).map_err(|e| format!("body is not JSON: {e}"))
 }
 
@@ -365,5 +387,21 @@ mod tests {
         assert_eq!(read_frame(&mut reader).await, Err("bad Content-Length \"abc\"".to_string()));
         let mut empty = BufReader::new(&b""[..]);
         assert_eq!(read_frame(&mut empty).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn a_lying_length_or_an_endless_header_is_refused_without_allocating_it() {
+        let huge = format!("Content-Length: {}\r\n\r\n{{}}", MAX_FRAME + 1);
+        let mut reader = BufReader::new(huge.as_bytes());
+        let error = read_frame(&mut reader).await;
+        assert!(matches!(&error, Err(e) if e.contains("over the 536870912-byte limit")), "{error:?}");
+
+        let short = b"Content-Length: 400000000\r\n\r\n{}".to_vec();
+        let mut reader = BufReader::new(&short[..]);
+        assert_eq!(read_frame(&mut reader).await, Err("stream ended inside a body (2 of 400000000 bytes)".to_string()));
+
+        let endless = vec![b'x'; MAX_HEADER_LINE * 3];
+        let mut reader = BufReader::new(&endless[..]);
+        assert_eq!(read_frame(&mut reader).await, Err("a header line over 8192 bytes".to_string()));
     }
 }
