@@ -20,6 +20,8 @@ use crate::workspace_root;
 pub struct Options {
     targets: Vec<&'static str>,
     run_for: Duration,
+    /// Seeds only (a fresh corpus), a fixed random seed: the short run CI makes.
+    smoke: bool,
 }
 
 impl Options {
@@ -27,6 +29,7 @@ impl Options {
         let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
         let mut targets = Vec::new();
         let mut run_for = None;
+        let mut smoke = false;
         let mut args = args.iter();
         while let Some(&arg) = args.next() {
             let mut number = |flag: &str| -> Result<u64> {
@@ -35,17 +38,25 @@ impl Options {
             };
             match arg {
                 "--all" => targets = names.clone(),
+                "--smoke" => smoke = true,
                 "--minutes" => run_for = Some(Duration::from_secs(number("--minutes")? * 60)),
                 "--seconds" => run_for = Some(Duration::from_secs(number("--seconds")?)),
                 name if names.contains(&name) => targets.push(TARGETS.iter().find(|t| t.name == name).map_or("", |t| t.name)),
-                other => bail!("unknown target or option `{other}`; targets: {}; options: --all, --minutes N, --seconds N", names.join(", ")),
+                other => bail!(
+                    "unknown target or option `{other}`; targets: {}; options: --all, --minutes N, --seconds N, --smoke",
+                    names.join(", ")
+                ),
             }
         }
         if targets.is_empty() {
             bail!("name a target ({}) or give --all", names.join(", "));
         }
-        let run_for = run_for.context("give --minutes N (or --seconds N) per target")?;
-        Ok(Options { targets, run_for })
+        let run_for = match (run_for, smoke) {
+            (Some(run_for), _) => run_for,
+            (None, true) => Duration::from_secs(5),
+            (None, false) => bail!("give --minutes N (or --seconds N) per target"),
+        };
+        Ok(Options { targets, run_for, smoke })
     }
 }
 
@@ -76,11 +87,12 @@ pub fn run(options: &Options) -> Result<()> {
     }
     let mut failed = Vec::new();
     for &target in &options.targets {
-        let corpus = fuzz_dir.join("corpus").join(target);
+        let fresh = tempfile::tempdir()?;
+        let corpus = if options.smoke { fresh.path().to_path_buf() } else { fuzz_dir.join("corpus").join(target) };
         std::fs::create_dir_all(&corpus)?;
         let seeds = write_seeds(target, &corpus)?;
         let started = Instant::now();
-        let outcome = run_target(&root, &fuzz_dir, target, &corpus, options.run_for)?;
+        let outcome = run_target(&root, &fuzz_dir, target, &corpus, options)?;
         let took = started.elapsed().as_secs_f64();
         let crash = match &outcome.crash {
             None => "0 crashes".to_owned(),
@@ -117,7 +129,7 @@ fn check_toolchain() -> Result<()> {
     Ok(())
 }
 
-fn run_target(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path, run_for: Duration) -> Result<Outcome> {
+fn run_target(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path, options: &Options) -> Result<Outcome> {
     let artifacts = fuzz_dir.join("artifacts").join(target);
     std::fs::create_dir_all(&artifacts)?;
     let out = Command::new("cargo")
@@ -127,7 +139,8 @@ fn run_target(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path, run_for
         .arg(target)
         .arg(corpus)
         .arg("--")
-        .arg(format!("-max_total_time={}", run_for.as_secs().max(1)))
+        .arg(format!("-max_total_time={}", options.run_for.as_secs().max(1)))
+        .args(if options.smoke { &["-seed=1"][..] } else { &[] })
         .args(["-timeout=10", "-rss_limit_mb=2048", "-malloc_limit_mb=2048", "-max_len=8192", "-print_final_stats=1"])
         .arg(format!("-artifact_prefix={}/", artifacts.display()))
         .stdin(Stdio::null())

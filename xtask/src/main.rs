@@ -48,10 +48,11 @@ commands:
   trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result
-  fuzz TARGET|--all --minutes N | --seconds N
+  fuzz TARGET...|--all (--minutes N | --seconds N | --smoke)
                    run libFuzzer targets (needs the nightly toolchain; installs cargo-fuzz when missing);
-                   one line per target: runs, coverage, corpus, crashes. Targets: pattern_match, rewrite_stage,
-                   lsp_frames, dap_frames, dap_state, kernel_frames, root_paths";
+                   one line per target: runs, coverage, corpus, crashes (kept in fixtures/fuzz/TARGET/).
+                   Targets: pattern_match, rewrite_stage, lsp_frames, dap_frames, dap_state, kernel_frames,
+                   root_paths, config. --smoke: 5 s each from the seeds alone, fixed random seed (CI)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

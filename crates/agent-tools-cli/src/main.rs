@@ -6,12 +6,6 @@
 //! tool logic and never writes logs or progress to stdout (stdout carries only
 //! results, or MCP messages under `serve`).
 
-mod config;
-mod elicit;
-mod serve;
-mod status;
-mod wiring;
-
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +13,7 @@ use std::sync::Arc;
 
 use agent_tools::{AstmatchWiring, ProgressSink, Registry, Tier, ToolResult, WAITING_FOR_USER, Workspace};
 use anyhow::Context as _;
+use agent_tools_cli::{config, elicit, eprint, serve, status, wiring};
 use clap::{Parser, Subcommand};
 
 /// Server-bound tools for one agent run, each with a tier (read < write < exec): language servers
@@ -379,12 +374,6 @@ fn print(text: &str) {
     // A closed pipe (`| head`) is the reader's choice, not an error to panic on.
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
-}
-
-/// The one place the command writes to stderr (outside logging).
-#[allow(clippy::print_stderr)]
-fn eprint(text: &str) {
-    eprintln!("{text}");
 }
 
 /// Writes to stderr without a newline (the progress line).

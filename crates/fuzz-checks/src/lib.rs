@@ -12,11 +12,13 @@
 //!   is read whole and again in chunks of those sizes; both reads must agree.
 
 mod chunked;
+mod config;
 mod paths;
 mod rewrite;
 mod seeds;
 mod streams;
 
+pub use crate::config::config;
 pub use crate::paths::root_paths;
 pub use crate::rewrite::{pattern_match, rewrite_stage};
 pub use crate::seeds::seeds;
@@ -48,6 +50,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "dap_state", check: dap_state, about: "the debug session's state machine against a model" },
     Target { name: "kernel_frames", check: kernel_frames, about: "the kernel's frame reader, stream scanner and output caps" },
     Target { name: "root_paths", check: root_paths, about: "path resolution inside the root, over symlink layouts" },
+    Target { name: "config", check: config, about: "the agent-tools.toml parser and its error places" },
 ];
 
 /// The selector byte and up to `n` NUL-separated fields (the last keeps any further NULs).

@@ -26,6 +26,7 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         .iter()
         .flat_map(|path| (0..3u8).map(move |selector| [&[selector][..], path.as_bytes()].concat()))
         .collect(),
+        "config" => CONFIG_SEEDS.iter().map(|seed| seed.as_bytes().to_vec()).collect(),
         _ => Vec::new(),
     }
 }
@@ -215,3 +216,18 @@ fn kernel_stream() -> Vec<u8> {
     stream.extend_from_slice("printed by a child\n\u{1}kernel-sync-1-ab\u{1}\nafter ✓\n".as_bytes());
     stream
 }
+
+/// Configuration files: every section and list, well-formed and not.
+const CONFIG_SEEDS: &[&str] = &[
+    "[eval]\ntimeout_s = 120\npython = \".venv/bin/python\"\nnode = \"/usr/bin/node\"\n\n[debug]\nttl_s = 900\nrun_timeout_s = 60\n",
+    "[[debug.adapter]]\nname = \"netcoredbg\"\ncommand = \"netcoredbg\"\nargs = [\"--interpreter=vscode\"]\ntransport = \"stdio\"\nextensions = [\"cs\"]\nmarkers = [\"*.csproj\"]\n",
+    "[lsp]\nreferences_cap = 10\n[lsp.servers]\npython = \"pyright\"\n\n[[lsp.server]]\nname = \"zls\"\ncommand = \"zls\"\nlanguage = \"zig\"\nextensions = [\"zig\"]\nlanguage_id = \"zig\"\n",
+    "[approval]\nread = \"allow\"\nwrite = \"ask\"\n\n[[approval.rule]]\ntool = \"write\"\naction = \"deny\"\n",
+    "[vibe]\nfast_cmd = \"sh -c 'echo $PROMPT'\"\ndefault_wait_s = 5\n",
+    "[eval]\ntimeout_s = \"soon\"\n",
+    "[eval]\ntimeout = 3\n",
+    "[eval\ntimeout_s = 1",
+    "eval.timeout_s = 1e400\n[debug]\nttl_s = -1\n",
+    "[[lsp.server]]\nname = \"x\"\nlanguages = [\"rust\", \"klingon\"]\n",
+    "\u{feff}[eval]\r\ntimeout_s = 60 # é\r\n",
+];
