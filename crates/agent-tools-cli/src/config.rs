@@ -1033,8 +1033,14 @@ impl Config {
             None => FileState::Skipped,
             Some(path) if flags.file.is_none() && !path.exists() => FileState::Absent(path),
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
+                let bytes = std::fs::read(&path)
                     .map_err(|e| anyhow!("cannot read the configuration file {}: {e}", path.display()))?;
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                    let (line, column) = line_column(&String::from_utf8_lossy(valid), valid.len());
+                    let byte = e.as_bytes()[valid.len()];
+                    anyhow!("{}:{line}:{column}: not UTF-8 (the byte 0x{byte:02X}); TOML files are UTF-8", path.display())
+                })?;
                 let origin = Origin::File { path: &path, text: &text };
                 let table = DeTable::parse(&text).map_err(|e| {
                     let place = e.span().map_or_else(|| path.display().to_string(), |s| origin.place(&s));
