@@ -50,7 +50,7 @@ pub(crate) struct Process {
     child: Child,
     pgid: Pid,
     writer: pipe::Sender,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: mpsc::Receiver<Event>,
     marker: String,
     next_id: u64,
     pub(crate) count: u32,
@@ -111,7 +111,9 @@ impl Process {
         let mut writer = pipe::Sender::from_owned_fd(OwnedFd::from(host_write))?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let marker = format!("\u{1}kernel-sync-{pid}-{nanos:x}\u{1}\n");
-        let (sender, events) = mpsc::unbounded_channel();
+        // Bounded: a cell that prints faster than its output is collected (a 1 GB print) waits
+        // on its pipe, instead of this process holding what it printed.
+        let (sender, events) = mpsc::channel(EVENTS_QUEUED);
         spawn_frame_reader(reader, sender.clone());
         if let Some(stdout) = child.stdout.take() {
             spawn_raw_reader(RawPipe::Out(stdout), StreamName::Stdout, &marker, sender.clone());
@@ -401,7 +403,10 @@ pub(crate) fn describe_exit(status: ExitStatus) -> String {
     }
 }
 
-fn spawn_frame_reader(reader: pipe::Receiver, sender: mpsc::UnboundedSender<Event>) {
+/// Events (frames, or up to 64 KiB of raw output each) queued before the readers wait.
+const EVENTS_QUEUED: usize = 64;
+
+fn spawn_frame_reader(reader: pipe::Receiver, sender: mpsc::Sender<Event>) {
     tokio::spawn(async move {
         let mut lines = BufReader::new(reader);
         let mut line = Vec::new();
@@ -419,13 +424,13 @@ fn spawn_frame_reader(reader: pipe::Receiver, sender: mpsc::UnboundedSender<Even
                         Ok(frame) => Event::Frame(frame),
                         Err(error) => Event::BadFrame(error.to_string()),
                     };
-                    if sender.send(event).is_err() {
+                    if sender.send(event).await.is_err() {
                         return;
                     }
                 }
             }
         }
-        let _ = sender.send(Event::FramesClosed);
+        let _ = sender.send(Event::FramesClosed).await;
     });
 }
 
@@ -434,7 +439,7 @@ enum RawPipe {
     Err(ChildStderr),
 }
 
-fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: mpsc::UnboundedSender<Event>) {
+fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: mpsc::Sender<Event>) {
     let mut scanner = SyncScanner::new(marker);
     tokio::spawn(async move {
         let mut buffer = vec![0u8; 65_536];
@@ -452,13 +457,13 @@ fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: m
                     Piece::Text(text) => Event::Raw(name, text),
                     Piece::Sync => Event::Sync(name),
                 };
-                if sender.send(event).is_err() {
+                if sender.send(event).await.is_err() {
                     return;
                 }
             }
         }
         if let Some(rest) = scanner.finish() {
-            let _ = sender.send(Event::Raw(name, rest));
+            let _ = sender.send(Event::Raw(name, rest)).await;
         }
     });
 }
