@@ -39,7 +39,7 @@ pub use adapter::{
 pub use error::{Error, Result};
 pub use process::alive;
 pub use session::{Limits, Resume};
-pub use state::OutputBuffer;
+pub use state::{ADAPTER_EXITED, OutputBuffer};
 pub use supervisor::{AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec};
 pub use transport::{Client, Diagnostics, EventSink, PendingReply, refusal};
 pub use types::{

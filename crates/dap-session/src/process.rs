@@ -53,6 +53,15 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// SIGKILL to what is left of the process group a launched debuggee led, once
+/// the debuggee itself is gone (it forked and exited, say). While a group has
+/// members, no new process is given its id, so the group is the debuggee's.
+pub fn kill_group_of_gone(pid: u32) {
+    if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+        kill_group(pid);
+    }
+}
+
 /// SIGKILL to one process (a launched debuggee that left the adapter's group).
 pub fn kill_pid(pid: u32) {
     if let Ok(pid) = i32::try_from(pid)
@@ -131,6 +140,9 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
         if let Ok(mut slot) = waiter_diagnostics.status.lock() {
             *slot = Some(text);
         }
+        // What it left in its group (a debuggee it started) may hold its pipes open, and the
+        // session would never hear that it is gone: the group goes with its leader.
+        kill_group(pid);
         let _ = exited_tx.send(true);
     });
     let mut process = AdapterProcess { pid, exited };

@@ -226,7 +226,17 @@ async fn read_loop<R: AsyncRead + Unpin>(mut reader: BufReader<R>, inner: Arc<In
         // Dropping the senders fails every waiting request at once.
         pending.waiting.clear();
     }
-    events(Event { seq: 0, event: CLOSED_EVENT.to_owned(), body: Value::Null });
+    // The exit status, when the process is known to have ended by now (its waiter records it).
+    let mut status = None;
+    for _ in 0..20 {
+        status = inner.diagnostics.status.lock().ok().and_then(|s| s.clone());
+        if status.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let body = status.map_or(Value::Null, |status| serde_json::json!({ "status": status }));
+    events(Event { seq: 0, event: CLOSED_EVENT.to_owned(), body });
 }
 
 /// The pseudo-event delivered once when the connection ends.
