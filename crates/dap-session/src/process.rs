@@ -121,6 +121,7 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
     let mut child = command.spawn().map_err(|e| spawn_error(format!("{}: {e}", spawn.command.program.display())))?;
     let pid = child.id().unwrap_or(0);
     let diagnostics = Arc::new(Diagnostics::default());
+    diagnostics.has_process.store(true, std::sync::atomic::Ordering::Relaxed);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     if let Some(stderr) = stderr {
         // A TCP adapter (delve) runs the program with its own stdio: what the
