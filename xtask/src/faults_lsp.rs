@@ -127,7 +127,7 @@ const REQUEST_CRASH: Case = Case {
 };
 
 const IDLE_CRASH: Case = Case {
-    knobs: &[("FIXTURE_LSP_EXIT_AFTER_MS", "700")],
+    knobs: &[("FIXTURE_LSP_EXIT_AFTER_MS", "1500")],
     wait_for_exit: true,
     error: false,
     needles: &["def alpha (line 1)"],

@@ -103,9 +103,16 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     expect_text(spawned.is_error, &spawned.text, false, &["spawned w1"])
         .map_err(anyhow::Error::msg)
         .context("spawn")?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let leader = loop {
+        match worker_leader(&ctx) {
+            Some(leader) => break leader,
+            None if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+            None => anyhow::bail!("no worker process after 5 s"),
+        }
+    };
     // Let the command start its children (the grandchild, the setsid one).
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let leader = worker_leader(&ctx).context("no worker process")?;
     for pid in group_members(leader) {
         watched.add(pid);
     }
