@@ -177,7 +177,7 @@ pub fn expect_text(is_error: bool, text: &str, error: bool, needles: &[&str]) ->
 }
 
 /// Characters of a call's text quoted in a failed check.
-const CUT: usize = 3000;
+const CUT: usize = 300;
 
 /// The first [`CUT`] characters of a text, on one line.
 pub fn cut(text: &str) -> String {
@@ -366,14 +366,14 @@ pub fn render(results: &[(usize, Report)]) -> String {
     };
     let _ = writeln!(
         out,
-        "{:<16} {:<44} {:<46} {:>8} {:>8}  {:<5} {:<5} {:<5} {:<5}",
+        "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
         "system", "fault", "call → expected", "ms", "budget", "ends", "procs", "next", "status"
     );
     for (index, report) in results {
         let row = &rows[*index];
         let _ = writeln!(
             out,
-            "{:<16} {:<44} {:<46} {:>8} {:>8}  {:<5} {:<5} {:<5} {:<5}",
+            "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
             row.system,
             row.fault,
             format!("{} → {}", row.call, row.expected),
