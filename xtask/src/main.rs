@@ -7,6 +7,7 @@
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
 //! - `fuzz`: runs the libFuzzer targets in `fuzz/` (nightly and `cargo fuzz`), one line of figures per target.
+//! - `faults`: the fault suite — one table of faults over the language server, debug adapter, kernel and workers.
 //! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
 //!
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
@@ -19,6 +20,11 @@ mod bench_dap;
 mod bench_kernel;
 mod bench_lsp;
 mod corpus;
+mod faults;
+mod faults_dap;
+mod faults_kernel;
+mod faults_lsp;
+mod faults_vibe;
 mod floor;
 mod fuzz;
 mod setup;
@@ -48,6 +54,10 @@ commands:
   trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result
+  faults [--only TEXT]
+                   the fault suite: each row injects a fault into the fixture language server, the fixture debug
+                   adapter, the Python kernel or a worker, and checks that the call ends in time with a clear
+                   answer, that no process is left, that the next call works and that status tells the truth
   fuzz TARGET...|--all (--minutes N | --seconds N | --smoke)
                    run libFuzzer targets (needs the nightly toolchain; installs cargo-fuzz when missing);
                    one line per target: runs, coverage, corpus, crashes (kept in fixtures/fuzz/TARGET/).
@@ -66,6 +76,7 @@ fn main() -> Result<()> {
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
         ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
+        ["faults", rest @ ..] => faults::run(&faults::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
         ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),

@@ -39,7 +39,7 @@ pub use adapter::{
 pub use error::{Error, Result};
 pub use process::alive;
 pub use session::{Limits, Resume};
-pub use state::OutputBuffer;
+pub use state::{ADAPTER_EXITED, OutputBuffer};
 /// The session state machine, for the fuzz targets (the `fuzzing` feature).
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -53,6 +53,15 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// SIGKILL to what is left of the process group a launched debuggee led, once
+/// the debuggee itself is gone (it forked and exited, say). While a group has
+/// members, no new process is given its id, so the group is the debuggee's.
+pub fn kill_group_of_gone(pid: u32) {
+    if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+        kill_group(pid);
+    }
+}
+
 /// SIGKILL to one process (a launched debuggee that left the adapter's group).
 pub fn kill_pid(pid: u32) {
     if let Ok(pid) = i32::try_from(pid)
@@ -112,6 +121,7 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
     let mut child = command.spawn().map_err(|e| spawn_error(format!("{}: {e}", spawn.command.program.display())))?;
     let pid = child.id().unwrap_or(0);
     let diagnostics = Arc::new(Diagnostics::default());
+    diagnostics.has_process.store(true, std::sync::atomic::Ordering::Relaxed);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     if let Some(stderr) = stderr {
         // A TCP adapter (delve) runs the program with its own stdio: what the
@@ -131,6 +141,9 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
         if let Ok(mut slot) = waiter_diagnostics.status.lock() {
             *slot = Some(text);
         }
+        // What it left in its group (a debuggee it started) may hold its pipes open, and the
+        // session would never hear that it is gone: the group goes with its leader.
+        kill_group(pid);
         let _ = exited_tx.send(true);
     });
     let mut process = AdapterProcess { pid, exited };

@@ -183,7 +183,9 @@ impl Session {
         match session.start_up(open.request, open.arguments, open.breakpoints).await {
             Ok(started) => Ok((session, started)),
             Err(error) => {
-                session.shutdown(false, "start-up failed").await;
+                // An adapter that let start-up time out is not asked to disconnect: it is killed.
+                let polite = !matches!(error, Error::Timeout { .. });
+                session.shutdown(false, polite, "start-up failed").await;
                 // What the adapter printed is often the cause (delve's build errors come as
                 // `console` output, with "Build error: Check the debug console" as the reply).
                 let printed = session.output().text;
@@ -386,6 +388,9 @@ impl Session {
                 .request("disconnect", json!({ "terminateDebuggee": launched }), Duration::from_millis(500))
                 .await;
             process.kill(Duration::from_secs(2)).await;
+        }
+        if launched {
+            end_launched_debuggee(&lock(&self.state));
         }
     }
 
@@ -717,12 +722,12 @@ impl Session {
     pub async fn terminate(&self, reason: &str) -> Terminated {
         let was = lock(&self.state).phase.clone();
         let launched = matches!(self.start, Start::Launch { .. });
-        self.shutdown(launched, reason).await;
+        self.shutdown(launched, true, reason).await;
         Terminated { adapter: self.adapter, debuggee_ended: launched, was }
     }
 
-    async fn shutdown(&self, end_debuggee: bool, reason: &str) {
-        let live = !self.ended() && self.client.closed().is_none();
+    async fn shutdown(&self, end_debuggee: bool, polite: bool, reason: &str) {
+        let live = polite && !self.ended() && self.client.closed().is_none();
         // Ended first, so the adapter's exit on disconnect is not taken for a crash.
         lock(&self.state).end(reason);
         if live {
@@ -766,14 +771,14 @@ impl Drop for Session {
 
 /// Kills the debuggee when it left the adapter's process group and is still
 /// alive; one that reported its exit is left alone (its pid may be another
-/// process's by now).
+/// process's by now), but what it left in the process group it led is not.
 fn end_launched_debuggee(state: &State) {
-    if state.exit_code.is_none()
-        && let Some(pid) = state.debuggee_pid
-        && process::alive(pid)
-    {
+    let Some(pid) = state.debuggee_pid else { return };
+    if state.exit_code.is_none() && process::alive(pid) {
         process::kill_pid(pid);
     }
+    // Gone (reaped), it may have left children in the group it led.
+    process::kill_group_of_gone(pid);
 }
 
 /// Whether `stop` is at another location of the breakpoint `left` stopped at, on

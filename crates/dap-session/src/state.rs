@@ -13,6 +13,10 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::types::{Output, OutputChunk, Phase, Stop};
 
+/// How an ended session's reason begins when the adapter went away on its own
+/// (crashed, killed) rather than the program ending: a failure, not an end.
+pub const ADAPTER_EXITED: &str = "the debug adapter exited";
+
 /// A bounded buffer of the debuggee's output keeping the most recent
 /// characters, in arrival order, each piece with the stream that printed it.
 #[derive(Debug, Clone, Default)]
@@ -184,7 +188,10 @@ impl State {
                     }
                 }
             }
-            crate::transport::CLOSED_EVENT => self.end("the debug adapter exited"),
+            crate::transport::CLOSED_EVENT => match body.get("status").and_then(Value::as_str) {
+                Some(status) => self.end(&format!("{ADAPTER_EXITED} ({status})")),
+                None => self.end(ADAPTER_EXITED),
+            },
             _ => {}
         }
     }

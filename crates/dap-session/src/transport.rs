@@ -32,6 +32,9 @@ pub struct Diagnostics {
     pub status: Mutex<Option<String>>,
     /// The last lines the adapter wrote on stderr.
     pub stderr_tail: Mutex<String>,
+    /// Set when this crate started the adapter's process, whose exit status
+    /// `status` will then get: the end of the connection waits (briefly) for it.
+    pub has_process: std::sync::atomic::AtomicBool,
 }
 
 impl Diagnostics {
@@ -221,12 +224,26 @@ async fn read_loop<R: AsyncRead + Unpin>(mut reader: BufReader<R>, inner: Arc<In
         }
     };
     tracing::debug!(%reason, "dap reader stopped");
+    // The exit status of the adapter's process, which its waiter records as it exits (before
+    // it kills what is left of the group, whose end may be what closed the connection), so
+    // that the failed requests and the session's end both say how it ended.
+    let status = || inner.diagnostics.status.lock().ok().and_then(|s| s.clone());
+    if inner.diagnostics.has_process.load(Ordering::Relaxed) {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(500);
+        while status().is_none() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let status = status();
+    // The session's end is told before the waiting requests fail, so a caller that sees the
+    // failure finds the session ended.
+    let body = status.map_or(Value::Null, |status| serde_json::json!({ "status": status }));
+    events(Event { seq: 0, event: CLOSED_EVENT.to_owned(), body });
     if let Ok(mut pending) = inner.pending.lock() {
         pending.closed = Some(reason);
         // Dropping the senders fails every waiting request at once.
         pending.waiting.clear();
     }
-    events(Event { seq: 0, event: CLOSED_EVENT.to_owned(), body: Value::Null });
 }
 
 /// The pseudo-event delivered once when the connection ends.

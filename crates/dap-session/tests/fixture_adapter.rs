@@ -250,7 +250,10 @@ async fn a_crashing_adapter_is_reported_with_its_status_and_stderr() {
     let (root, _bin, debug) = setup(&[]);
     std::fs::write(root.path().join("main.dart"), "print before\ncrash\n").unwrap();
     let started = debug.launch(CONV, launch(root.path())).await.unwrap();
-    assert_eq!(started.outcome, RunOutcome::Exited { exit_code: None, reason: "the debug adapter exited".into() });
+    assert_eq!(
+        started.outcome,
+        RunOutcome::Exited { exit_code: None, reason: "the debug adapter exited (exit status: 3)".into() }
+    );
     assert_eq!(debug.output(CONV).await.unwrap().text, "before\n");
 }
 

@@ -32,9 +32,19 @@ import types
 _IN = _kernel_in  # noqa: F821 - set by the bootstrap: a buffered reader on fd 3
 _OUT_FD = 4
 _SEND_LOCK = threading.Lock()
+# A child the cell forked that runs back into the driver (an exception in the
+# child, an interrupt before it set its handlers) is not the kernel: it must
+# neither speak for it nor read its frames, so it exits there.
+_KERNEL_PID = os.getpid()
+
+
+def _not_the_kernel():
+    if os.getpid() != _KERNEL_PID:
+        os._exit(1)
 
 
 def _send(frame):
+    _not_the_kernel()
     data = (json.dumps(frame, ensure_ascii=False) + "\n").encode("utf-8", "replace")
     with _SEND_LOCK:
         view = memoryview(data)
@@ -814,6 +824,7 @@ def _main():
             status = _execute(frame.get("count", 0), frame.get("code", ""))
         except KeyboardInterrupt:
             status = "interrupted"
+        _not_the_kernel()
         while True:
             try:
                 _OUTPUT.flush()

@@ -6,7 +6,7 @@ use tokio::sync::mpsc;
 
 use crate::OutputLimits;
 use crate::output::{Collector, Cut, Output};
-use crate::process::{Event, spawn_frame_reader};
+use crate::process::{EVENTS_QUEUED, Event, spawn_frame_reader};
 use crate::protocol::KernelFrame;
 use crate::scanner::{Piece, SyncScanner};
 use crate::StreamName;
@@ -22,7 +22,7 @@ pub async fn read_frames<R>(stream: R, limits: OutputLimits) -> (Vec<FrameLine>,
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let (sender, mut receiver) = mpsc::unbounded_channel();
+    let (sender, mut receiver) = mpsc::channel(EVENTS_QUEUED);
     spawn_frame_reader(stream, sender);
     let mut lines = Vec::new();
     let mut collector = Collector::new(limits);

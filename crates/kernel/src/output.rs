@@ -160,6 +160,16 @@ impl Collector {
         if limit == 0 {
             return;
         }
+        // Of a piece as long as the tail or longer, only its end survives: cut it from the end,
+        // so a flood of output costs the tail's length per piece, not the piece's.
+        let text = match text.char_indices().rev().nth(limit - 1) {
+            Some((at, _)) => {
+                self.tail.clear();
+                self.tail_chars = 0;
+                &text[at..]
+            }
+            None => text,
+        };
         match self.tail.last_mut() {
             Some((last, existing)) if *last == name => existing.push_str(text),
             _ => self.tail.push((name, text.to_owned())),
@@ -274,6 +284,20 @@ mod tests {
         let text = texts(&outputs);
         assert!(text.starts_with("01234\n[… 6 characters of output cut; the last 3 follow …]\n"), "{text}");
         assert!(text.ends_with("89é"), "{text}");
+    }
+
+    /// A piece longer than the tail replaces it with its own end; shorter ones after it follow on.
+    #[test]
+    fn a_long_piece_keeps_only_its_end_in_the_tail() {
+        let mut collector = Collector::new(limits(2, 4));
+        collector.stream(StreamName::Stdout, "ab");
+        collector.stream(StreamName::Stderr, "xyz");
+        collector.stream(StreamName::Stdout, "0123456789");
+        assert_eq!(collector.tail, [(StreamName::Stdout, "6789".to_owned())]);
+        collector.stream(StreamName::Stdout, "!");
+        assert_eq!(collector.tail, [(StreamName::Stdout, "789!".to_owned())]);
+        let (_, cut) = collector.finish();
+        assert_eq!(cut.stream_chars, 14);
     }
 
     #[test]

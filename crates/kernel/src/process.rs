@@ -50,7 +50,7 @@ pub(crate) struct Process {
     child: Child,
     pgid: Pid,
     writer: pipe::Sender,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: mpsc::Receiver<Event>,
     marker: String,
     next_id: u64,
     pub(crate) count: u32,
@@ -111,7 +111,9 @@ impl Process {
         let mut writer = pipe::Sender::from_owned_fd(OwnedFd::from(host_write))?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let marker = format!("\u{1}kernel-sync-{pid}-{nanos:x}\u{1}\n");
-        let (sender, events) = mpsc::unbounded_channel();
+        // Bounded: a cell that prints faster than its output is collected (a 1 GB print) waits
+        // on its pipe, instead of this process holding what it printed.
+        let (sender, events) = mpsc::channel(EVENTS_QUEUED);
         spawn_frame_reader(reader, sender.clone());
         if let Some(stdout) = child.stdout.take() {
             spawn_raw_reader(RawPipe::Out(stdout), StreamName::Stdout, &marker, sender.clone());
@@ -401,8 +403,11 @@ pub(crate) fn describe_exit(status: ExitStatus) -> String {
     }
 }
 
+/// Events (frames, or up to 64 KiB of raw output each) queued before the readers wait.
+pub(crate) const EVENTS_QUEUED: usize = 64;
+
 /// Reads the driver's frames (one JSON object per line) from `reader` until it closes.
-pub(crate) fn spawn_frame_reader<R>(reader: R, sender: mpsc::UnboundedSender<Event>)
+pub(crate) fn spawn_frame_reader<R>(reader: R, sender: mpsc::Sender<Event>)
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
@@ -423,13 +428,13 @@ where
                         Ok(frame) => Event::Frame(frame),
                         Err(error) => Event::BadFrame(error.to_string()),
                     };
-                    if sender.send(event).is_err() {
+                    if sender.send(event).await.is_err() {
                         return;
                     }
                 }
             }
         }
-        let _ = sender.send(Event::FramesClosed);
+        let _ = sender.send(Event::FramesClosed).await;
     });
 }
 
@@ -438,7 +443,7 @@ enum RawPipe {
     Err(ChildStderr),
 }
 
-fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: mpsc::UnboundedSender<Event>) {
+fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: mpsc::Sender<Event>) {
     let mut scanner = SyncScanner::new(marker);
     tokio::spawn(async move {
         let mut buffer = vec![0u8; 65_536];
@@ -456,13 +461,13 @@ fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: m
                     Piece::Text(text) => Event::Raw(name, text),
                     Piece::Sync => Event::Sync(name),
                 };
-                if sender.send(event).is_err() {
+                if sender.send(event).await.is_err() {
                     return;
                 }
             }
         }
         if let Some(rest) = scanner.finish() {
-            let _ = sender.send(Event::Raw(name, rest));
+            let _ = sender.send(Event::Raw(name, rest)).await;
         }
     });
 }

@@ -133,6 +133,24 @@ async fn crashes_are_reported_and_the_next_call_is_fresh() {
     }
 }
 
+/// A child the cell forked that runs back into the driver (here it raises)
+/// exits there: it neither ends the kernel's cell with its own error nor
+/// reads the kernel's next frames.
+#[tokio::test]
+async fn a_forked_child_that_runs_back_into_the_driver_does_not_speak_for_the_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = kernels(dir.path());
+    let code = "import os, time\npid = os.fork()\nif pid == 0:\n    raise RuntimeError('the child escaped')\n_, status = os.waitpid(pid, 0)\ntime.sleep(0.2)\nprint('parent done, child status', status >> 8)";
+    let result = py(&kernels, code).await;
+    assert_eq!(result.status, CellStatus::Ok, "{}", result.text());
+    assert_eq!(stream(&result, "stdout"), "parent done, child status 1\n", "{}", result.text());
+    assert!(!result.text().contains("the child escaped"), "{}", result.text());
+    for _ in 0..3 {
+        let next = py(&kernels, "21 * 2").await;
+        assert_eq!(result_text(&next).as_deref(), Some("42"), "{}", next.text());
+    }
+}
+
 #[tokio::test]
 async fn shutdown_kills_kernels() {
     let dir = tempfile::tempdir().unwrap();

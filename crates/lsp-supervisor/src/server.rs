@@ -697,6 +697,12 @@ impl Server {
         lock(&self.state).messages.clone()
     }
 
+    /// Kills the server if it went silent after a timeout and does not answer
+    /// a probe within `bound` ([`Connection::kill_if_hung`]).
+    pub async fn kill_if_hung(&self, bound: Duration) -> bool {
+        self.conn.kill_if_hung(bound).await
+    }
+
     /// Asks the server to shut down, then kills its process group.
     pub async fn stop(&self) {
         if self.death().is_none() {

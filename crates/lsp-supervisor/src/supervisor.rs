@@ -238,6 +238,12 @@ impl Supervisor {
             Arc::clone(gates.entry(key.clone()).or_default())
         };
         let _starting = gate.lock().await;
+        // A server that went silent after a timeout is probed before it is used again (without
+        // the slots locked): a hung one is killed here, and restarted below like a crashed one.
+        let suspect = self.slots.lock().await.get(&key).and_then(|slot| slot.server.clone());
+        if let Some(server) = suspect {
+            server.kill_if_hung(self.config.request_timeout.min(crate::transport::HUNG_PROBE)).await;
+        }
         let docs = {
             let mut slots = self.slots.lock().await;
             let slot = slots.entry(key.clone()).or_default();

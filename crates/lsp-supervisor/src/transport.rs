@@ -10,7 +10,7 @@
 //! every later one.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,8 +23,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 const STDERR_TAIL: usize = 4096;
 /// Longest header line read from a server, in bytes (LSP headers are a few dozen).
 pub(crate) const MAX_HEADER_LINE: usize = 8 * 1024;
-/// Largest message body read from a server, in bytes; a larger frame ends the connection.
-pub(crate) const MAX_FRAME: usize = 512 * 1024 * 1024;
+/// The largest message read from a server. Larger ones are not read: the
+/// server is cut off as for a malformed frame (and restarted on next use),
+/// so one answer cannot take this process's memory.
+pub const MAX_MESSAGE: usize = 64 << 20;
+/// The longest a server silent since a timeout has to answer a probe before
+/// it counts as hung (the request's timeout when that is shorter).
+pub const HUNG_PROBE: Duration = Duration::from_secs(3);
 /// How long to wait for the exit status after stdout closed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -73,6 +78,14 @@ pub struct Connection {
     next_id: Arc<AtomicI64>,
     death: watch::Receiver<Option<Death>>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Frames read from the server so far: any sign of life.
+    heard: Arc<AtomicU64>,
+    /// `heard` when a request last timed out (`u64::MAX`: none has).
+    heard_at_timeout: Arc<AtomicU64>,
+    /// Why the connection was cut from our side, for the death's report.
+    cut_because: Arc<Mutex<Option<String>>>,
+    /// The server's process, which leads its process group.
+    pid: Option<u32>,
 }
 
 /// A request sent and not yet answered: dropped while armed, it is withdrawn
@@ -104,11 +117,31 @@ impl Connection {
         let (death_tx, death_rx) = watch::channel(None);
         let pending: Pending = Arc::default();
         let tail: Arc<Mutex<VecDeque<u8>>> = Arc::default();
+        let heard = Arc::new(AtomicU64::new(0));
+        let cut_because: Arc<Mutex<Option<String>>> = Arc::default();
         tokio::spawn(write_loop(stdin, out_rx));
         tokio::spawn(stderr_loop(stderr, Arc::clone(&tail)));
-        tokio::spawn(read_loop(stdout, in_tx, Arc::clone(&pending), death_tx, Arc::clone(&tail), child.id()));
-        let connection =
-            Connection { out: out_tx, pending, next_id: Arc::new(AtomicI64::new(1)), death: death_rx, stderr: tail };
+        let reader = Reader {
+            incoming: in_tx,
+            pending: Arc::clone(&pending),
+            death: death_tx,
+            tail: Arc::clone(&tail),
+            pid: child.id(),
+            heard: Arc::clone(&heard),
+            cut_because: Arc::clone(&cut_because),
+        };
+        tokio::spawn(read_loop(stdout, reader));
+        let connection = Connection {
+            out: out_tx,
+            pending,
+            next_id: Arc::new(AtomicI64::new(1)),
+            death: death_rx,
+            stderr: tail,
+            heard,
+            heard_at_timeout: Arc::new(AtomicU64::new(u64::MAX)),
+            cut_because,
+            pid: child.id(),
+        };
         Some((connection, in_rx))
     }
 
@@ -122,8 +155,18 @@ impl Connection {
         tail_text(&self.stderr)
     }
 
-    /// Sends a request and waits for its response, at most `timeout`.
+    /// Sends a request and waits for its response, at most `timeout`. One that
+    /// times out sets off a probe in the background ([`Connection::kill_if_hung`]).
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RequestError> {
+        let result = self.request_once(method, params, timeout).await;
+        if let Err(RequestError::Timeout(_)) = &result {
+            let conn = self.clone();
+            tokio::spawn(async move { conn.kill_if_hung(timeout.min(HUNG_PROBE)).await });
+        }
+        result
+    }
+
+    async fn request_once(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RequestError> {
         if let Some(death) = self.death() {
             return Err(RequestError::Dead(death));
         }
@@ -152,8 +195,41 @@ impl Connection {
                         .unwrap_or_else(|| Death { what: "connection closed".into(), stderr_tail: self.stderr_tail() }),
                 ))
             }
-            Err(_) => Err(RequestError::Timeout(timeout)),
+            Err(_) => {
+                self.heard_at_timeout.store(self.heard.load(Ordering::SeqCst), Ordering::SeqCst);
+                Err(RequestError::Timeout(timeout))
+            }
         }
+    }
+
+    /// A server that let a request time out and has sent nothing at all
+    /// since (no answer, notification or request) may be hung: it is asked a
+    /// method no server has (JSON-RPC 2.0 says an unknown method is answered
+    /// at once with "method not found"; not a `$/` one, whose answer
+    /// tower-lsp-based servers drop). With no answer within `bound` either,
+    /// its process group is killed, and the death says why. True when it was.
+    pub async fn kill_if_hung(&self, bound: Duration) -> bool {
+        let silent = || self.heard_at_timeout.load(Ordering::SeqCst) == self.heard.load(Ordering::SeqCst);
+        if self.death().is_some() || !silent() {
+            return false;
+        }
+        let answered = match self.request_once("agentTools/probe", Value::Null, bound).await {
+            Ok(_) | Err(RequestError::Response { .. }) => true,
+            Err(RequestError::Timeout(_) | RequestError::Dead(_)) => false,
+        };
+        if answered || self.death().is_some() {
+            return false;
+        }
+        *lock(&self.cut_because) = Some(format!(
+            "stopped answering: a request timed out, then a probe got no answer in {} ms, so it was killed",
+            bound.as_millis()
+        ));
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
+        let mut death = self.death.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(2), death.wait_for(Option::is_some)).await;
+        true
     }
 
     /// Sends a notification (nothing comes back).
@@ -220,18 +296,26 @@ async fn stderr_loop(stderr: ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
     }
 }
 
-async fn read_loop(
-    stdout: ChildStdout,
+/// What the reader task holds.
+struct Reader {
     incoming: mpsc::UnboundedSender<Incoming>,
     pending: Pending,
     death: watch::Sender<Option<Death>>,
     tail: Arc<Mutex<VecDeque<u8>>>,
     pid: Option<u32>,
-) {
+    heard: Arc<AtomicU64>,
+    cut_because: Arc<Mutex<Option<String>>>,
+}
+
+async fn read_loop(stdout: ChildStdout, reader: Reader) {
+    let Reader { incoming, pending, death, tail, pid, heard, cut_because } = reader;
     let mut reader = BufReader::new(stdout);
     let what = loop {
         match read_frame(&mut reader).await {
-            Ok(Some(message)) => route(message, &incoming, &pending),
+            Ok(Some(message)) => {
+                heard.fetch_add(1, Ordering::SeqCst);
+                route(message, &incoming, &pending);
+            }
             Ok(None) => break None,
             Err(malformed) => break Some(format!("sent a malformed frame ({malformed})")),
         }
@@ -250,7 +334,11 @@ async fn read_loop(
                 Some(pid) => wait_status(pid).await,
                 None => None,
             };
-            status.unwrap_or_else(|| "closed its output".to_string())
+            let status = status.unwrap_or_else(|| "closed its output".to_string());
+            match lock(&cut_because).take() {
+                Some(why) => format!("{why} ({status})"),
+                None => status,
+            }
         }
     };
     let _ = death.send(Some(Death { what: what.clone(), stderr_tail: tail_text(&tail) }));
@@ -326,7 +414,7 @@ pub(crate) fn route(message: Value, incoming: &mpsc::UnboundedSender<Incoming>, 
 
 /// One frame's JSON body; `Ok(None)` at a clean end of stream.
 ///
-/// A header line is at most [`MAX_HEADER_LINE`] bytes and a body at most [`MAX_FRAME`]
+/// A header line is at most [`MAX_HEADER_LINE`] bytes and a body at most [`MAX_MESSAGE`]
 /// bytes; the body is read as it arrives, so a `Content-Length` that lies costs only the
 /// bytes actually sent.
 pub(crate) async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Value>, String> {
@@ -360,9 +448,14 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) 
         }
     }
     let length = length.ok_or("a header without Content-Length")?;
-    if length > MAX_FRAME {
-        return Err(format!("a frame of {length} bytes, over the {MAX_FRAME}-byte limit"));
+    if length > MAX_MESSAGE {
+        return Err(format!(
+            "a message of {} MB, over the limit of {} MB",
+            length.div_ceil(1 << 20),
+            MAX_MESSAGE >> 20
+        ));
     }
+    // Read as it arrives: a length that lies costs only the bytes actually sent.
     let mut body = Vec::with_capacity(length.min(1 << 20));
     (&mut *reader).take(length as u64).read_to_end(&mut body).await.map_err(|e| format!("reading a body: {e}"))?;
     if body.len() < length {
@@ -390,15 +483,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_lying_length_or_an_endless_header_is_refused_without_allocating_it() {
-        let huge = format!("Content-Length: {}\r\n\r\n{{}}", MAX_FRAME + 1);
-        let mut reader = BufReader::new(huge.as_bytes());
-        let error = read_frame(&mut reader).await;
-        assert!(matches!(&error, Err(e) if e.contains("over the 536870912-byte limit")), "{error:?}");
+    async fn a_message_over_the_limit_is_refused_before_it_is_read() {
+        let input = format!("Content-Length: {}\r\n\r\n{{", 100 << 20).into_bytes();
+        let mut reader = BufReader::new(&input[..]);
+        assert_eq!(read_frame(&mut reader).await, Err("a message of 100 MB, over the limit of 64 MB".to_string()));
+    }
 
-        let short = b"Content-Length: 400000000\r\n\r\n{}".to_vec();
+    #[tokio::test]
+    async fn a_lying_length_or_an_endless_header_is_refused_without_allocating_it() {
+        let short = b"Content-Length: 40000000\r\n\r\n{}".to_vec();
         let mut reader = BufReader::new(&short[..]);
-        assert_eq!(read_frame(&mut reader).await, Err("stream ended inside a body (2 of 400000000 bytes)".to_string()));
+        assert_eq!(read_frame(&mut reader).await, Err("stream ended inside a body (2 of 40000000 bytes)".to_string()));
 
         let endless = vec![b'x'; MAX_HEADER_LINE * 3];
         let mut reader = BufReader::new(&endless[..]);

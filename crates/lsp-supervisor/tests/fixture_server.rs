@@ -132,6 +132,50 @@ async fn a_hang_is_a_timeout_and_the_server_goes_on() {
     sup.shutdown().await;
 }
 
+/// A server whose whole process stopped: the request times out; the server,
+/// silent since and to a probe, is killed (its status says why), and the next
+/// call restarts it.
+#[tokio::test]
+async fn a_frozen_server_times_out_then_is_killed_and_restarted() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let once = root.join(".frozen-once");
+    let once = once.display().to_string();
+    let mut config =
+        config(&root, &[("FIXTURE_LSP_FREEZE_ON", "textDocument/hover"), ("FIXTURE_LSP_FAULT_ONCE", once.as_str())]);
+    config.request_timeout = Duration::from_millis(800);
+    let sup = Supervisor::new(config);
+    let file = root.join("a.fix");
+    sup.definition(&file, 2, "alpha").await.unwrap();
+    let frozen = pid_of(&sup).await;
+    let error = sup.hover(&file, 2, "alpha").await.unwrap_err();
+    assert!(matches!(error, Error::Timeout { .. }), "{error}");
+    let nav = sup.definition(&file, 2, "alpha").await.unwrap();
+    assert_eq!(nav.locations.items[0].line, 1);
+    assert!(!alive(frozen));
+    let status = sup.status().await;
+    assert_eq!(status[0].restarts, 1);
+    let exit = status[0].last_exit.as_ref().unwrap();
+    assert!(exit.what.starts_with("stopped answering: a request timed out, then a probe got no answer"), "{exit:?}");
+    sup.shutdown().await;
+}
+
+/// A server that drops one answer but answers everything else (the probe too) goes on.
+#[tokio::test]
+async fn a_dropped_answer_leaves_a_server_that_answers_the_probe_running() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);
+    let mut config = config(&root, &[("FIXTURE_LSP_HANG_ON", "textDocument/hover")]);
+    config.request_timeout = Duration::from_millis(800);
+    let sup = Supervisor::new(config);
+    let file = root.join("a.fix");
+    sup.definition(&file, 2, "alpha").await.unwrap();
+    let first = pid_of(&sup).await;
+    assert!(matches!(sup.hover(&file, 2, "alpha").await.unwrap_err(), Error::Timeout { .. }));
+    sup.definition(&file, 2, "alpha").await.unwrap();
+    assert_eq!(pid_of(&sup).await, first);
+    assert_eq!(sup.status().await[0].restarts, 0);
+    sup.shutdown().await;
+}
+
 #[tokio::test]
 async fn garbage_on_the_wire_is_reported_not_waited_on() {
     let (_dir, root) = project(&[("a.fix", "def alpha\nalpha\n")]);

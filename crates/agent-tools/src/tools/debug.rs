@@ -537,11 +537,15 @@ impl Debug {
             let _ = write!(text, "\n{}", self.breakpoints_text(file));
         }
         let _ = write!(text, "\n{}", self.outcome_text(&started.outcome));
-        ToolResult::text(text).with_output(&DebugOutput::Started(started.clone()))
+        let mut result = ToolResult::text(text).with_output(&DebugOutput::Started(started.clone()));
+        result.is_error = adapter_died(&started.outcome);
+        result
     }
 
     fn outcome(&self, outcome: &RunOutcome) -> ToolResult {
-        ToolResult::text(self.outcome_text(outcome)).with_output(&DebugOutput::Run(outcome.clone()))
+        let mut result = ToolResult::text(self.outcome_text(outcome)).with_output(&DebugOutput::Run(outcome.clone()));
+        result.is_error = adapter_died(outcome);
+        result
     }
 
     fn outcome_text(&self, outcome: &RunOutcome) -> String {
@@ -597,6 +601,12 @@ impl Debug {
             }
         }
     }
+}
+
+/// Whether a run ended because the adapter went away (crashed, killed): an
+/// error for the caller, where the program ending is not.
+fn adapter_died(outcome: &RunOutcome) -> bool {
+    matches!(outcome, RunOutcome::Exited { reason, .. } if reason.starts_with(dap_session::ADAPTER_EXITED))
 }
 
 fn ended_text(reason: &str, exit_code: Option<i64>) -> String {

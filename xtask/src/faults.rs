@@ -1,0 +1,473 @@
+//! `cargo xtask faults`: the fault suite, one table of rows over the fixture
+//! language server (`faults_lsp.rs`), the fixture debug adapter
+//! (`faults_dap.rs`), the real Python kernel (`faults_kernel.rs`) and the
+//! roster's command workers (`faults_vibe.rs`).
+//!
+//! Each row injects one fault, makes one tool call through the facade's
+//! `Surface` (what the model would see), and checks four things:
+//! 1. **ends**: the call returns within its budget (the timeout the row sets)
+//!    plus a margin, with the error or answer the row expects — never an empty
+//!    answer and never a success the fault should have prevented;
+//! 2. **no leftovers**: no process of the fault is left, checked by pid and by
+//!    process group of every process the row saw, and by a marker in the
+//!    environment (`AGENT_TOOLS_FAULT_ROW`, inherited by every process the row
+//!    starts, so one that left its group by `setsid` is found too) — once after
+//!    the call (the processes of a healthy restart excepted) and once after the
+//!    row's resources are shut down (none excepted);
+//! 3. **next works**: the next call of the same tool gets its right answer;
+//! 4. **status**: what the tool's status says afterwards is true (restarts,
+//!    the last exit, a dead or a new kernel, a stopped worker).
+//!
+//! The table is `rows()`; `cargo xtask faults` runs every row in turn and
+//! prints it, and `cargo test -p xtask` runs the same rows (with a wider
+//! margin, since timing must not decide a test: there a call fails check 1
+//! only when it hangs well past its budget).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+/// One check's verdict: `Err` says what was wrong.
+pub type Verdict = std::result::Result<(), String>;
+
+/// How a run is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Rows whose system or fault contains this text only.
+    pub only: Option<String>,
+}
+
+impl Options {
+    pub fn parse(args: &[&str]) -> Result<Options> {
+        let mut options = Options::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match *arg {
+                "--only" => options.only = Some(args.next().context("--only needs a text")?.to_string()),
+                other => bail!("unknown option `{other}` (expected --only TEXT)"),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// What a row's run has to go by.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The row's own marker value (`AGENT_TOOLS_FAULT_ROW=<value>`).
+    pub marker: String,
+    /// Added to a call's budget before check 1 fails it.
+    pub margin: Duration,
+    /// Where the fixture binaries are.
+    pub bin_dir: PathBuf,
+}
+
+/// The environment variable that marks every process a row starts.
+pub const MARKER_VAR: &str = "AGENT_TOOLS_FAULT_ROW";
+
+impl Ctx {
+    /// `AGENT_TOOLS_FAULT_ROW=<marker>`, for a shell line or an env list.
+    pub fn marker_env(&self) -> (String, String) {
+        (MARKER_VAR.to_string(), self.marker.clone())
+    }
+}
+
+pub type RowFuture = Pin<Box<dyn Future<Output = Result<Report>> + Send>>;
+
+/// One row of the table.
+pub struct Row {
+    /// `language server`, `debug adapter`, `kernel`, `worker`.
+    pub system: &'static str,
+    pub fault: &'static str,
+    /// The tool call that meets the fault.
+    pub call: &'static str,
+    /// What must come back.
+    pub expected: &'static str,
+    pub run: fn(Ctx) -> RowFuture,
+}
+
+/// What a row found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// How long the faulty call took.
+    pub elapsed: Duration,
+    /// The call's budget (its timeout), to which the margin is added.
+    pub budget: Duration,
+    pub ends: Option<Verdict>,
+    pub no_leftovers: Option<Verdict>,
+    pub next_works: Option<Verdict>,
+    pub status: Option<Verdict>,
+    /// Processes of the fault found running (after the margin for them to go).
+    pub leaked: BTreeSet<u32>,
+}
+
+impl Report {
+    fn verdicts(&self) -> [&Option<Verdict>; 4] {
+        [&self.ends, &self.no_leftovers, &self.next_works, &self.status]
+    }
+
+    pub fn passed(&self) -> bool {
+        self.verdicts().iter().all(|v| matches!(v, Some(Ok(()))))
+    }
+
+    /// Check 1 from the call's time and what it returned.
+    pub fn ended(&mut self, ctx: &Ctx, started: Instant, budget: Duration, what: Verdict) {
+        self.elapsed = started.elapsed();
+        self.budget = budget;
+        let limit = budget + ctx.margin;
+        self.ends = Some(if self.elapsed > limit {
+            Err(format!("took {} ms, over its budget {} ms + margin", self.elapsed.as_millis(), budget.as_millis()))
+        } else {
+            what
+        });
+    }
+
+    /// Check 2, after the call: `watched` processes (and their groups) and
+    /// every process carrying the marker must be gone, except `healthy` ones.
+    pub async fn leftovers_after_call(&mut self, ctx: &Ctx, watched: &Watched, healthy: &[u32]) {
+        let found = settle(ctx, watched, healthy).await;
+        self.record(found, "after the call");
+    }
+
+    /// Check 2 again once the row's resources are shut down: nothing left at all.
+    pub async fn leftovers_after_shutdown(&mut self, ctx: &Ctx, watched: &Watched) {
+        let found = settle(ctx, watched, &[]).await;
+        self.record(found, "after shutdown");
+    }
+
+    fn record(&mut self, found: Vec<Leftover>, when: &str) {
+        let verdict = if found.is_empty() {
+            Ok(())
+        } else {
+            self.leaked.extend(found.iter().map(|l| l.pid));
+            let shown: Vec<String> = found.iter().take(8).map(Leftover::describe).collect();
+            let more = if found.len() > 8 { format!(" and {} more", found.len() - 8) } else { String::new() };
+            Err(format!("{when}: {}{more}", shown.join(", ")))
+        };
+        self.no_leftovers = Some(match (self.no_leftovers.take(), verdict) {
+            (Some(Err(first)), Err(second)) => Err(format!("{first}; {second}")),
+            (Some(Err(first)), Ok(())) => Err(first),
+            (_, verdict) => verdict,
+        });
+    }
+}
+
+/// Checks that `text` has every one of `needles`, and is an error or not as `error` says.
+pub fn expect_text(is_error: bool, text: &str, error: bool, needles: &[&str]) -> Verdict {
+    if text.trim().is_empty() {
+        return Err("an empty answer".to_string());
+    }
+    if is_error != error {
+        return Err(format!(
+            "{} where {} was expected: {}",
+            if is_error { "an error" } else { "a success" },
+            if error { "an error" } else { "an answer" },
+            cut(text)
+        ));
+    }
+    match needles.iter().find(|n| !text.contains(**n)) {
+        Some(missing) => Err(format!("no {missing:?} in: {}", cut(text))),
+        None => Ok(()),
+    }
+}
+
+/// Characters of a call's text quoted in a failed check.
+const CUT: usize = 300;
+
+/// The first [`CUT`] characters of a text, on one line.
+pub fn cut(text: &str) -> String {
+    let one: String = text.chars().take(CUT).collect::<String>().replace('\n', " ⏎ ");
+    if text.chars().count() > CUT { format!("{one}…") } else { one }
+}
+
+/// The processes and process groups a row has seen.
+#[derive(Debug, Default, Clone)]
+pub struct Watched {
+    pub pids: BTreeSet<u32>,
+    pub groups: BTreeSet<u32>,
+}
+
+impl Watched {
+    /// Watches a process and its process group (read now, while it runs).
+    pub fn add(&mut self, pid: u32) {
+        self.pids.insert(pid);
+        if let Some(process) = read_process(pid) {
+            self.groups.insert(process.pgid);
+        }
+    }
+}
+
+/// A process of the fault still running.
+#[derive(Debug, Clone)]
+pub struct Leftover {
+    pub pid: u32,
+    pub why: &'static str,
+    pub comm: String,
+}
+
+impl Leftover {
+    fn describe(&self) -> String {
+        format!("pid {} ({}, {})", self.pid, self.comm, self.why)
+    }
+}
+
+/// One process as `/proc` shows it.
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub pgid: u32,
+    pub state: char,
+    pub comm: String,
+}
+
+/// `/proc/<pid>/stat`: state and process group (zombies included).
+pub fn read_process(pid: u32) -> Option<Process> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(').map(|(_, c)| c.to_string()).unwrap_or_default();
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let pgid = fields.nth(1)?.parse().ok()?;
+    Some(Process { pgid, state, comm })
+}
+
+/// Whether a process runs (exists and is not a zombie).
+pub fn running(pid: u32) -> bool {
+    read_process(pid).is_some_and(|p| !matches!(p.state, 'Z' | 'X'))
+}
+
+fn carries(pid: u32, entry: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
+}
+
+/// The running processes of the fault now: watched pids, members of watched
+/// groups, and carriers of the marker; `healthy` ones and this process excepted.
+pub fn leftovers(ctx: &Ctx, watched: &Watched, healthy: &[u32]) -> Vec<Leftover> {
+    let entry = format!("{MARKER_VAR}={}", ctx.marker).into_bytes();
+    let me = std::process::id();
+    let healthy_groups: BTreeSet<u32> = healthy.iter().filter_map(|&p| read_process(p)).map(|p| p.pgid).collect();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut found = Vec::new();
+    for entry_name in dir.flatten() {
+        let Some(pid) = entry_name.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me || healthy.contains(&pid) {
+            continue;
+        }
+        let Some(process) = read_process(pid) else { continue };
+        if matches!(process.state, 'Z' | 'X') || healthy_groups.contains(&process.pgid) {
+            continue;
+        }
+        let why = if watched.pids.contains(&pid) {
+            "its pid"
+        } else if watched.groups.contains(&process.pgid) {
+            "its process group"
+        } else if carries(pid, &entry) {
+            "its marker"
+        } else {
+            continue;
+        };
+        found.push(Leftover { pid, why, comm: process.comm });
+    }
+    found
+}
+
+/// How long processes of a fault have to go once its call returned or its
+/// resources were shut down (a SIGKILL is delivered asynchronously).
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// Leftovers that are still there after [`SETTLE`].
+async fn settle(ctx: &Ctx, watched: &Watched, healthy: &[u32]) -> Vec<Leftover> {
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let found = leftovers(ctx, watched, healthy);
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits (at most `bound`) until `pid` no longer runs.
+pub async fn wait_gone(pid: u32, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    while running(pid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// The whole table.
+pub fn rows() -> Vec<Row> {
+    let mut rows = crate::faults_lsp::rows();
+    rows.extend(crate::faults_dap::rows());
+    rows.extend(crate::faults_kernel::rows());
+    rows.extend(crate::faults_vibe::rows());
+    rows
+}
+
+/// The fixture binaries' directory: beside this executable, or above its `deps/`.
+pub fn fixture_dir() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent().context("no executable directory")?.to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    for binary in ["fixture-lsp-server", "fixture-dap-adapter"] {
+        if !dir.join(binary).is_file() {
+            bail!("{} has no {binary}: run `cargo xtask fixtures` first", dir.display());
+        }
+    }
+    Ok(dir)
+}
+
+/// Runs the rows (those `options` selects) one after the other, each with a fresh marker.
+pub fn run_rows(options: &Options, margin: Duration) -> Result<Vec<(usize, Report)>> {
+    let bin_dir = fixture_dir()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rows = rows();
+    let mut out = Vec::new();
+    for (index, row) in rows.iter().enumerate() {
+        if let Some(only) = &options.only
+            && !row.system.contains(only.as_str())
+            && !row.fault.contains(only.as_str())
+        {
+            continue;
+        }
+        let ctx = Ctx { marker: marker(index), margin, bin_dir: bin_dir.clone() };
+        let report = runtime.block_on((row.run)(ctx)).unwrap_or_else(|error| Report {
+            ends: Some(Err(format!("the row could not run: {error:#}"))),
+            ..Report::default()
+        });
+        out.push((index, report));
+    }
+    Ok(out)
+}
+
+fn marker(index: usize) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("row{index}-{}-{nanos}", std::process::id())
+}
+
+/// The table as text: one line per row, then the totals.
+pub fn render(results: &[(usize, Report)]) -> String {
+    let rows = rows();
+    let mut out = String::new();
+    let mark = |v: &Option<Verdict>| match v {
+        Some(Ok(())) => "pass",
+        Some(Err(_)) => "FAIL",
+        None => "—",
+    };
+    let _ = writeln!(
+        out,
+        "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
+        "system", "fault", "call → expected", "ms", "budget", "ends", "procs", "next", "status"
+    );
+    for (index, report) in results {
+        let row = &rows[*index];
+        let _ = writeln!(
+            out,
+            "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
+            row.system,
+            row.fault,
+            format!("{} → {}", row.call, row.expected),
+            report.elapsed.as_millis(),
+            report.budget.as_millis(),
+            mark(&report.ends),
+            mark(&report.no_leftovers),
+            mark(&report.next_works),
+            mark(&report.status),
+        );
+        for (name, verdict) in ["ends", "procs", "next", "status"].iter().zip(report.verdicts()) {
+            match verdict {
+                Some(Err(why)) => {
+                    let _ = writeln!(out, "    {name}: {why}");
+                }
+                None => {
+                    let _ = writeln!(out, "    {name}: not reached");
+                }
+                Some(Ok(())) => {}
+            }
+        }
+    }
+    let passed = results.iter().filter(|(_, r)| r.passed()).count();
+    let leaked: usize = results.iter().map(|(_, r)| r.leaked.len()).sum();
+    let _ = writeln!(out, "\nrows passed: {passed}/{}; processes leaked: {leaked}", results.len());
+    if let Some((slowest, report)) = results.iter().max_by_key(|(_, r)| r.elapsed) {
+        let total: Duration = results.iter().map(|(_, r)| r.elapsed).sum();
+        let _ = writeln!(
+            out,
+            "faulty calls: {} ms in all, slowest {} ms ({}: {})",
+            total.as_millis(),
+            report.elapsed.as_millis(),
+            rows[*slowest].system,
+            rows[*slowest].fault
+        );
+    }
+    out
+}
+
+/// `cargo xtask faults`: runs the table, prints it, fails if a row failed.
+pub fn run(options: &Options) -> Result<()> {
+    let started = Instant::now();
+    let results = run_rows(options, Duration::from_secs(2))?;
+    print!("{}", render(&results));
+    println!("wall time: {:.1} s", started.elapsed().as_secs_f64());
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| !r.passed())
+        .map(|(i, _)| {
+            let rows = rows();
+            format!("{}: {}", rows[*i].system, rows[*i].fault)
+        })
+        .collect();
+    if !failed.is_empty() {
+        bail!("{} row(s) failed: {}", failed.len(), failed.join("; "));
+    }
+    Ok(())
+}
+
+/// A temporary project directory, canonical.
+pub fn project(files: &[(&str, &str)]) -> Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().canonicalize()?;
+    for (name, text) in files {
+        let path = root.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, text)?;
+    }
+    Ok((dir, root))
+}
+
+/// Writes an executable shell script.
+pub fn script(path: &Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::write(path, text)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row of the table passes all four checks, and no process is left.
+    /// The margin is wide: a call fails check 1 here only when it hangs.
+    #[test]
+    fn every_fault_row_passes_all_four_checks() -> Result<()> {
+        let results = run_rows(&Options::default(), Duration::from_secs(20))?;
+        let table = render(&results);
+        assert_eq!(results.len(), rows().len(), "{table}");
+        assert!(results.iter().all(|(_, r)| r.passed()), "{table}");
+        assert!(results.iter().all(|(_, r)| r.leaked.is_empty()), "{table}");
+        Ok(())
+    }
+}
