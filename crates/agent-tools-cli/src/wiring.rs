@@ -14,6 +14,7 @@ use agent_tools::{
 };
 use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
+use enclosure::{Enclosure, Mode};
 use kernel::{KernelConfig, Kernels};
 use lsp_supervisor::{Language, ServerSpec, Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
@@ -172,10 +173,33 @@ pub fn debug_config(config: &Config) -> DebugConfig {
     debug
 }
 
-/// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
-/// and lives as long as this process.
-pub fn kernels(workspace: &Workspace, config: &Config) -> KernelWiring {
-    KernelWiring::new(Arc::new(Kernels::new(kernel_config(workspace, config))))
+/// Kernels rooted at the workspace, started through the run's enclosure; an interpreter starts
+/// on a cell's first use and lives as long as this process.
+pub fn kernels(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> KernelWiring {
+    let spawner: Arc<dyn kernel::Spawner> = Arc::new(enclosure.clone());
+    KernelWiring::new(Arc::new(Kernels::with_spawner(kernel_config(workspace, config), spawner)))
+}
+
+/// The run's enclosure from `[enclosure]` (or `--enclosure`): where kernels and workers run.
+/// The root is read-only inside a bwrap sandbox when the surface's cap is `read`.
+pub fn enclosure(workspace: &Workspace, config: &Config, cap: Tier) -> Enclosure {
+    let mode = match config.text("enclosure.mode") {
+        Some("bwrap") => Mode::Bwrap,
+        Some("command") => Mode::Command { prefix: config.list("enclosure.prefix").to_vec() },
+        _ => Mode::Host,
+    };
+    let mut enclosure = Enclosure::with_mode(mode, workspace.root());
+    enclosure.root_writable = cap > Tier::Read;
+    enclosure.network = config.flag("enclosure.network");
+    enclosure.ro_paths = config.list("enclosure.ro_paths").iter().map(PathBuf::from).collect();
+    enclosure.rw_paths = config.list("enclosure.rw_paths").iter().map(PathBuf::from).collect();
+    enclosure.env = config
+        .list("enclosure.env")
+        .iter()
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    enclosure
 }
 
 /// The kernels' configuration: the inactivity budget, interpreters and output caps of `[eval]`.
@@ -265,7 +289,7 @@ impl VibeArgs {
     }
 
     /// The roster, in vibe mode. A tier without its own command uses the other's.
-    pub fn roster(&self, config: &Config) -> anyhow::Result<Option<Roster>> {
+    pub fn roster(&self, config: &Config, enclosure: &Enclosure) -> anyhow::Result<Option<Roster>> {
         if !self.vibe {
             return Ok(None);
         }
@@ -277,7 +301,9 @@ impl VibeArgs {
                  (or vibe.fast_cmd / vibe.good_cmd in agent-tools.toml)"
             ),
         };
-        let runner = CommandRunner::new(CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good)));
+        let mut command = CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good));
+        command.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+        let runner = CommandRunner::new(command);
         let mut roster = RosterConfig { run_timeout: config.duration("vibe.run_timeout_s"), ..RosterConfig::default() };
         set(&mut roster.max_running, config.count("vibe.max_running"));
         set(&mut roster.default_wait, config.duration("vibe.default_wait_s"));
