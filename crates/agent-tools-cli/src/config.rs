@@ -273,6 +273,12 @@ fn settings() -> Vec<Setting> {
         setting("enclosure.ro_paths", Strings, Value::List(Vec::new()), "bwrap: extra paths visible read-only"),
         setting("enclosure.rw_paths", Strings, Value::List(Vec::new()), "bwrap: extra paths visible writable"),
         setting("enclosure.env", EnvList, Value::List(Vec::new()), "extra NAME=VALUE variables set inside"),
+        setting(
+            "enclosure.language_servers",
+            Bool,
+            Value::Bool(false),
+            "whether language servers run in the enclosure too (some need the network or a cache outside the root)",
+        ),
     ]);
     all
 }

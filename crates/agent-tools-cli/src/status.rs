@@ -39,12 +39,15 @@ pub struct EnclosureStatus {
     available: bool,
     /// Why not, when it is not available.
     why: Option<String>,
+    /// Whether language servers run in it too (`enclosure.language_servers`).
+    language_servers: bool,
 }
 
 /// The enclosure's status; for bwrap this runs the probe (`bwrap … true`) once.
-pub fn enclosure(enclosure: &enclosure::Enclosure) -> EnclosureStatus {
+pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> EnclosureStatus {
     let checked = enclosure.check();
     EnclosureStatus {
+        language_servers: language_servers && !enclosure.is_host(),
         mode: enclosure.mode.name(),
         description: enclosure.describe(),
         available: checked.is_ok(),
@@ -201,12 +204,15 @@ impl Status {
         let enclosure = &self.enclosure;
         match &enclosure.why {
             None => {
-                let _ = writeln!(out, "enclosure (eval kernels, vibe workers): {}", enclosure.description);
+                let _ = writeln!(out, "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}",
+                    if enclosure.language_servers { ", language servers" } else { "" },
+                    enclosure.description);
             }
             Some(why) => {
                 let _ = writeln!(
                     out,
-                    "enclosure (eval kernels, vibe workers): {}: unavailable, calls that need it fail: {why}",
+                    "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}: unavailable, calls that need it fail: {why}",
+                    if enclosure.language_servers { ", language servers" } else { "" },
                     enclosure.description
                 );
             }

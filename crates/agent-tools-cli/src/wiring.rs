@@ -34,6 +34,9 @@ pub struct Wiring {
     pub kernels: Option<KernelWiring>,
     /// Turns the approval gate on.
     pub approval: Option<ApprovalWiring>,
+    /// Where the project's code runs (debug adapters, project checkers, language servers;
+    /// kernels and workers get it when they are wired); the host when `None`.
+    pub enclosure: Option<Enclosure>,
 }
 
 impl Wiring {
@@ -131,8 +134,12 @@ fn set<T>(slot: &mut T, value: Option<T>) {
 /// Language servers for the workspace (found on the project's `node_modules/.bin`,
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
 /// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
-pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
-    let supervisor = Arc::new(Supervisor::new(lsp_config(workspace, config)));
+/// The project checkers run in the run's enclosure, the servers too with `enclosure.language_servers`.
+pub fn lsp(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+    let mut lsp = lsp_config(workspace, config);
+    lsp.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+    lsp.enclose_servers = config.flag("enclosure.language_servers");
+    let supervisor = Arc::new(Supervisor::new(lsp));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(config) }, diagnostics)
 }
@@ -149,8 +156,11 @@ pub fn lsp_caps(config: &Config) -> LspCaps {
 /// A debug supervisor for `debug`: adapters are detected at the root on each
 /// launch or attach; one session per process (the conversation is the run),
 /// kept across calls in `serve` and ended with the process.
-pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
-    let supervisor = Arc::new(DebugSupervisor::new(debug_config(config)));
+/// The adapter, and so the program it starts, runs in the run's enclosure.
+pub fn debug(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> DebugWiring {
+    let mut debug = debug_config(config);
+    debug.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+    let supervisor = Arc::new(DebugSupervisor::new(debug));
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 

@@ -110,10 +110,16 @@ fn status_and_eval_in_bwrap() {
     let status: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         status["enclosure"],
-        json!({"mode": "bwrap", "description": "bwrap (no network, root writable)", "available": true, "why": null})
+        json!({
+            "mode": "bwrap",
+            "description": "bwrap (no network, root writable)",
+            "available": true,
+            "why": null,
+            "language_servers": false
+        })
     );
     let out = agent_tools(dir.path(), &["status"], &[]);
-    assert!(stdout(&out).contains("\nenclosure (eval kernels, vibe workers): host\n"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("\nenclosure (eval kernels, vibe workers, debug adapters, project checkers): host\n"), "{}", stdout(&out));
 
     let canary = canary("eval");
     let code = format!(
@@ -179,7 +185,7 @@ async fn every_kernel_and_worker_starts_through_the_prefix() {
     std::fs::write(dir.path().join("agent-tools.toml"), config).unwrap();
 
     let out = agent_tools(dir.path(), &["status"], &[]);
-    assert!(stdout(&out).contains(&format!("enclosure (eval kernels, vibe workers): command prefix `{}`", wrapper.display())));
+    assert!(stdout(&out).contains(&format!("enclosure (eval kernels, vibe workers, debug adapters, project checkers): command prefix `{}`", wrapper.display())));
 
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-tools")).configure(|cmd| {
         cmd.args(["serve", "--vibe", "--vibe-fast-cmd", "echo \"$ENTERED $FROM_CONFIG\""])

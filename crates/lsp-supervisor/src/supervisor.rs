@@ -64,6 +64,14 @@ pub struct SupervisorConfig {
     /// every server hears of them (`workspace/didChangeWatchedFiles`). A host
     /// with its own watcher turns it off and calls [`Supervisor::files_changed`].
     pub watch: bool,
+    /// Where the project checkers (`diagnostics` with `"*"`: `cargo check`, which runs build
+    /// scripts and proc macros, `tsc`, `pyright`, `go vet`) run; `None` is the host. An
+    /// enclosure that is not available fails the check; nothing runs unenclosed.
+    pub enclosure: Option<enclosure::Enclosure>,
+    /// Whether the language servers run in [`SupervisorConfig::enclosure`] too. Off by default:
+    /// some servers need the network or a cache outside the root (clangd's index in
+    /// `$XDG_CACHE_HOME`), which a bwrap sandbox hides.
+    pub enclose_servers: bool,
 }
 
 impl SupervisorConfig {
@@ -81,6 +89,8 @@ impl SupervisorConfig {
             max_crashes: 3,
             checker_timeout: Duration::from_secs(300),
             watch: true,
+            enclosure: None,
+            enclose_servers: false,
         }
     }
 }
@@ -275,6 +285,7 @@ impl Supervisor {
             search,
             self.config.request_timeout,
             self.config.init_timeout,
+            self.config.enclosure.as_ref().filter(|_| self.config.enclose_servers),
         )
         .await;
         let mut slots = self.slots.lock().await;
