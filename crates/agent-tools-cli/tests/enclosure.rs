@@ -2,7 +2,7 @@
 //! as settings (layers, refusals with their place), `status` saying what is in
 //! force, `eval` and `vibe_*` running in the real bubblewrap (writes outside
 //! the root refused; the root read-only under a `read` cap), and a command
-//! prefix that every kernel and worker starts through.
+//! prefix that every kernel, worker, project checker and debug adapter starts through.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;
@@ -171,7 +171,7 @@ async fn vibe_workers_in_bwrap_and_a_read_cap_makes_the_root_read_only() {
 }
 
 #[tokio::test]
-async fn every_kernel_and_worker_starts_through_the_prefix() {
+async fn every_process_of_the_project_starts_through_the_prefix() {
     use rmcp::ServiceExt as _;
     use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
     let dir = tempfile::tempdir().unwrap();
@@ -183,6 +183,19 @@ async fn every_kernel_and_worker_starts_through_the_prefix() {
     let prefix = json!([wrapper.display().to_string()]).to_string();
     let config = format!("[enclosure]\nmode = \"command\"\nprefix = {prefix}\nenv = [\"FROM_CONFIG=1\"]\n");
     std::fs::write(dir.path().join("agent-tools.toml"), config).unwrap();
+    // A broken crate for the checker, and a Python project (its venv with debugpy) for the debugger.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let broken = workspace.join("fixtures/lsp/rust-broken");
+    std::fs::copy(broken.join("Cargo.toml"), dir.path().join("Cargo.toml")).unwrap();
+    std::fs::copy(broken.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::copy(broken.join("src/main.rs"), dir.path().join("src/main.rs")).unwrap();
+    std::fs::write(dir.path().join("requirements.txt"), "").unwrap();
+    std::fs::write(dir.path().join("hello.py"), "print('hello')\n").unwrap();
+    std::os::unix::fs::symlink(workspace.join(".tools/venv").canonicalize().unwrap(), dir.path().join(".venv")).unwrap();
+    // pyright, the Python project's checker, from the project's node_modules/.bin.
+    let node_modules = workspace.join(".tools/node/node_modules").canonicalize().unwrap();
+    std::os::unix::fs::symlink(node_modules, dir.path().join("node_modules")).unwrap();
 
     let out = agent_tools(dir.path(), &["status"], &[]);
     assert!(stdout(&out).contains(&format!("enclosure (eval kernels, vibe workers, debug adapters, project checkers): command prefix `{}`", wrapper.display())));
@@ -204,14 +217,28 @@ async fn every_kernel_and_worker_starts_through_the_prefix() {
     common::call(&client, "vibe_spawn", json!({"brief": "go", "label": "entered"})).await;
     let waited = common::call(&client, "vibe_wait", json!({"worker_id": "w1"})).await;
     assert_eq!(waited.structured_content.unwrap()["last_result"], "yes 1\n");
+    // The project checkers behind diagnostics "*": cargo check on the broken crate, pyright.
+    let checked = common::call(&client, "lsp", json!({"action": "diagnostics", "file": "*"})).await;
+    let text = common::text(&checked);
+    assert!(text.contains("E0384"), "{text}");
+    // A debug launch: debugpy's adapter through the prefix, the program under it.
+    let launched = common::call(&client, "debug", json!({"op": "launch", "program": "hello.py"})).await;
+    let launched = format!("{:?}", launched.structured_content);
+    assert!(launched.contains("exited"), "{launched}");
     client.cancel().await.unwrap();
-    // Three processes, each through the prefix: the Python kernel, the Node kernel, the worker.
+    // Each process through the prefix: the Python kernel, the Node kernel, the worker,
+    // cargo check and pyright, debugpy's adapter (the program it starts runs under it).
     let logged = std::fs::read_to_string(&log).unwrap();
     // Each line: env --default-signal=INT -C DIR NAME=VALUE… PROGRAM ARGS…
     let program = |line: &str| line.split(' ').skip(4).find(|word| !word.contains('=')).unwrap_or("").to_owned();
     let programs: Vec<String> = logged.lines().map(program).collect();
-    assert_eq!(logged.lines().count(), 3, "{logged}");
+    assert_eq!(logged.lines().count(), 6, "{logged}");
+    assert!(logged.lines().all(|line| line.starts_with("env --default-signal=INT -C ")), "{logged}");
     assert!(programs[0].contains("python"), "{logged}");
     assert!(programs[1].ends_with("node"), "{logged}");
     assert_eq!(programs[2], "sh", "{logged}");
+    let mut checkers = vec![programs[3].rsplit('/').next().unwrap(), programs[4].rsplit('/').next().unwrap()];
+    checkers.sort_unstable();
+    assert_eq!(checkers, ["cargo", "pyright"], "{logged}");
+    assert!(programs[5].ends_with(".venv/bin/python") && logged.contains("debugpy.adapter"), "{logged}");
 }
