@@ -86,3 +86,53 @@ async fn a_checker_starts_through_a_command_prefix() {
     assert!(logged.starts_with("env --default-signal=INT -C "), "{logged}");
     assert!(logged.contains(" cargo check --message-format=json"), "{logged}");
 }
+
+/// A project of the fixture server's toy language.
+fn fixture_project() -> (tempfile::TempDir, PathBuf) {
+    let bin = common::fixture_bin_dir().join("fixture-lsp-server");
+    assert!(bin.is_file(), "{} is missing: run `cargo xtask fixtures` first", bin.display());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("fixture.toml"), "").unwrap();
+    std::fs::write(root.join("a.fix"), "def alpha\nalpha\n").unwrap();
+    (dir, root)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn language_servers_go_through_the_prefix_only_when_asked() {
+    for enclose_servers in [false, true] {
+        let (_dir, root) = fixture_project();
+        let log = root.join("entered.log");
+        let wrapper = root.join("enter.sh");
+        std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec \"$@\"\n", log.display())).unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
+        let mut config = common::config(&root);
+        config.enclosure = Some(Enclosure::command(&root, vec![wrapper.display().to_string()]));
+        config.enclose_servers = enclose_servers;
+        let sup = Supervisor::new(config);
+        let nav = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap();
+        assert_eq!(nav.locations.items[0].line, 1);
+        sup.shutdown().await;
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(logged.contains("fixture-lsp-server"), enclose_servers, "{logged}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_language_server_answers_from_bwrap() {
+    if !bwrap_ready() {
+        return;
+    }
+    let (_dir, root) = fixture_project();
+    let mut config = common::config(&root);
+    config.enclosure = Some(Enclosure::bwrap(&root));
+    config.enclose_servers = true;
+    let sup = Supervisor::new(config);
+    let nav = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap();
+    assert_eq!(nav.locations.items[0].line, 1);
+    // The server runs in a PID namespace of its own, under bwrap: its process is bwrap's wrapper.
+    let pid = sup.status().await.iter().find_map(|s| s.pid).unwrap();
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap().replace('\0', " ");
+    assert!(cmdline.contains("bwrap") && cmdline.contains("--unshare-net"), "{cmdline}");
+    sup.shutdown().await;
+}
