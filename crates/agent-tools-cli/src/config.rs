@@ -532,9 +532,7 @@ fn check(kind: Kind, value: Result<&DeValue<'_>, &str>) -> Result<Value, String>
         }
         Kind::Text | Kind::Server => text.filter(|t| !t.trim().is_empty()).map(|t| Value::Text(t.to_owned())),
         Kind::Action => text.filter(|t| action(t).is_some()).map(|t| Value::Text(t.to_owned())),
-        Kind::Enclosure => {
-            text.filter(|t| ["none", "bwrap", "command"].contains(t)).map(|t| Value::Text(t.to_owned()))
-        }
+        Kind::Enclosure => text.filter(|t| ["none", "bwrap", "command"].contains(t)).map(|t| Value::Text(t.to_owned())),
         Kind::Bool => match value {
             Ok(DeValue::Boolean(b)) => Some(Value::Bool(*b)),
             Ok(_) => None,

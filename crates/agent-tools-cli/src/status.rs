@@ -204,9 +204,12 @@ impl Status {
         let enclosure = &self.enclosure;
         match &enclosure.why {
             None => {
-                let _ = writeln!(out, "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}",
+                let _ = writeln!(
+                    out,
+                    "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}",
                     if enclosure.language_servers { ", language servers" } else { "" },
-                    enclosure.description);
+                    enclosure.description
+                );
             }
             Some(why) => {
                 let _ = writeln!(

@@ -86,16 +86,24 @@ fn the_enclosure_settings_layer_and_bad_ones_name_their_place() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        format!("agent-tools: {name}:2:8: enclosure.mode: expected one of \"none\", \"bwrap\", \"command\", found the string \"docker\"\n")
+        format!(
+            "agent-tools: {name}:2:8: enclosure.mode: expected one of \"none\", \"bwrap\", \"command\", found the string \"docker\"\n"
+        )
     );
     std::fs::write(&file, "[enclosure]\nenv = [\"NOEQUALS\"]\n").unwrap();
     let out = agent_tools(dir.path(), &["config"], &[]);
     assert_eq!(
         stderr(&out),
-        format!("agent-tools: {name}:2:7: enclosure.env: expected an array of \"NAME=VALUE\" strings, found an array\n")
+        format!(
+            "agent-tools: {name}:2:7: enclosure.env: expected an array of \"NAME=VALUE\" strings, found an array\n"
+        )
     );
     std::fs::remove_file(&file).unwrap();
-    let out = agent_tools(dir.path(), &["call", "eval", r#"{"code": "1", "description": "one"}"#, "--enclosure", "command"], &[]);
+    let out = agent_tools(
+        dir.path(),
+        &["call", "eval", r#"{"code": "1", "description": "one"}"#, "--enclosure", "command"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("enclosure.mode: \"command\" needs enclosure.prefix"), "{}", stderr(&out));
 }
@@ -119,7 +127,11 @@ fn status_and_eval_in_bwrap() {
         })
     );
     let out = agent_tools(dir.path(), &["status"], &[]);
-    assert!(stdout(&out).contains("\nenclosure (eval kernels, vibe workers, debug adapters, project checkers): host\n"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("\nenclosure (eval kernels, vibe workers, debug adapters, project checkers): host\n"),
+        "{}",
+        stdout(&out)
+    );
 
     let canary = canary("eval");
     let code = format!(
@@ -177,8 +189,11 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("entered.log");
     let wrapper = dir.path().join("enter.sh");
-    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexport ENTERED=yes\nexec \"$@\"\n", log.display()))
-        .unwrap();
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\nexport ENTERED=yes\nexec \"$@\"\n", log.display()),
+    )
+    .unwrap();
     Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
     let prefix = json!([wrapper.display().to_string()]).to_string();
     let config = format!("[enclosure]\nmode = \"command\"\nprefix = {prefix}\nenv = [\"FROM_CONFIG=1\"]\n");
@@ -192,13 +207,17 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     std::fs::copy(broken.join("src/main.rs"), dir.path().join("src/main.rs")).unwrap();
     std::fs::write(dir.path().join("requirements.txt"), "").unwrap();
     std::fs::write(dir.path().join("hello.py"), "print('hello')\n").unwrap();
-    std::os::unix::fs::symlink(workspace.join(".tools/venv").canonicalize().unwrap(), dir.path().join(".venv")).unwrap();
+    std::os::unix::fs::symlink(workspace.join(".tools/venv").canonicalize().unwrap(), dir.path().join(".venv"))
+        .unwrap();
     // pyright, the Python project's checker, from the project's node_modules/.bin.
     let node_modules = workspace.join(".tools/node/node_modules").canonicalize().unwrap();
     std::os::unix::fs::symlink(node_modules, dir.path().join("node_modules")).unwrap();
 
     let out = agent_tools(dir.path(), &["status"], &[]);
-    assert!(stdout(&out).contains(&format!("enclosure (eval kernels, vibe workers, debug adapters, project checkers): command prefix `{}`", wrapper.display())));
+    assert!(stdout(&out).contains(&format!(
+        "enclosure (eval kernels, vibe workers, debug adapters, project checkers): command prefix `{}`",
+        wrapper.display()
+    )));
 
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-tools")).configure(|cmd| {
         cmd.args(["serve", "--vibe", "--vibe-fast-cmd", "echo \"$ENTERED $FROM_CONFIG\""])
@@ -212,7 +231,8 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     assert_eq!(cell["outputs"][0]["text"], "yes 1\n", "{cell}");
     assert_eq!(cell["enclosure"], format!("command prefix `{}`", wrapper.display()));
     let js = "process.env.ENTERED";
-    let cell = common::call(&client, "eval", json!({"code": js, "language": "javascript", "description": "where am I"})).await;
+    let cell =
+        common::call(&client, "eval", json!({"code": js, "language": "javascript", "description": "where am I"})).await;
     assert_eq!(cell.structured_content.unwrap()["outputs"][0]["data"]["text/plain"], "'yes'");
     common::call(&client, "vibe_spawn", json!({"brief": "go", "label": "entered"})).await;
     let waited = common::call(&client, "vibe_wait", json!({"worker_id": "w1"})).await;

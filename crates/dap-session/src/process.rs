@@ -106,8 +106,7 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
     }
     if let Some(enclosure) = spawn.enclosure {
         // A TCP adapter listens inside; a sandbox without network keeps us out.
-        if spawn.command.transport == Transport::Tcp && enclosure.mode == enclosure::Mode::Bwrap && !enclosure.network
-        {
+        if spawn.command.transport == Transport::Tcp && enclosure.mode == enclosure::Mode::Bwrap && !enclosure.network {
             return Err(spawn_error(format!(
                 "it is reached over TCP, which a bwrap sandbox without network shuts out ({}); set enclosure.network = true to debug with it",
                 enclosure.describe()

@@ -249,14 +249,13 @@ impl DebugSupervisor {
             (false, _) | (true, AdapterId::Delve) => {}
             // A Rust test: built by cargo, its binary run by lldb with the test's name as argument.
             (true, AdapterId::Lldb) => {
-                spec.program =
-                    crate::cargo::test_binary(
-                        &spec.program,
-                        spec.cwd(),
-                        self.config.limits.build_timeout,
-                        self.config.enclosure.as_ref(),
-                    )
-                    .await?;
+                spec.program = crate::cargo::test_binary(
+                    &spec.program,
+                    spec.cwd(),
+                    self.config.limits.build_timeout,
+                    self.config.enclosure.as_ref(),
+                )
+                .await?;
             }
             (true, _) => {
                 return Err(Error::Invalid(format!(

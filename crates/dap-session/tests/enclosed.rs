@@ -28,15 +28,16 @@ fn venv_python() -> PathBuf {
 }
 
 fn config(enclosure: Enclosure) -> DebugConfig {
-    let mut config = DebugConfig::default();
-    config.limits = Limits {
-        request_timeout: Duration::from_secs(20),
-        start_timeout: Duration::from_secs(60),
-        run_timeout: Duration::from_secs(30),
-        ..Limits::default()
-    };
-    config.enclosure = Some(enclosure);
-    config
+    DebugConfig {
+        limits: Limits {
+            request_timeout: Duration::from_secs(20),
+            start_timeout: Duration::from_secs(60),
+            run_timeout: Duration::from_secs(30),
+            ..Limits::default()
+        },
+        enclosure: Some(enclosure),
+        ..DebugConfig::default()
+    }
 }
 
 #[tokio::test]

@@ -201,8 +201,7 @@ impl Enclosure {
             Mode::Host => Ok(()),
             Mode::Command { prefix } if prefix.is_empty() => Err(Error::EmptyPrefix),
             Mode::Command { .. } => Ok(()),
-            Mode::Bwrap => probe_bwrap(&self.bwrap)
-                .map_err(|reason| Error::Unavailable { mode: "bwrap", reason }),
+            Mode::Bwrap => probe_bwrap(&self.bwrap).map_err(|reason| Error::Unavailable { mode: "bwrap", reason }),
         }
     }
 
@@ -414,7 +413,9 @@ fn run_probe(bwrap: &Path) -> Result<(), String> {
         Ok(output) => {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let stderr = stderr.trim();
-            if stderr.contains("No such file") && stderr.contains(&*bwrap.to_string_lossy()) || output.status.code() == Some(127) {
+            if stderr.contains("No such file") && stderr.contains(&*bwrap.to_string_lossy())
+                || output.status.code() == Some(127)
+            {
                 Err(format!("`{}` is not installed (Debian: apt-get install bubblewrap): {stderr}", bwrap.display()))
             } else {
                 Err(format!("`{}` does not work here ({}): {stderr}", bwrap.display(), output.status))

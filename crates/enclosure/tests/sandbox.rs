@@ -185,8 +185,11 @@ fn a_prefix_runs_the_command_with_its_directory_and_variables() {
     let log = root.path().join("prefix.log");
     // A stand-in for `docker exec -i C`: it runs its argv, marking that it did.
     let wrapper = root.path().join("wrapper.sh");
-    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexport MARK=through-prefix\nshift\nexec \"$@\"\n", log.display()))
-        .unwrap();
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\nexport MARK=through-prefix\nshift\nexec \"$@\"\n", log.display()),
+    )
+    .unwrap();
     Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
     let sub = root.path().join("sub");
     std::fs::create_dir(&sub).unwrap();

@@ -57,7 +57,11 @@ async fn a_cell_in_bwrap_cannot_write_outside_read_secrets_or_connect() {
     let first = py(&kernels, "secret_count = 0\nprint('up')").await;
     assert_eq!(first.enclosure, "bwrap (no network, root writable)");
     assert!(first.fresh_kernel);
-    assert!(first.text().starts_with("[a new python kernel, in bwrap (no network, root writable)]\nup"), "{}", first.text());
+    assert!(
+        first.text().starts_with("[a new python kernel, in bwrap (no network, root writable)]\nup"),
+        "{}",
+        first.text()
+    );
 
     let code = format!(
         r#"
@@ -117,7 +121,8 @@ async fn pandas_matplotlib_and_the_bridge_work_in_bwrap() {
     assert_eq!(figure.status, CellStatus::Ok, "{}", figure.text());
     assert_eq!(figure.images().len(), 1, "{}", figure.text());
     assert_eq!(&figure.images()[0].mime, "image/png");
-    let bridged_cell = kernels.execute(bridged(Language::Python, "print(tool('read', {'path': 'a.txt'})['text'])")).await;
+    let bridged_cell =
+        kernels.execute(bridged(Language::Python, "print(tool('read', {'path': 'a.txt'})['text'])")).await;
     let bridged_cell = bridged_cell.unwrap();
     assert_eq!(stream(&bridged_cell, "stdout").trim(), "contents", "{}", bridged_cell.text());
 }
@@ -159,8 +164,11 @@ async fn a_kernel_starts_through_a_command_prefix() {
     let root = tempfile::tempdir().unwrap();
     let log = root.path().join("prefix.log");
     let wrapper = root.path().join("enter.sh");
-    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexport ENTERED=yes\nexec \"$@\"\n", log.display()))
-        .unwrap();
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\nexport ENTERED=yes\nexec \"$@\"\n", log.display()),
+    )
+    .unwrap();
     std::process::Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
     let prefix = vec![wrapper.display().to_string()];
     let kernels = enclosed(root.path(), Enclosure::command(root.path(), prefix));

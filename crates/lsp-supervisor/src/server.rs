@@ -280,12 +280,7 @@ impl Server {
             })?;
         }
         let mut command = tokio::process::Command::from(plain);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
         let mut child =
             command.spawn().map_err(|source| Error::Spawn { server: spec.id, binary: binary.clone(), source })?;
         let pid = child.id();

@@ -34,8 +34,11 @@ fn roster(root: &Path, script: &str, enclosure: Enclosure, marker: &str) -> Rost
     let mut command = CommandConfig::same(spec);
     command.grace = Duration::from_millis(300);
     command.enclosure = Some(enclosure);
-    let config =
-        RosterConfig { stop_deadline: Duration::from_secs(5), max_wait: Duration::from_secs(30), ..RosterConfig::default() };
+    let config = RosterConfig {
+        stop_deadline: Duration::from_secs(5),
+        max_wait: Duration::from_secs(30),
+        ..RosterConfig::default()
+    };
     Roster::new(Arc::new(CommandRunner::new(command)), config)
 }
 
