@@ -96,7 +96,7 @@ pub struct CellResult {
     /// How much output was cut, if any.
     pub cut: Option<Cut>,
     /// Where the kernel runs: its spawner's description (`host`,
-    /// `bwrap (no network, root writable)`, `command prefix \`…\``).
+    /// `bwrap (no network, root writable)`, `command prefix …`).
     pub enclosure: String,
 }
 

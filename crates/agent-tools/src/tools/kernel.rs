@@ -205,8 +205,7 @@ pub struct EvalOutput {
     pub state_lost: bool,
     /// Whether this cell ran in a kernel started for it.
     pub fresh_kernel: bool,
-    /// Where the kernel runs: `host`, `bwrap (no network, root writable)`, or
-    /// `command prefix \`…\`` (the run's enclosure).
+    /// Where the kernel runs: `host`, or the run's enclosure, e.g. `bwrap (no network, root writable)`.
     pub enclosure: String,
     /// How the previous cell ended when its call was cancelled: `interrupted`
     /// (the state survived) or `killed` (a fresh kernel); `null` otherwise.
