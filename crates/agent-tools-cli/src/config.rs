@@ -324,6 +324,8 @@ pub struct CustomServer {
     pub initialization_options: Option<serde_json::Value>,
     pub settings: Option<serde_json::Value>,
     pub env: Vec<(String, String)>,
+    /// Whether this server runs in the run's enclosure (over `enclosure.language_servers`).
+    pub enclosed: Option<bool>,
     pub source: Source,
 }
 
@@ -787,6 +789,7 @@ const SERVER_KEYS: &[&str] = &[
     "initialization_options",
     "settings",
     "env",
+    "enclosed",
 ];
 
 /// The built-in language whose files have this extension, if one has.
@@ -843,6 +846,10 @@ fn server(
             "args" => out.args = Some(strings(origin, &key, value)?),
             "root_markers" => out.root_markers = Some(strings(origin, &key, value)?),
             "probe_args" => out.probe_args = Some(strings(origin, &key, value)?),
+            "enclosed" => match value.get_ref() {
+                DeValue::Boolean(b) => out.enclosed = Some(*b),
+                other => return Err(refuse(&place, &key, "true or false", &describe(other))),
+            },
             "languages" => {
                 for id in strings(origin, &key, value)? {
                     if let Some(language) = Language::from_id(&id).filter(|l| !l.is_custom()) {

@@ -139,6 +139,11 @@ pub fn lsp(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> (Ls
     let mut lsp = lsp_config(workspace, config);
     lsp.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
     lsp.enclose_servers = config.flag("enclosure.language_servers");
+    for server in &config.lsp_servers {
+        if let Some(enclosed) = server.enclosed {
+            lsp.enclosed_servers.insert(server.name.clone(), enclosed);
+        }
+    }
     let supervisor = Arc::new(Supervisor::new(lsp));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(config) }, diagnostics)

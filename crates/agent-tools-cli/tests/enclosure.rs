@@ -81,6 +81,18 @@ fn the_enclosure_settings_layer_and_bad_ones_name_their_place() {
         json!([["docker", "exec", "-i", "app"], "env AGENT_TOOLS_ENCLOSURE_PREFIX"])
     );
 
+    // A language server in or out of the enclosure, whatever enclosure.language_servers says.
+    std::fs::write(&file, "[[lsp.server]]\nname = \"clangd\"\nenclosed = true\n").unwrap();
+    let out = agent_tools(dir.path(), &["config", "--json"], &[]);
+    let config: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(config["lsp_servers"][0]["enclosed"], true);
+    std::fs::write(&file, "[[lsp.server]]\nname = \"clangd\"\nenclosed = \"yes\"\n").unwrap();
+    let out = agent_tools(dir.path(), &["config"], &[]);
+    assert_eq!(
+        stderr(&out),
+        format!("agent-tools: {name}:3:12: lsp.server.enclosed: expected true or false, found the string \"yes\"\n")
+    );
+
     std::fs::write(&file, "[enclosure]\nmode = \"docker\"\n").unwrap();
     let out = agent_tools(dir.path(), &["status"], &[]);
     assert_eq!(out.status.code(), Some(2));

@@ -72,6 +72,9 @@ pub struct SupervisorConfig {
     /// some servers need the network or a cache outside the root (clangd's index in
     /// `$XDG_CACHE_HOME`), which a bwrap sandbox hides.
     pub enclose_servers: bool,
+    /// Per server id, whether it runs in the enclosure, over [`SupervisorConfig::enclose_servers`]
+    /// (a server that needs the network left out, or one trusted less put in).
+    pub enclosed_servers: HashMap<String, bool>,
 }
 
 impl SupervisorConfig {
@@ -91,6 +94,7 @@ impl SupervisorConfig {
             watch: true,
             enclosure: None,
             enclose_servers: false,
+            enclosed_servers: HashMap::new(),
         }
     }
 }
@@ -277,6 +281,7 @@ impl Supervisor {
             slot.starts += 1;
             std::mem::take(&mut slot.docs)
         };
+        let enclosed = self.config.enclosed_servers.get(spec.id).copied().unwrap_or(self.config.enclose_servers);
         // Started without the slots locked: other servers start and answer meanwhile.
         let started = Server::start(
             crate::detect::launch_spec(spec, &root),
@@ -285,7 +290,7 @@ impl Supervisor {
             search,
             self.config.request_timeout,
             self.config.init_timeout,
-            self.config.enclosure.as_ref().filter(|_| self.config.enclose_servers),
+            self.config.enclosure.as_ref().filter(|_| enclosed),
         )
         .await;
         let mut slots = self.slots.lock().await;

@@ -99,8 +99,10 @@ fn fixture_project() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn language_servers_go_through_the_prefix_only_when_asked() {
-    for enclose_servers in [false, true] {
+async fn language_servers_go_through_the_prefix_when_asked_in_all_or_per_server() {
+    // (every server, this server's own setting, whether it went through)
+    let cases = [(false, None, false), (true, None, true), (false, Some(true), true), (true, Some(false), false)];
+    for (enclose_servers, its_own, through) in cases {
         let (_dir, root) = fixture_project();
         let log = root.join("entered.log");
         let wrapper = root.join("enter.sh");
@@ -109,12 +111,15 @@ async fn language_servers_go_through_the_prefix_only_when_asked() {
         let mut config = common::config(&root);
         config.enclosure = Some(Enclosure::command(&root, vec![wrapper.display().to_string()]));
         config.enclose_servers = enclose_servers;
+        if let Some(enclosed) = its_own {
+            config.enclosed_servers.insert("fixture".to_owned(), enclosed);
+        }
         let sup = Supervisor::new(config);
         let nav = sup.definition(&root.join("a.fix"), 2, "alpha").await.unwrap();
         assert_eq!(nav.locations.items[0].line, 1);
         sup.shutdown().await;
         let logged = std::fs::read_to_string(&log).unwrap_or_default();
-        assert_eq!(logged.contains("fixture-lsp-server"), enclose_servers, "{logged}");
+        assert_eq!(logged.contains("fixture-lsp-server"), through, "{enclose_servers} {its_own:?}: {logged}");
     }
 }
 
