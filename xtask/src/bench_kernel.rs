@@ -3,7 +3,8 @@
 //!
 //! Two figures each: kernel start to the first result of a `1+1` cell, and the
 //! median round trip of a `1+1` cell (sent, result back, kernel idle) over many
-//! cells. Both sides run the same interpreter (`.tools/venv/bin/python`, where
+//! cells. `--enclosure bwrap` runs our kernel in the bubblewrap sandbox
+//! (`enclosure` crate) while ipykernel stays on the host. Both sides run the same interpreter (`.tools/venv/bin/python`, where
 //! setup installed ipykernel and jupyter_client). Ours runs in a release-built
 //! `xtask kernel-once`, so neither side pays for a debug build. Timing is
 //! printed, never asserted.
@@ -23,18 +24,22 @@ pub(crate) struct Options {
     rounds: usize,
     /// `1+1` cells per round after the first result (default 200).
     cells: usize,
+    /// Where our kernel runs: `none` (the host, default) or `bwrap`.
+    enclosure: String,
 }
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> Result<Self> {
-        let mut options = Options { rounds: 3, cells: 200 };
+        let mut options = Options { rounds: 3, cells: 200, enclosure: "none".to_owned() };
         let mut it = args.iter();
         while let Some(&arg) = it.next() {
-            let value: usize = it.next().with_context(|| format!("{arg} takes a number"))?.parse()?;
+            let value = it.next().with_context(|| format!("{arg} takes a value"))?;
+            let number = || -> Result<usize> { value.parse().with_context(|| format!("{arg} takes a number")) };
             match arg {
-                "--rounds" => options.rounds = value.max(1),
-                "--cells" => options.cells = value.max(1),
-                _ => bail!("unknown option `{arg}` (use --rounds N, --cells N)"),
+                "--rounds" => options.rounds = number()?.max(1),
+                "--cells" => options.cells = number()?.max(1),
+                "--enclosure" if ["none", "bwrap"].contains(value) => options.enclosure = (*value).to_owned(),
+                _ => bail!("unknown option `{arg} {value}` (use --rounds N, --cells N, --enclosure none|bwrap)"),
             }
         }
         Ok(options)
@@ -96,7 +101,13 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     println!("building xtask in release …");
     run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
     let xtask = target_dir().join("release").join("xtask");
-    println!("ours:      {} kernel-once N (kernel crate, {})", xtask.display(), python.display());
+    println!(
+        "ours:      {} kernel-once N {} (kernel crate, {}; enclosure {})",
+        xtask.display(),
+        options.enclosure,
+        python.display(),
+        options.enclosure
+    );
     println!("ipykernel: {} -c <jupyter_client script> N", python.display());
     println!(
         "rounds:    {}, alternating; {} cells of `1+1` per round after the first result\n",
@@ -107,7 +118,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let mut theirs = Vec::new();
     for round in 1..=options.rounds {
         let mut cmd = Command::new(&xtask);
-        cmd.arg("kernel-once").arg(options.cells.to_string()).stdin(Stdio::null());
+        cmd.arg("kernel-once").arg(options.cells.to_string()).arg(&options.enclosure).stdin(Stdio::null());
         let out = run_quiet(&mut cmd)?;
         let a = parse_sample(&out.stdout)?;
         let mut cmd = Command::new(&python);
@@ -145,7 +156,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// One measured run of our kernel, as JSON on stdout (called by `run` from a release build).
-pub(crate) fn once_command(cells: &str) -> Result<()> {
+pub(crate) fn once_command(cells: &str, enclosure: &str) -> Result<()> {
     let cells: usize = cells.parse().context("kernel-once takes a cell count")?;
     let python = venv_bin("python");
     let scratch = tempfile_dir()?;
@@ -154,9 +165,16 @@ pub(crate) fn once_command(cells: &str) -> Result<()> {
         let mut config = kernel::KernelConfig::new(&scratch);
         config.python = Some(python);
         let t0 = Instant::now();
-        let kernels = kernel::Kernels::new(config);
+        let kernels = match enclosure {
+            "bwrap" => {
+                let spawner = std::sync::Arc::new(enclosure::Enclosure::bwrap(&scratch));
+                kernel::Kernels::with_spawner(config, spawner)
+            }
+            _ => kernel::Kernels::new(config),
+        };
         let first = kernels.execute(kernel::Cell::new(kernel::Language::Python, "1+1")).await?;
-        if first.is_error() || first.text().trim() != "2" {
+        // A kernel in an enclosure says so on its first cell's first line.
+        if first.is_error() || first.text().trim().lines().last() != Some("2") {
             bail!("first cell did not answer 2: {}", first.text());
         }
         let start = t0.elapsed();

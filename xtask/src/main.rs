@@ -43,7 +43,7 @@ commands:
   fixtures         build the fixture language server and debug adapter (setup does this too)
   bench astmatch [--runs N]
                    time ast_grep against the ast-grep CLI and a bare tree-sitter parse
-  bench kernel [--rounds N] [--cells N]
+  bench kernel [--rounds N] [--cells N] [--enclosure none|bwrap]
                    time the eval kernel against ipykernel + jupyter_client
   bench dap [--adapter debugpy|lldb] [--rounds N] [--steps N]
                    time a debugger step through dap-session against a raw DAP client
@@ -80,7 +80,8 @@ fn main() -> Result<()> {
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),
         ["search-once", lang, pattern, dir] => bench::search_once_command(lang, pattern, dir),
-        ["kernel-once", cells] => bench_kernel::once_command(cells),
+        ["kernel-once", cells] => bench_kernel::once_command(cells, "none"),
+        ["kernel-once", cells, enclosure] => bench_kernel::once_command(cells, enclosure),
         ["lsp-once", rest @ ..] => bench_lsp::once_command(rest),
         ["help" | "--help" | "-h"] | [] => {
             println!("{USAGE}");

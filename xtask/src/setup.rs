@@ -31,8 +31,9 @@ pub(crate) const PIP_SERVERS: &[&str] =
     &["python-lsp-server[pyflakes,pycodestyle]==1.15.0", "ruff==0.17.6", "debugpy==1.8.22"];
 /// pytest, pinned: the debug tests stop inside a failing test run as `-m pytest`.
 pub(crate) const PYTEST: &str = "pytest==9.2.0";
-/// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`).
-pub(crate) const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19"];
+/// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
+/// and bubblewrap (the `bwrap` enclosure).
+pub(crate) const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
 /// The commands the Debian packages provide, each checked by running it.
 const APT_COMMANDS: &[(&str, &[&str])] = &[
     ("clangd", &["--version"]),
@@ -40,6 +41,7 @@ const APT_COMMANDS: &[(&str, &[&str])] = &[
     ("gopls", &["version"]),
     ("dlv", &["version"]),
     ("lldb-dap-19", &["--help"]),
+    ("bwrap", &["--version"]),
 ];
 
 /// One thing setup makes sure of.
@@ -64,7 +66,7 @@ fn steps() -> Vec<Step> {
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
         Step { name: "pytest (pip)", check: check_pytest, install: install_pytest },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
-        Step { name: "clangd, go, gopls, dlv, lldb-dap (apt)", check: check_apt, install: install_apt },
+        Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
     ]
 }

@@ -51,6 +51,15 @@ enum Kind {
     /// The id of a language server (built-in or `[[lsp.server]]`) for the
     /// language named by the key's last part.
     Server,
+    /// `none`, `bwrap` or `command`.
+    Enclosure,
+    /// `true` or `false`.
+    Bool,
+    /// An array of strings (from the environment or a flag: a TOML array,
+    /// `["docker", "exec", "-i", "app"]`).
+    Strings,
+    /// An array of `NAME=VALUE` strings.
+    EnvList,
 }
 
 impl Kind {
@@ -62,6 +71,10 @@ impl Kind {
             Kind::Text => "a non-empty string",
             Kind::Action => "one of \"allow\", \"ask\", \"deny\"",
             Kind::Server => "a language server's id (a string)",
+            Kind::Enclosure => "one of \"none\", \"bwrap\", \"command\"",
+            Kind::Bool => "true or false",
+            Kind::Strings => "an array of strings",
+            Kind::EnvList => "an array of \"NAME=VALUE\" strings",
         }
     }
 }
@@ -74,6 +87,8 @@ pub enum Value {
     Number(f64),
     Count(u64),
     Text(String),
+    Bool(bool),
+    List(Vec<String>),
 }
 
 impl fmt::Display for Value {
@@ -83,6 +98,8 @@ impl fmt::Display for Value {
             Value::Number(n) => write!(f, "{n}"),
             Value::Count(n) => write!(f, "{n}"),
             Value::Text(s) => write!(f, "{s:?}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::List(items) => write!(f, "{items:?}"),
         }
     }
 }
@@ -240,12 +257,37 @@ fn settings() -> Vec<Setting> {
         setting("vibe.max_running", Count, count(roster.max_running), "workers running at once; the rest queue"),
         setting("vibe.default_wait_s", Seconds, secs(roster.default_wait), "vibe_wait's timeout when none is given"),
         setting("vibe.max_wait_s", Seconds, secs(roster.max_wait), "the cap on every vibe_wait"),
+        setting(
+            "enclosure.mode",
+            Kind::Enclosure,
+            Value::Text("none".into()),
+            "where the project's code runs: none (the host), bwrap (a sandbox), command (through enclosure.prefix)",
+        ),
+        setting("enclosure.network", Bool, Value::Bool(false), "whether a bwrap sandbox keeps the network"),
+        setting(
+            "enclosure.prefix",
+            Strings,
+            Value::List(Vec::new()),
+            "mode command: the argv put before every command, e.g. [\"docker\", \"exec\", \"-i\", \"app\"]",
+        ),
+        setting("enclosure.ro_paths", Strings, Value::List(Vec::new()), "bwrap: extra paths visible read-only"),
+        setting("enclosure.rw_paths", Strings, Value::List(Vec::new()), "bwrap: extra paths visible writable"),
+        setting("enclosure.env", EnvList, Value::List(Vec::new()), "extra NAME=VALUE variables set inside"),
+        setting(
+            "enclosure.language_servers",
+            Bool,
+            Value::Bool(false),
+            "whether language servers run in the enclosure too (some need the network or a cache outside the root)",
+        ),
     ]);
     all
 }
 
 /// The settings that hold a program's path, taken relative to the root.
 const PATH_KEYS: [&str; 3] = ["eval.python", "eval.node", "debug.python"];
+
+/// The settings that hold lists of paths, each taken relative to the root.
+const PATH_LIST_KEYS: [&str; 2] = ["enclosure.ro_paths", "enclosure.rw_paths"];
 
 /// The list settings: arrays of tables, replaced whole by a higher layer.
 const LISTS: [&str; 3] = ["lsp.server", "debug.adapter", "approval.rule"];
@@ -282,6 +324,8 @@ pub struct CustomServer {
     pub initialization_options: Option<serde_json::Value>,
     pub settings: Option<serde_json::Value>,
     pub env: Vec<(String, String)>,
+    /// Whether this server runs in the run's enclosure (over `enclosure.language_servers`).
+    pub enclosed: Option<bool>,
     pub source: Source,
 }
 
@@ -490,6 +534,41 @@ fn check(kind: Kind, value: Result<&DeValue<'_>, &str>) -> Result<Value, String>
         }
         Kind::Text | Kind::Server => text.filter(|t| !t.trim().is_empty()).map(|t| Value::Text(t.to_owned())),
         Kind::Action => text.filter(|t| action(t).is_some()).map(|t| Value::Text(t.to_owned())),
+        Kind::Enclosure => text.filter(|t| ["none", "bwrap", "command"].contains(t)).map(|t| Value::Text(t.to_owned())),
+        Kind::Bool => match value {
+            Ok(DeValue::Boolean(b)) => Some(Value::Bool(*b)),
+            Ok(_) => None,
+            Err(text) => match text.trim() {
+                "true" | "1" => Some(Value::Bool(true)),
+                "false" | "0" => Some(Value::Bool(false)),
+                _ => None,
+            },
+        },
+        Kind::Strings | Kind::EnvList => {
+            let parsed;
+            let array = match value {
+                Ok(v) => v,
+                Err(text) => match DeValue::parse(text) {
+                    Ok(v) => {
+                        parsed = v;
+                        parsed.get_ref()
+                    }
+                    Err(_) => return Err(found()),
+                },
+            };
+            let items: Option<Vec<String>> = match array {
+                DeValue::Array(items) => items
+                    .iter()
+                    .map(|item| match item.get_ref() {
+                        DeValue::String(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let env_ok = |item: &String| item.split_once('=').is_some_and(|(name, _)| !name.is_empty());
+            items.filter(|items| kind == Kind::Strings || items.iter().all(env_ok)).map(Value::List)
+        }
     };
     checked.ok_or_else(found)
 }
@@ -710,6 +789,7 @@ const SERVER_KEYS: &[&str] = &[
     "initialization_options",
     "settings",
     "env",
+    "enclosed",
 ];
 
 /// The built-in language whose files have this extension, if one has.
@@ -766,6 +846,10 @@ fn server(
             "args" => out.args = Some(strings(origin, &key, value)?),
             "root_markers" => out.root_markers = Some(strings(origin, &key, value)?),
             "probe_args" => out.probe_args = Some(strings(origin, &key, value)?),
+            "enclosed" => match value.get_ref() {
+                DeValue::Boolean(b) => out.enclosed = Some(*b),
+                other => return Err(refuse(&place, &key, "true or false", &describe(other))),
+            },
             "languages" => {
                 for id in strings(origin, &key, value)? {
                     if let Some(language) = Language::from_id(&id).filter(|l| !l.is_custom()) {
@@ -1100,6 +1184,13 @@ impl Config {
                 *text = root.join(&*text).display().to_string();
             }
         }
+        for key in PATH_LIST_KEYS {
+            if let Some((Value::List(items), _)) = layers.values.get_mut(key) {
+                for item in items.iter_mut().filter(|item| Path::new(item.as_str()).is_relative()) {
+                    *item = root.join(&*item).display().to_string();
+                }
+            }
+        }
 
         // The languages the entries define, process-wide (routing is by a
         // file's extension everywhere), then the entries that serve them.
@@ -1134,6 +1225,7 @@ impl Config {
             approval_rules: layers.rules,
         };
         config.check_servers()?;
+        config.check_enclosure()?;
         Ok(config)
     }
 
@@ -1163,6 +1255,30 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// `enclosure.mode = "command"` needs a prefix.
+    fn check_enclosure(&self) -> anyhow::Result<()> {
+        let Some(mode) = self.settings.iter().find(|e| e.key == "enclosure.mode") else { return Ok(()) };
+        if self.text("enclosure.mode") == Some("command") && self.list("enclosure.prefix").is_empty() {
+            bail!(
+                "{}: enclosure.mode: \"command\" needs enclosure.prefix, the argv that enters the enclosure \
+                 (e.g. [\"docker\", \"exec\", \"-i\", \"CONTAINER\"])",
+                mode.source
+            );
+        }
+        Ok(())
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Value::Bool(true))
+    }
+
+    pub fn list(&self, key: &str) -> &[String] {
+        match self.get(key) {
+            Value::List(items) => items,
+            _ => &[],
+        }
     }
 
     fn get(&self, key: &str) -> &Value {
@@ -1292,6 +1408,8 @@ mod tests {
                 (Value::Unset, Kind::Text | Kind::Server | Kind::Action | Kind::SecondsOrNone) => true,
                 (Value::Number(_), Kind::Seconds | Kind::SecondsOrNone) | (Value::Count(_), Kind::Count) => true,
                 (Value::Text(t), Kind::Action) => action(t).is_some(),
+                (Value::Text(t), Kind::Enclosure) => t == "none",
+                (Value::Bool(_), Kind::Bool) | (Value::List(_), Kind::Strings | Kind::EnvList) => true,
                 _ => false,
             };
             assert!(ok, "{}", s.key);

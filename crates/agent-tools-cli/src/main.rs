@@ -40,6 +40,12 @@ struct Cli {
     /// over the environment (AGENT_TOOLS_<SECTION>_<KEY>) and the file. `agent-tools config` lists the keys.
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE", global = true)]
     set: Vec<String>,
+    /// Where the project's code runs (eval kernels, vibe workers, debug adapters and debuggees,
+    /// project checkers; language servers with enclosure.language_servers): none (on the host), bwrap (a
+    /// sandbox: read-only host, writable root, private /tmp, no network, cleared environment) or
+    /// command (through enclosure.prefix, e.g. docker exec -i CONTAINER); as --set enclosure.mode=MODE.
+    #[arg(long, value_name = "MODE", global = true)]
+    enclosure: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +157,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     for assignment in &cli.set {
         flags.set(assignment)?;
     }
+    if let Some(mode) = &cli.enclosure {
+        flags.flag("enclosure.mode", mode, "--enclosure");
+    }
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask, accept } => {
             if accept && tool != "ast_edit" {
@@ -161,14 +170,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let op = args.get("op").and_then(|o| o.as_str()).map(str::to_string);
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
-            let kernel_wiring = wiring::kernels(&workspace, &config);
+            let enclosure = wiring::enclosure(&workspace, &config, cap);
+            let kernel_wiring = wiring::kernels(&workspace, &config, &enclosure);
             let kernel_set = std::sync::Arc::clone(&kernel_wiring.kernels);
             let kernels = Some(kernel_wiring);
             let approval = ask.then(|| wiring::terminal_approval(&config));
             // One call: nothing would reuse a parse tree, so none is kept.
             let registry = registry(
                 workspace,
-                wiring::Wiring { question: Some(wiring::terminal()), vibe: None, kernels, approval },
+                wiring::Wiring {
+                    question: Some(wiring::terminal()),
+                    vibe: None,
+                    kernels,
+                    approval,
+                    enclosure: Some(enclosure),
+                },
                 &config,
                 0,
             )?;
@@ -240,12 +256,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools { cap, vibe } => {
             let workspace = workspace(None)?;
             let config = config::Config::load(workspace.root(), &flags)?;
-            let kernels = Some(wiring::kernels(&workspace, &config));
+            let enclosure = wiring::enclosure(&workspace, &config, cap);
+            let kernels = Some(wiring::kernels(&workspace, &config, &enclosure));
             // Only listed: no worker is ever started by `tools`.
             let vibe = vibe.then(wiring::listing_roster);
             let registry = registry(
                 workspace,
-                wiring::Wiring { question: Some(wiring::terminal()), vibe, kernels, approval: None },
+                wiring::Wiring {
+                    question: Some(wiring::terminal()),
+                    vibe,
+                    kernels,
+                    approval: None,
+                    enclosure: Some(enclosure),
+                },
                 &config,
                 0,
             )?;
@@ -259,10 +282,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let workspace = workspace(root)?;
             vibe.flags(&mut flags);
             let config = config::Config::load(workspace.root(), &flags)?;
-            let kernels = Some(wiring::kernels(&workspace, &config));
+            let enclosure = wiring::enclosure(&workspace, &config, cap);
+            let kernels = Some(wiring::kernels(&workspace, &config, &enclosure));
             let approval = ask.then(|| wiring::elicited_approval(&peer, &config));
-            let vibe = vibe.roster(&config)?;
-            let wiring = wiring::Wiring { question: Some(wiring::elicitation(&peer)), vibe, kernels, approval };
+            let vibe = vibe.roster(&config, &enclosure)?;
+            let wiring = wiring::Wiring {
+                question: Some(wiring::elicitation(&peer)),
+                vibe,
+                kernels,
+                approval,
+                enclosure: Some(enclosure),
+            };
             // A run's searches reuse the parse trees of unchanged files.
             let registry = registry(workspace, wiring, &config, astmatch::DEFAULT_CACHE_BYTES)?;
             runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
@@ -285,6 +315,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let mut report = status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, &config));
+            let enclosure = wiring::enclosure(&workspace, &config, Tier::Exec);
+            report.enclosure = status::enclosure(&enclosure, config.flag("enclosure.language_servers"));
             report.configuration = config.file.to_string();
             let runtime = runtime()?;
             report.language_servers = runtime.block_on(status::language_servers(&workspace, &config));
@@ -315,8 +347,9 @@ fn registry(
     config: &config::Config,
     parse_cache_bytes: usize,
 ) -> anyhow::Result<Arc<Registry>> {
-    let (lsp, diagnostics) = wiring::lsp(&workspace, config);
-    let debug = wiring::debug(&workspace, config);
+    let enclosure = wiring.enclosure.clone().unwrap_or_else(|| enclosure::Enclosure::host(workspace.root()));
+    let (lsp, diagnostics) = wiring::lsp(&workspace, config, &enclosure);
+    let debug = wiring::debug(&workspace, config, &enclosure);
     let builder = Registry::builder()
         .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
         .with_lsp(lsp)

@@ -25,6 +25,34 @@ pub struct Status {
     pub language_servers: Vec<ServerAvailability>,
     /// Per debug adapter: whether `debug` can start it here, or which half of detection is missing.
     pub debug_adapters: Vec<AdapterStatus>,
+    /// Where the project's code runs (kernels, workers), and whether that works here.
+    pub enclosure: EnclosureStatus,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct EnclosureStatus {
+    /// `none`, `bwrap` or `command`.
+    mode: &'static str,
+    /// What is in force: `host`, `bwrap (no network, root writable)`, `command prefix …`.
+    description: String,
+    /// Whether processes can start in it; when not, every call that needs it fails.
+    available: bool,
+    /// Why not, when it is not available.
+    why: Option<String>,
+    /// Whether language servers run in it too (`enclosure.language_servers`).
+    language_servers: bool,
+}
+
+/// The enclosure's status; for bwrap this runs the probe (`bwrap … true`) once.
+pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> EnclosureStatus {
+    let checked = enclosure.check();
+    EnclosureStatus {
+        language_servers: language_servers && !enclosure.is_host(),
+        mode: enclosure.mode.name(),
+        description: enclosure.describe(),
+        available: checked.is_ok(),
+        why: checked.err().map(|e| e.to_string()),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -164,6 +192,7 @@ impl Status {
             kernels,
             language_servers: Vec::new(),
             debug_adapters: Vec::new(),
+            enclosure: EnclosureStatus::default(),
         }
     }
 
@@ -172,6 +201,25 @@ impl Status {
         let mut out = String::new();
         let _ = writeln!(out, "root: {}", self.root.display());
         let _ = writeln!(out, "configuration: {}", self.configuration);
+        let enclosure = &self.enclosure;
+        match &enclosure.why {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}",
+                    if enclosure.language_servers { ", language servers" } else { "" },
+                    enclosure.description
+                );
+            }
+            Some(why) => {
+                let _ = writeln!(
+                    out,
+                    "enclosure (eval kernels, vibe workers, debug adapters, project checkers{}): {}: unavailable, calls that need it fail: {why}",
+                    if enclosure.language_servers { ", language servers" } else { "" },
+                    enclosure.description
+                );
+            }
+        }
         let _ = writeln!(
             out,
             "structural search and rewrite ({}): available, {} tree-sitter grammars",

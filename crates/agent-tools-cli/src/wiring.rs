@@ -14,6 +14,7 @@ use agent_tools::{
 };
 use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
+use enclosure::{Enclosure, Mode};
 use kernel::{KernelConfig, Kernels};
 use lsp_supervisor::{Language, ServerSpec, Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
@@ -33,6 +34,9 @@ pub struct Wiring {
     pub kernels: Option<KernelWiring>,
     /// Turns the approval gate on.
     pub approval: Option<ApprovalWiring>,
+    /// Where the project's code runs (debug adapters, project checkers, language servers;
+    /// kernels and workers get it when they are wired); the host when `None`.
+    pub enclosure: Option<Enclosure>,
 }
 
 impl Wiring {
@@ -130,8 +134,17 @@ fn set<T>(slot: &mut T, value: Option<T>) {
 /// Language servers for the workspace (found on the project's `node_modules/.bin`,
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
 /// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
-pub fn lsp(workspace: &Workspace, config: &Config) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
-    let supervisor = Arc::new(Supervisor::new(lsp_config(workspace, config)));
+/// The project checkers run in the run's enclosure, the servers too with `enclosure.language_servers`.
+pub fn lsp(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+    let mut lsp = lsp_config(workspace, config);
+    lsp.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+    lsp.enclose_servers = config.flag("enclosure.language_servers");
+    for server in &config.lsp_servers {
+        if let Some(enclosed) = server.enclosed {
+            lsp.enclosed_servers.insert(server.name.clone(), enclosed);
+        }
+    }
+    let supervisor = Arc::new(Supervisor::new(lsp));
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(config) }, diagnostics)
 }
@@ -148,8 +161,11 @@ pub fn lsp_caps(config: &Config) -> LspCaps {
 /// A debug supervisor for `debug`: adapters are detected at the root on each
 /// launch or attach; one session per process (the conversation is the run),
 /// kept across calls in `serve` and ended with the process.
-pub fn debug(workspace: &Workspace, config: &Config) -> DebugWiring {
-    let supervisor = Arc::new(DebugSupervisor::new(debug_config(config)));
+/// The adapter, and so the program it starts, runs in the run's enclosure.
+pub fn debug(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> DebugWiring {
+    let mut debug = debug_config(config);
+    debug.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+    let supervisor = Arc::new(DebugSupervisor::new(debug));
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }
 
@@ -172,10 +188,33 @@ pub fn debug_config(config: &Config) -> DebugConfig {
     debug
 }
 
-/// Kernels on the host, rooted at the workspace; an interpreter starts on a cell's first use
-/// and lives as long as this process.
-pub fn kernels(workspace: &Workspace, config: &Config) -> KernelWiring {
-    KernelWiring::new(Arc::new(Kernels::new(kernel_config(workspace, config))))
+/// Kernels rooted at the workspace, started through the run's enclosure; an interpreter starts
+/// on a cell's first use and lives as long as this process.
+pub fn kernels(workspace: &Workspace, config: &Config, enclosure: &Enclosure) -> KernelWiring {
+    let spawner: Arc<dyn kernel::Spawner> = Arc::new(enclosure.clone());
+    KernelWiring::new(Arc::new(Kernels::with_spawner(kernel_config(workspace, config), spawner)))
+}
+
+/// The run's enclosure from `[enclosure]` (or `--enclosure`): where kernels and workers run.
+/// The root is read-only inside a bwrap sandbox when the surface's cap is `read`.
+pub fn enclosure(workspace: &Workspace, config: &Config, cap: Tier) -> Enclosure {
+    let mode = match config.text("enclosure.mode") {
+        Some("bwrap") => Mode::Bwrap,
+        Some("command") => Mode::Command { prefix: config.list("enclosure.prefix").to_vec() },
+        _ => Mode::Host,
+    };
+    let mut enclosure = Enclosure::with_mode(mode, workspace.root());
+    enclosure.root_writable = cap > Tier::Read;
+    enclosure.network = config.flag("enclosure.network");
+    enclosure.ro_paths = config.list("enclosure.ro_paths").iter().map(PathBuf::from).collect();
+    enclosure.rw_paths = config.list("enclosure.rw_paths").iter().map(PathBuf::from).collect();
+    enclosure.env = config
+        .list("enclosure.env")
+        .iter()
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    enclosure
 }
 
 /// The kernels' configuration: the inactivity budget, interpreters and output caps of `[eval]`.
@@ -265,7 +304,7 @@ impl VibeArgs {
     }
 
     /// The roster, in vibe mode. A tier without its own command uses the other's.
-    pub fn roster(&self, config: &Config) -> anyhow::Result<Option<Roster>> {
+    pub fn roster(&self, config: &Config, enclosure: &Enclosure) -> anyhow::Result<Option<Roster>> {
         if !self.vibe {
             return Ok(None);
         }
@@ -277,7 +316,9 @@ impl VibeArgs {
                  (or vibe.fast_cmd / vibe.good_cmd in agent-tools.toml)"
             ),
         };
-        let runner = CommandRunner::new(CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good)));
+        let mut command = CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good));
+        command.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+        let runner = CommandRunner::new(command);
         let mut roster = RosterConfig { run_timeout: config.duration("vibe.run_timeout_s"), ..RosterConfig::default() };
         set(&mut roster.max_running, config.count("vibe.max_running"));
         set(&mut roster.default_wait, config.duration("vibe.default_wait_s"));

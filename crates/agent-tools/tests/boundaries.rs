@@ -10,8 +10,9 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Crates that leaf crates may share: `write-set` (the all-or-nothing file
-/// writer of astmatch's `resolve` and lsp-supervisor's renames).
-const SHARED: &[&str] = &["write-set"];
+/// writer of astmatch's `resolve` and lsp-supervisor's renames) and
+/// `enclosure` (where every subsystem's processes of the project's code run).
+const SHARED: &[&str] = &["write-set", "enclosure"];
 
 #[test]
 fn leaf_crates_depend_on_no_workspace_crate_above_or_beside_them() {

@@ -11,6 +11,10 @@ use kernel::{KernelConfig, Kernels};
 use serde_json::json;
 
 fn surface(root: &Path, cap: Tier) -> Surface {
+    surface_in(root, cap, Arc::new(kernel::HostSpawner))
+}
+
+fn surface_in(root: &Path, cap: Tier, spawner: Arc<dyn kernel::Spawner>) -> Surface {
     let mut config = KernelConfig::new(root);
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python");
     if venv.exists() {
@@ -19,7 +23,7 @@ fn surface(root: &Path, cap: Tier) -> Surface {
     let workspace = Workspace::new(root).unwrap();
     let registry = Registry::builder()
         .with_astmatch(AstmatchWiring::new(workspace))
-        .with_kernels(KernelWiring::new(Arc::new(Kernels::new(config))))
+        .with_kernels(KernelWiring::new(Arc::new(Kernels::with_spawner(config, spawner))))
         .build()
         .unwrap();
     Arc::new(registry).surface(cap)
@@ -81,6 +85,30 @@ async fn in_cell_tool_calls_go_through_the_surface() {
     assert!(!result.is_error, "{}", result.text);
     assert!(result.text.contains("refused: unknown tool 'no_such_tool'"), "{}", result.text);
     assert!(result.text.contains("refused: eval cannot be called from inside a cell"), "{}", result.text);
+}
+
+/// In a bwrap sandbox the bridge still works (fds 3 and 4 pass through): a
+/// cell's `tool("ast_grep")` goes through the surface and finds the root's
+/// code, and the fresh kernel's result says where it runs.
+#[tokio::test]
+async fn in_bwrap_in_cell_tool_calls_still_work() {
+    if let Err(error) = enclosure::Enclosure::bwrap("/").check() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{error}");
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("SKIPPED: {error}");
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def f():\n    return print(1)\n").unwrap();
+    let exec = surface_in(dir.path(), Tier::Exec, Arc::new(enclosure::Enclosure::bwrap(dir.path())));
+    let code = "r = tool('ast_grep', {'pattern': 'print($A)', 'language': 'python'})\nprint(r['total'], r['matches'][0]['file'])";
+    let result =
+        exec.call("eval", json!({ "code": code, "description": "call a tool from an enclosed cell" })).await.unwrap();
+    assert!(!result.is_error, "{}", result.text);
+    assert_eq!(result.text, "[a new python kernel, in bwrap (no network, root writable)]\n1 a.py\n");
+    assert_eq!(result.structured.as_ref().unwrap()["enclosure"], "bwrap (no network, root writable)");
 }
 
 /// Through the surface: progress carries the cell's last printed line; a

@@ -13,17 +13,24 @@ use crate::error::{Error, Result};
 /// Builds the tests of the Cargo package at or above `program` and returns
 /// the test executable to run: the one built from `program` when it is a
 /// source file (`src/lib.rs`, `tests/parse.rs`), else the only one.
-pub async fn test_binary(program: &Path, cwd: &Path, timeout: Duration) -> Result<PathBuf> {
+pub async fn test_binary(
+    program: &Path,
+    cwd: &Path,
+    timeout: Duration,
+    enclosure: Option<&enclosure::Enclosure>,
+) -> Result<PathBuf> {
     let manifest_dir = package_dir(program).ok_or_else(|| {
         Error::Invalid(format!("{} is not inside a Cargo package (no Cargo.toml above it)", program.display()))
     })?;
-    let mut command = tokio::process::Command::new("cargo");
-    command
-        .args(["test", "--no-run", "--message-format=json", "--manifest-path"])
-        .arg(manifest_dir.join("Cargo.toml"))
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let mut plain = std::process::Command::new("cargo");
+    plain.args(["test", "--no-run", "--message-format=json", "--manifest-path"]).arg(manifest_dir.join("Cargo.toml"));
+    plain.current_dir(cwd);
+    // The build runs the project's build scripts and proc macros: inside the enclosure too.
+    if let Some(enclosure) = enclosure {
+        plain = enclosure.enclose(&plain).map_err(|e| Error::Invalid(e.to_string()))?;
+    }
+    let mut command = tokio::process::Command::from(plain);
+    command.stdin(std::process::Stdio::null()).kill_on_drop(true);
     let output = tokio::time::timeout(timeout, command.output())
         .await
         .map_err(|_| Error::Invalid(format!("`cargo test --no-run` did not finish within {} s", timeout.as_secs())))?

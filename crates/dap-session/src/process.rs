@@ -98,26 +98,33 @@ pub struct Spawn<'a> {
     pub path: Option<&'a std::ffi::OsStr>,
     /// How long a TCP adapter may take to print its port.
     pub start_timeout: Duration,
+    /// Where the adapter runs (and the program it starts); `None` is the host.
+    pub enclosure: Option<&'a enclosure::Enclosure>,
 }
 
 /// Starts the adapter and connects a client to it.
 pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProcess, Client)> {
     let spawn_error = |detail: String| Error::Spawn { adapter: spawn.name.to_owned(), detail };
-    let mut command = tokio::process::Command::new(&spawn.command.program);
-    command
-        .args(&spawn.command.args)
-        .current_dir(spawn.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    let mut plain = std::process::Command::new(&spawn.command.program);
+    plain.args(&spawn.command.args).current_dir(spawn.cwd);
     if let Some(path) = spawn.path {
-        command.env("PATH", path);
+        plain.env("PATH", path);
     }
     for (key, value) in spawn.env {
-        command.env(key, value);
+        plain.env(key, value);
     }
+    if let Some(enclosure) = spawn.enclosure {
+        // A TCP adapter listens inside; a sandbox without network keeps us out.
+        if spawn.command.transport == Transport::Tcp && enclosure.mode == enclosure::Mode::Bwrap && !enclosure.network {
+            return Err(spawn_error(format!(
+                "it is reached over TCP, which a bwrap sandbox without network shuts out ({}); set enclosure.network = true to debug with it",
+                enclosure.describe()
+            )));
+        }
+        plain = enclosure.enclose(&plain).map_err(|e| spawn_error(e.to_string()))?;
+    }
+    let mut command = tokio::process::Command::from(plain);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     let mut child = command.spawn().map_err(|e| spawn_error(format!("{}: {e}", spawn.command.program.display())))?;
     let pid = child.id().unwrap_or(0);
     let diagnostics = Arc::new(Diagnostics::default());

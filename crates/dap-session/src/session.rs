@@ -72,7 +72,13 @@ pub const ATTACH_SETTLE: Duration = Duration::from_secs(2);
 /// How to reach the adapter.
 pub enum Reach<'a> {
     /// Start this command (as its own process group).
-    Spawn { command: &'a AdapterCommand, cwd: &'a Path, env: &'a [(String, String)], path: Option<&'a std::ffi::OsStr> },
+    Spawn {
+        command: &'a AdapterCommand,
+        cwd: &'a Path,
+        env: &'a [(String, String)],
+        path: Option<&'a std::ffi::OsStr>,
+        enclosure: Option<&'a enclosure::Enclosure>,
+    },
     /// Connect to a DAP server already listening.
     Connect { address: String },
 }
@@ -151,13 +157,14 @@ impl Session {
         });
         let limits = open.limits.clone();
         let (process, client) = match open.reach {
-            Reach::Spawn { command, cwd, env, path } => {
+            Reach::Spawn { command, cwd, env, path, enclosure } => {
                 let spawn = process::Spawn {
                     name: open.adapter.name(),
                     command,
                     cwd,
                     env,
                     path,
+                    enclosure,
                     start_timeout: limits.start_timeout,
                 };
                 let (process, client) = process::start(spawn, sink).await?;

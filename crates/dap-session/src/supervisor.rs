@@ -31,6 +31,9 @@ pub struct DebugConfig {
     pub detection: Detection,
     /// Extra environment for adapter processes.
     pub env: Vec<(String, String)>,
+    /// Where adapters (and so the programs they start) and `cargo test --no-run` run; `None` is
+    /// the host. An enclosure that is not available fails the launch; nothing runs unenclosed.
+    pub enclosure: Option<enclosure::Enclosure>,
 }
 
 impl Default for DebugConfig {
@@ -40,6 +43,7 @@ impl Default for DebugConfig {
             limits: Limits::default(),
             detection: Detection { probe_timeout: Duration::from_secs(10), ..Detection::default() },
             env: Vec::new(),
+            enclosure: None,
         }
     }
 }
@@ -245,8 +249,13 @@ impl DebugSupervisor {
             (false, _) | (true, AdapterId::Delve) => {}
             // A Rust test: built by cargo, its binary run by lldb with the test's name as argument.
             (true, AdapterId::Lldb) => {
-                spec.program =
-                    crate::cargo::test_binary(&spec.program, spec.cwd(), self.config.limits.build_timeout).await?;
+                spec.program = crate::cargo::test_binary(
+                    &spec.program,
+                    spec.cwd(),
+                    self.config.limits.build_timeout,
+                    self.config.enclosure.as_ref(),
+                )
+                .await?;
             }
             (true, _) => {
                 return Err(Error::Invalid(format!(
@@ -370,7 +379,13 @@ impl DebugSupervisor {
         let path = self.config.detection.search_path.clone();
         let reach = match connect {
             Some(address) => Reach::Connect { address },
-            None => Reach::Spawn { command: &command, cwd: root, env: &self.config.env, path: path.as_deref() },
+            None => Reach::Spawn {
+                command: &command,
+                cwd: root,
+                env: &self.config.env,
+                path: path.as_deref(),
+                enclosure: self.config.enclosure.as_ref(),
+            },
         };
         let open = Open {
             adapter,

@@ -23,6 +23,9 @@ pub enum Error {
     StartTimeout { language: Language, seconds: u64 },
     #[error("the spawner could not run the kernel: {0}")]
     Spawner(String),
+    /// The enclosure cannot run the kernel (bwrap missing or broken): nothing ran.
+    #[error(transparent)]
+    Enclosure(#[from] enclosure::Error),
     #[error("unknown language {0:?} (expected python or javascript)")]
     UnknownLanguage(String),
     #[error("kernel pipe failed: {0}")]

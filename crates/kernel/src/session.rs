@@ -95,6 +95,9 @@ pub struct CellResult {
     pub previous_cancelled: Option<TimeoutAction>,
     /// How much output was cut, if any.
     pub cut: Option<Cut>,
+    /// Where the kernel runs: its spawner's description (`host`,
+    /// `bwrap (no network, root writable)`, `command prefix …`).
+    pub enclosure: String,
 }
 
 impl CellResult {
@@ -131,6 +134,9 @@ impl CellResult {
                 );
             }
             None => {}
+        }
+        if self.fresh_kernel && self.enclosure != "host" {
+            let _ = writeln!(text, "[a new {} kernel, in {}]", self.kernel.language, self.enclosure);
         }
         if self.fresh_kernel && self.previous_lost && self.previous_cancelled != Some(TimeoutAction::Killed) {
             let _ = writeln!(
@@ -386,6 +392,7 @@ impl Job {
             previous_lost,
             previous_cancelled,
             cut: (!cut.is_empty()).then_some(cut),
+            enclosure: self.spawner.describe(),
         })
     }
 }

@@ -11,6 +11,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::process::Command;
 
+use enclosure::Enclosure;
+
 use crate::Result;
 
 /// The program a kernel needs run.
@@ -51,5 +53,24 @@ impl Spawner for HostSpawner {
             command.env(key, value);
         }
         Ok(command)
+    }
+}
+
+/// Runs kernels inside an [`Enclosure`]: on the host, in bwrap, or through a
+/// host-given prefix. bwrap passes fds 3 and 4 through, so the frame pipes and
+/// the `tool()` bridge need no socket; a prefix must do the same (a local
+/// wrapper, `nsenter`, `bwrap` do; `docker exec` and `kubectl exec` forward
+/// only stdio, so a kernel cannot start through them).
+///
+/// An enclosure that is not available here (bwrap missing) fails the start
+/// with [`crate::Error::Enclosure`]; the kernel never falls back to the host.
+impl Spawner for Enclosure {
+    fn command(&self, launch: &Launch) -> Result<Command> {
+        let host = HostSpawner.command(launch)?;
+        Ok(self.enclose(&host)?)
+    }
+
+    fn describe(&self) -> String {
+        Enclosure::describe(self)
     }
 }

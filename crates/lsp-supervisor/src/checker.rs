@@ -156,13 +156,13 @@ impl Supervisor {
             }
         };
         let command = format!("{} {}", program.display(), args.join(" "));
-        let run = tokio::process::Command::new(&program)
-            .args(&args)
-            .current_dir(root)
-            .env("PATH", crate::detect::search_path(root, &self.config().extra_path))
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output();
+        let mut plain = std::process::Command::new(&program);
+        plain.args(&args).current_dir(root).env("PATH", crate::detect::search_path(root, &self.config().extra_path));
+        // A checker runs the project's code (build scripts, proc macros): inside the enclosure.
+        if let Some(enclosure) = &self.config().enclosure {
+            plain = enclosure.enclose(&plain).map_err(|e| Error::Checker(format!("`{command}`: {e}")))?;
+        }
+        let run = tokio::process::Command::from(plain).stdin(Stdio::null()).kill_on_drop(true).output();
         let out = match tokio::time::timeout(self.config().checker_timeout, run).await {
             Err(_) => {
                 return Err(Error::Checker(format!(

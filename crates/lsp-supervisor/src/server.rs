@@ -268,18 +268,19 @@ impl Server {
         search_path: &std::ffi::OsString,
         request_timeout: Duration,
         init_timeout: Duration,
+        enclosure: Option<&enclosure::Enclosure>,
     ) -> Result<Server> {
-        let mut command = tokio::process::Command::new(&binary);
-        command
-            .args(&spec.args)
-            .current_dir(&root)
-            .env("PATH", search_path)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+        let mut plain = std::process::Command::new(&binary);
+        plain.args(&spec.args).current_dir(&root).env("PATH", search_path).envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if let Some(enclosure) = enclosure {
+            plain = enclosure.enclose(&plain).map_err(|e| Error::Spawn {
+                server: spec.id,
+                binary: binary.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        }
+        let mut command = tokio::process::Command::from(plain);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
         let mut child =
             command.spawn().map_err(|source| Error::Spawn { server: spec.id, binary: binary.clone(), source })?;
         let pid = child.id();

@@ -64,6 +64,17 @@ pub struct SupervisorConfig {
     /// every server hears of them (`workspace/didChangeWatchedFiles`). A host
     /// with its own watcher turns it off and calls [`Supervisor::files_changed`].
     pub watch: bool,
+    /// Where the project checkers (`diagnostics` with `"*"`: `cargo check`, which runs build
+    /// scripts and proc macros, `tsc`, `pyright`, `go vet`) run; `None` is the host. An
+    /// enclosure that is not available fails the check; nothing runs unenclosed.
+    pub enclosure: Option<enclosure::Enclosure>,
+    /// Whether the language servers run in [`SupervisorConfig::enclosure`] too. Off by default:
+    /// some servers need the network or a cache outside the root (clangd's index in
+    /// `$XDG_CACHE_HOME`), which a bwrap sandbox hides.
+    pub enclose_servers: bool,
+    /// Per server id, whether it runs in the enclosure, over [`SupervisorConfig::enclose_servers`]
+    /// (a server that needs the network left out, or one trusted less put in).
+    pub enclosed_servers: HashMap<String, bool>,
 }
 
 impl SupervisorConfig {
@@ -81,6 +92,9 @@ impl SupervisorConfig {
             max_crashes: 3,
             checker_timeout: Duration::from_secs(300),
             watch: true,
+            enclosure: None,
+            enclose_servers: false,
+            enclosed_servers: HashMap::new(),
         }
     }
 }
@@ -273,6 +287,7 @@ impl Supervisor {
             slot.starts += 1;
             std::mem::take(&mut slot.docs)
         };
+        let enclosed = self.config.enclosed_servers.get(spec.id).copied().unwrap_or(self.config.enclose_servers);
         // Started without the slots locked: other servers start and answer meanwhile.
         let started = Server::start(
             crate::detect::launch_spec(spec, &root),
@@ -281,6 +296,7 @@ impl Supervisor {
             search,
             self.config.request_timeout,
             self.config.init_timeout,
+            self.config.enclosure.as_ref().filter(|_| enclosed),
         )
         .await;
         let mut slots = self.slots.lock().await;

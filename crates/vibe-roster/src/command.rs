@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use enclosure::Enclosure;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -82,6 +83,9 @@ pub struct CommandConfig {
     pub stderr_tail: usize,
     /// How much of stdout (bytes, from the start) a result keeps.
     pub output_limit: usize,
+    /// Where each run's command runs; `None` is the host. An enclosure that
+    /// is not available here fails the run (nothing runs unenclosed).
+    pub enclosure: Option<Enclosure>,
 }
 
 impl CommandConfig {
@@ -93,7 +97,14 @@ impl CommandConfig {
     /// A command per tier, with default limits (grace 2 s, stderr tail 2 KiB,
     /// output 1 MiB).
     pub fn new(fast: CommandSpec, good: CommandSpec) -> CommandConfig {
-        CommandConfig { fast, good, grace: Duration::from_secs(2), stderr_tail: 2048, output_limit: 1 << 20 }
+        CommandConfig {
+            fast,
+            good,
+            grace: Duration::from_secs(2),
+            stderr_tail: 2048,
+            output_limit: 1 << 20,
+            enclosure: None,
+        }
     }
 }
 
@@ -132,23 +143,34 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
         Tier::Good => &config.good,
     };
     let token = run_token();
-    let mut command = Command::new(&spec.program);
-    command
+    let mut plain = std::process::Command::new(&spec.program);
+    plain
         .args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env("VIBE_WORKER_ID", &request.worker_id)
         .env("VIBE_WORKER_LABEL", &request.label)
         .env("VIBE_TIER", request.tier.as_str())
         .env("VIBE_RUN", request.run.to_string())
-        .env(TOKEN_VAR, &token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .env(TOKEN_VAR, &token);
     if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
+        plain.current_dir(cwd);
     }
+    // The token travels as one of the command's own variables, so a bwrap
+    // sandbox (which clears the environment) and a prefix pass it on.
+    let plain = match &config.enclosure {
+        None => plain,
+        Some(enclosure) => match enclosure.enclose(&plain) {
+            Ok(enclosed) => enclosed,
+            Err(e) => {
+                return RunOutcome::Failed {
+                    output: String::new(),
+                    error: format!("cannot start `{}`: {e}", spec.display()),
+                };
+            }
+        },
+    };
+    let mut command = Command::from(plain);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -205,6 +205,8 @@ pub struct EvalOutput {
     pub state_lost: bool,
     /// Whether this cell ran in a kernel started for it.
     pub fresh_kernel: bool,
+    /// Where the kernel runs: `host`, or the run's enclosure, e.g. `bwrap (no network, root writable)`.
+    pub enclosure: String,
     /// How the previous cell ended when its call was cancelled: `interrupted`
     /// (the state survived) or `killed` (a fresh kernel); `null` otherwise.
     pub previous_cancelled: Option<&'static str>,
@@ -318,6 +320,7 @@ fn structured(result: &CellResult) -> EvalOutput {
         status,
         state_lost: result.state_lost,
         fresh_kernel: result.fresh_kernel,
+        enclosure: result.enclosure.clone(),
         previous_cancelled: result.previous_cancelled.map(action_name),
         outputs,
         cut: result.cut.map(|cut| CutOutput {

@@ -1,0 +1,425 @@
+//! Where the project's code runs: the one enclosure seam every subsystem that
+//! starts a process of the project's code goes through (kernels, debug
+//! adapters and debuggees, background workers, project checkers, language
+//! servers).
+//!
+//! An [`Enclosure`] turns a [`std::process::Command`] into the command that
+//! runs it enclosed ([`Enclosure::enclose`]):
+//! - [`Mode::Host`]: unchanged, on the host with the user's rights;
+//! - [`Mode::Bwrap`]: in a bubblewrap sandbox made here: the host's
+//!   filesystem read-only, the run's root writable (read-only when the
+//!   surface's cap is `read`), a private `/tmp`, the real home hidden under a
+//!   scratch one (only toolchain directories such as `~/.pyenv`, `~/.rustup`,
+//!   `~/.cargo/bin` bound back, read-only), no network unless asked, a PID
+//!   namespace of its own, no capabilities, `--die-with-parent`, and an
+//!   environment cleared down to an allow-list;
+//! - [`Mode::Command`]: through a prefix the host gives (`docker exec -i C`,
+//!   `kubectl exec -i POD --`), the working directory and the command's own
+//!   variables passed as `env -C DIR K=V …` after the prefix, since such
+//!   prefixes forward neither.
+//!
+//! It fails closed: when bubblewrap is missing or does not work here (probed
+//! once per binary by running `true` in the same sandbox), [`Enclosure::enclose`]
+//! is [`Error::Unavailable`] and nothing runs unenclosed. The caller adds its
+//! own plumbing (stdio, process group, extra file descriptors) to the command
+//! returned; inherited file descriptors pass through bubblewrap unchanged, so
+//! a kernel's frame pipes on fds 3 and 4 keep working without a socket.
+//!
+//! It never boots a container or a pod: `command` only runs commands in one
+//! that exists. It knows nothing of tools, tiers or which subsystem calls it.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// Why a command could not be enclosed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The enclosure cannot run here; nothing was started.
+    #[error("the {mode} enclosure is not available here, so nothing was run: {reason}")]
+    Unavailable { mode: &'static str, reason: String },
+    /// A path the enclosure binds does not exist.
+    #[error("the enclosure's {what} `{}` does not exist", path.display())]
+    MissingPath { what: &'static str, path: PathBuf },
+    /// `command` mode without a prefix.
+    #[error("the command enclosure needs a prefix (for example `docker exec -i CONTAINER`)")]
+    EmptyPrefix,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How the project's code is enclosed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// On the host, as the user (`none` in the configuration).
+    #[default]
+    Host,
+    /// In a bubblewrap sandbox made by [`Enclosure::enclose`].
+    Bwrap,
+    /// Through the host's own enclosure: this argv is put before every
+    /// command (`["docker", "exec", "-i", "CONTAINER"]`).
+    Command { prefix: Vec<String> },
+}
+
+impl Mode {
+    /// The configuration's name: `none`, `bwrap` or `command`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Host => "none",
+            Mode::Bwrap => "bwrap",
+            Mode::Command { .. } => "command",
+        }
+    }
+}
+
+/// Variables a bwrap sandbox keeps from the host's environment; every other
+/// one is cleared. `HOME` is set to the scratch home.
+pub const ENV_ALLOW: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GOROOT",
+    "GOPATH",
+    "GOTOOLCHAIN",
+    "JAVA_HOME",
+];
+
+/// Directories under the real home that hold toolchains rather than secrets,
+/// bound back read-only over the scratch home when they exist (the project's
+/// interpreter is often `~/.pyenv/versions/…`, cargo `~/.cargo/bin/cargo`).
+pub const HOME_KEEP: &[&str] = &[
+    ".pyenv",
+    ".rustup",
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".local/bin",
+    ".local/lib",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    "go",
+];
+
+/// One run's enclosure: the mode and what the sandbox lets through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enclosure {
+    pub mode: Mode,
+    /// The run's root: bound writable (read-only unless `root_writable`).
+    pub root: PathBuf,
+    /// Whether the root is writable inside (false when the surface's cap is `read`).
+    pub root_writable: bool,
+    /// Whether the sandbox keeps the host's network (bwrap only; default no).
+    pub network: bool,
+    /// Extra paths bound read-only (bwrap), e.g. a cache a server reads.
+    pub ro_paths: Vec<PathBuf>,
+    /// Extra paths bound writable (bwrap), e.g. a server's cache directory.
+    pub rw_paths: Vec<PathBuf>,
+    /// Extra variables set inside (every mode but `Host`, where the host's
+    /// environment is inherited as is).
+    pub env: Vec<(String, String)>,
+    /// The home hidden under the scratch one (bwrap); `$HOME` by default.
+    pub home: Option<PathBuf>,
+    /// The bubblewrap binary (a name on `PATH`, or a path); `bwrap` by default.
+    pub bwrap: PathBuf,
+}
+
+impl Enclosure {
+    /// No enclosure: commands run on the host unchanged.
+    pub fn host(root: impl Into<PathBuf>) -> Enclosure {
+        Enclosure::with_mode(Mode::Host, root)
+    }
+
+    /// A bubblewrap sandbox around `root`, with the defaults: root writable,
+    /// no network, no extra paths, `$HOME` hidden.
+    pub fn bwrap(root: impl Into<PathBuf>) -> Enclosure {
+        Enclosure::with_mode(Mode::Bwrap, root)
+    }
+
+    /// Commands run through `prefix`.
+    pub fn command(root: impl Into<PathBuf>, prefix: Vec<String>) -> Enclosure {
+        Enclosure::with_mode(Mode::Command { prefix }, root)
+    }
+
+    /// An enclosure of this mode with the defaults.
+    pub fn with_mode(mode: Mode, root: impl Into<PathBuf>) -> Enclosure {
+        Enclosure {
+            mode,
+            root: root.into(),
+            root_writable: true,
+            network: false,
+            ro_paths: Vec::new(),
+            rw_paths: Vec::new(),
+            env: Vec::new(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            bwrap: PathBuf::from("bwrap"),
+        }
+    }
+
+    /// Whether commands run on the host unenclosed.
+    pub fn is_host(&self) -> bool {
+        self.mode == Mode::Host
+    }
+
+    /// What is in force, for status lines and results: `host`,
+    /// `bwrap (no network, root writable)`, `command prefix \`docker exec -i app\``.
+    pub fn describe(&self) -> String {
+        match &self.mode {
+            Mode::Host => "host".to_owned(),
+            Mode::Bwrap => format!(
+                "bwrap ({}, root {})",
+                if self.network { "network" } else { "no network" },
+                if self.root_writable { "writable" } else { "read-only" }
+            ),
+            Mode::Command { prefix } => format!("command prefix `{}`", prefix.join(" ")),
+        }
+    }
+
+    /// Whether the enclosure can run here: `Ok` for the host and a prefix
+    /// (its own failures show when a command runs), the probe's verdict for
+    /// bwrap (run once per binary and cached).
+    pub fn check(&self) -> Result<()> {
+        match &self.mode {
+            Mode::Host => Ok(()),
+            Mode::Command { prefix } if prefix.is_empty() => Err(Error::EmptyPrefix),
+            Mode::Command { .. } => Ok(()),
+            Mode::Bwrap => probe_bwrap(&self.bwrap).map_err(|reason| Error::Unavailable { mode: "bwrap", reason }),
+        }
+    }
+
+    /// The command that runs `command` inside this enclosure: its program,
+    /// arguments, working directory and explicitly set variables are carried
+    /// over; stdio, process group and file descriptors are the caller's to add
+    /// to the result.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when bwrap cannot run here, [`Error::MissingPath`]
+    /// for a root or extra path that does not exist, [`Error::EmptyPrefix`].
+    pub fn enclose(&self, command: &Command) -> Result<Command> {
+        let parts = Parts::of(command);
+        match &self.mode {
+            Mode::Host => Ok(parts.host_command()),
+            Mode::Bwrap => {
+                self.check()?;
+                let argv = self.bwrap_argv(&parts)?;
+                Ok(command_of(&argv))
+            }
+            Mode::Command { prefix } => {
+                if prefix.is_empty() {
+                    return Err(Error::EmptyPrefix);
+                }
+                Ok(command_of(&self.prefixed_argv(prefix, &parts)))
+            }
+        }
+    }
+
+    /// The bwrap argv (from `env --ignore-signal=INT`) for `parts`.
+    fn bwrap_argv(&self, parts: &Parts) -> Result<Vec<OsString>> {
+        let root = existing(&self.root, "root")?;
+        let mut argv = ignore_interrupt(vec![self.bwrap.clone().into_os_string()]);
+        let mut add = |items: &[&OsStr]| argv.extend(items.iter().map(|item| item.to_os_string()));
+        add(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
+        add(&["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
+        add(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+        let home = self.scratch_home();
+        match &home {
+            Some(home) => {
+                add(&["--tmpfs".as_ref(), home.as_os_str()]);
+                for keep in HOME_KEEP {
+                    let path = home.join(keep);
+                    if path.exists() {
+                        add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+                    }
+                }
+            }
+            None => add(&["--dir".as_ref(), "/tmp/home".as_ref()]),
+        }
+        for path in &self.ro_paths {
+            let path = existing(path, "read-only path")?;
+            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        let bind = if self.root_writable { "--bind" } else { "--ro-bind" };
+        add(&[bind.as_ref(), root.as_os_str(), root.as_os_str()]);
+        for path in &self.rw_paths {
+            let path = existing(path, "writable path")?;
+            add(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        add(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
+        if !self.network {
+            add(&["--unshare-net".as_ref()]);
+        }
+        add(&["--die-with-parent".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
+        add(&["--clearenv".as_ref()]);
+        for name in ENV_ALLOW {
+            if let Some(value) = std::env::var_os(name) {
+                add(&["--setenv".as_ref(), name.as_ref(), value.as_os_str()]);
+            }
+        }
+        let home_value = home.map_or_else(|| OsString::from("/tmp/home"), PathBuf::into_os_string);
+        add(&["--setenv".as_ref(), "HOME".as_ref(), home_value.as_os_str()]);
+        for (key, value) in &self.env {
+            add(&["--setenv".as_ref(), key.as_ref(), value.as_ref()]);
+        }
+        for (key, value) in &parts.env {
+            match value {
+                Some(value) => add(&["--setenv".as_ref(), key.as_os_str(), value.as_os_str()]),
+                None => add(&["--unsetenv".as_ref(), key.as_os_str()]),
+            }
+        }
+        let cwd = parts.cwd.clone().unwrap_or_else(|| root.clone());
+        add(&["--chdir".as_ref(), cwd.as_os_str(), "--".as_ref()]);
+        add(&["env".as_ref(), "--default-signal=INT".as_ref(), parts.program.as_os_str()]);
+        argv.extend(parts.args.iter().cloned());
+        Ok(argv)
+    }
+
+    /// `env --ignore-signal=INT PREFIX… env --default-signal=INT -C DIR K=V… PROGRAM ARGS…`.
+    fn prefixed_argv(&self, prefix: &[String], parts: &Parts) -> Vec<OsString> {
+        let mut argv = ignore_interrupt(prefix.iter().map(OsString::from).collect());
+        argv.extend(["env", "--default-signal=INT"].map(OsString::from));
+        let cwd = parts.cwd.clone().unwrap_or_else(|| self.root.clone());
+        argv.push("-C".into());
+        argv.push(cwd.into_os_string());
+        for (key, value) in &self.env {
+            argv.push(format!("{key}={value}").into());
+        }
+        for (key, value) in &parts.env {
+            match value {
+                Some(value) => {
+                    let mut pair = key.clone();
+                    pair.push("=");
+                    pair.push(value);
+                    argv.push(pair);
+                }
+                None => {
+                    argv.push("-u".into());
+                    argv.push(key.clone());
+                }
+            }
+        }
+        argv.push(parts.program.clone());
+        argv.extend(parts.args.iter().cloned());
+        argv
+    }
+
+    /// The real home to hide, when there is one worth hiding (not `/`).
+    fn scratch_home(&self) -> Option<PathBuf> {
+        let home = self.home.as_ref()?;
+        let home = home.canonicalize().ok()?;
+        (home != Path::new("/") && home.is_dir()).then_some(home)
+    }
+}
+
+impl fmt::Display for Enclosure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// What a command carries over into the enclosure.
+struct Parts {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, Option<OsString>)>,
+}
+
+impl Parts {
+    fn of(command: &Command) -> Parts {
+        Parts {
+            program: command.get_program().to_os_string(),
+            args: command.get_args().map(OsStr::to_os_string).collect(),
+            cwd: command.get_current_dir().map(Path::to_path_buf),
+            env: command.get_envs().map(|(k, v)| (k.to_os_string(), v.map(OsStr::to_os_string))).collect(),
+        }
+    }
+
+    fn host_command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        command
+    }
+}
+
+/// Prefixes `argv` with `env --ignore-signal=INT`: an interrupt sent to the
+/// process group (a kernel's cell interrupted) must reach the program inside,
+/// which gets SIGINT back by `env --default-signal=INT`, and not end the
+/// wrapper (bwrap, a prefix's client) on the way, which would take the
+/// program down with it.
+fn ignore_interrupt(argv: Vec<OsString>) -> Vec<OsString> {
+    let mut full: Vec<OsString> = vec!["env".into(), "--ignore-signal=INT".into()];
+    full.extend(argv);
+    full
+}
+
+fn command_of(argv: &[OsString]) -> Command {
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    command
+}
+
+fn existing(path: &Path, what: &'static str) -> Result<PathBuf> {
+    path.canonicalize().map_err(|_| Error::MissingPath { what, path: path.to_path_buf() })
+}
+
+/// Runs `true` once per bwrap binary in a sandbox like the ones made here;
+/// the verdict is kept for the process's life.
+fn probe_bwrap(bwrap: &Path) -> Result<(), String> {
+    static PROBES: OnceLock<Mutex<HashMap<PathBuf, Result<(), String>>>> = OnceLock::new();
+    let probes = PROBES.get_or_init(Mutex::default);
+    let mut probes = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    probes.entry(bwrap.to_path_buf()).or_insert_with(|| run_probe(bwrap)).clone()
+}
+
+fn run_probe(bwrap: &Path) -> Result<(), String> {
+    let output = Command::new("env")
+        .arg("--ignore-signal=INT")
+        .arg(bwrap)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent"])
+        .args(["--cap-drop", "ALL", "--clearenv", "--", "env", "--default-signal=INT", "true"])
+        .stdin(Stdio::null())
+        .output();
+    match output {
+        Err(error) => Err(format!("cannot run `env --ignore-signal=INT {}`: {error}", bwrap.display())),
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stderr = stderr.trim();
+            if stderr.contains("No such file") && stderr.contains(&*bwrap.to_string_lossy())
+                || output.status.code() == Some(127)
+            {
+                Err(format!("`{}` is not installed (Debian: apt-get install bubblewrap): {stderr}", bwrap.display()))
+            } else {
+                Err(format!("`{}` does not work here ({}): {stderr}", bwrap.display(), output.status))
+            }
+        }
+    }
+}
