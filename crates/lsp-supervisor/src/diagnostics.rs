@@ -52,8 +52,10 @@ use crate::uri::path_to_uri;
 /// At most this many files that import a written one are opened and read per write.
 pub const MAX_IMPORTERS: usize = 20;
 
-/// How long the check a save starts (rust-analyzer's `cargo check`) may take to begin.
-const CHECK_START: Duration = Duration::from_secs(1);
+/// How long the check a save starts (rust-analyzer's `cargo check`) may take
+/// to begin. Usually well under a second; a loaded machine takes longer, and a
+/// check that never showed is reported as not final rather than waited out.
+const CHECK_START: Duration = Duration::from_secs(5);
 
 impl Supervisor {
     /// The file's diagnostics now: its text is synced first; a change waits
@@ -158,7 +160,10 @@ impl Supervisor {
         if let Some(own) = server.spec.pulled_source
             && server.supports("diagnosticProvider", "textDocument/diagnostic")
         {
-            return self.pulled_and_checked(server, path, own, checked, deadline).await;
+            let (items, complete) = self.pulled_and_checked(server, path, own, checked, deadline).await?;
+            // The save's check never began: its findings are not in this answer.
+            let check_missing = saved && changed && server.spec.checks_on_save && !checked;
+            return Ok((items, complete && !check_missing));
         }
         if server.pulls_diagnostics() {
             let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
