@@ -18,6 +18,10 @@
   const Module = require('module');
 
   const OUT_FD = 4;
+  // Through a command prefix the frames travel on stdin and stdout, moved to
+  // fds 3 and 4 by a shell, and fd 1 is fd 2 (see the Python driver).
+  const framesStdio = process.env.AGENT_TOOLS_KERNEL_FRAMES === 'stdio';
+  delete process.env.AGENT_TOOLS_KERNEL_FRAMES;
   const session = new inspector.Session();
   session.connect();
 
@@ -335,6 +339,12 @@
   input.on('error', () => process.exit(0));
 
   function handle(frame) {
+    if (frame.t === 'interrupt') {
+      // Reaches a cell that awaits; a busy loop holds the event loop, and only
+      // a signal to the process (a prefix that forwards it) stops that.
+      process.kill(process.pid, 'SIGINT');
+      return;
+    }
     if (frame.t === 'tool_reply') {
       const waiter = pendingTools.get(frame.id);
       if (!waiter) return;
@@ -354,7 +364,9 @@
         }
         flush();
         const sync = Buffer.from(String(frame.sync || ''), 'utf8');
-        try { writeAll(1, sync); } catch (_) { /* fd 1 closed by the cell */ }
+        if (!framesStdio) {
+          try { writeAll(1, sync); } catch (_) { /* fd 1 closed by the cell */ }
+        }
         try { writeAll(2, sync); } catch (_) { /* fd 2 closed by the cell */ }
         send({ t: 'done', id: frame.id, status });
       });

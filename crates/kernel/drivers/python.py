@@ -30,6 +30,11 @@ import traceback
 import types
 
 _IN = _kernel_in  # noqa: F821 - set by the bootstrap: a buffered reader on fd 3
+# Through a command prefix (`docker exec -i`), the frames travel on the
+# process's stdin and stdout, which a shell moved to fds 3 and 4; signals sent
+# to the host's process group reach only the prefix's client, so an interrupt
+# comes as a frame, and the end of the frames ends the kernel even mid-cell.
+_FRAMES_STDIO = os.environ.pop("AGENT_TOOLS_KERNEL_FRAMES", "") == "stdio"
 _OUT_FD = 4
 _SEND_LOCK = threading.Lock()
 # A child the cell forked that runs back into the driver (an exception in the
@@ -53,7 +58,35 @@ def _send(frame):
             view = view[written:]
 
 
+def _read_frames(frames):
+    """Stdio mode: reads every frame, acts on `interrupt` and on the end at once."""
+    while True:
+        line = _IN.readline()
+        if not line:
+            os._exit(0)
+        line = line.strip()
+        if not line:
+            continue
+        frame = json.loads(line)
+        if frame.get("t") == "interrupt":
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            frames.put(frame)
+
+
+if _FRAMES_STDIO:
+    import queue
+
+    _FRAMES = queue.SimpleQueue()
+    threading.Thread(target=_read_frames, args=(_FRAMES,), daemon=True, name="kernel-frames").start()
+
+
 def _recv():
+    while _FRAMES_STDIO:
+        try:
+            return _FRAMES.get()
+        except KeyboardInterrupt:
+            continue
     while True:
         try:
             line = _IN.readline()
@@ -833,7 +866,8 @@ def _main():
             except KeyboardInterrupt:
                 status = "interrupted"
         sync = frame.get("sync", "")
-        _write_raw(raw_out, sync)
+        if not _FRAMES_STDIO:  # there, fd 1 is fd 2
+            _write_raw(raw_out, sync)
         _write_raw(raw_err, sync)
         _send({"t": "done", "id": frame.get("id"), "status": status})
 

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::output::{Collector, OutputObserver};
-use crate::protocol::{HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER};
+use crate::protocol::{HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER, STDIO_SHIM};
 use crate::scanner::{Piece, SyncScanner};
 use crate::session::KernelInfo;
 use crate::spawn::Launch;
@@ -49,7 +49,9 @@ pub(crate) struct Process {
     pub(crate) info: KernelInfo,
     child: Child,
     pgid: Pid,
-    writer: pipe::Sender,
+    writer: Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+    /// The frames travel on stdin and stdout (a command prefix); else on fds 3 and 4.
+    over_stdio: bool,
     events: mpsc::Receiver<Event>,
     marker: String,
     next_id: u64,
@@ -80,22 +82,41 @@ impl Process {
             ("NO_COLOR".into(), "1".into()),
         ];
         env.extend(config.env.iter().map(|(key, value)| (key.into(), value.into())));
-        let launch = Launch {
-            program: interpreter.program.clone(),
-            args: vec![flag.into(), bootstrap.into()],
-            cwd: config.root.clone(),
-            env,
+        let over_stdio = spawner.frames_over_stdio();
+        let launch = if over_stdio {
+            env.push(("AGENT_TOOLS_KERNEL_FRAMES".into(), "stdio".into()));
+            Launch {
+                program: "sh".into(),
+                args: vec![
+                    "-c".into(),
+                    STDIO_SHIM.into(),
+                    interpreter.program.clone().into(),
+                    flag.into(),
+                    bootstrap.into(),
+                ],
+                cwd: config.root.clone(),
+                env,
+            }
+        } else {
+            Launch { program: interpreter.program.clone(), args: vec![flag.into(), bootstrap.into()], cwd: config.root.clone(), env }
         };
         let mut command = spawner.command(&launch)?;
-        let (host_read, kernel_write) = std::io::pipe()?;
-        let (kernel_read, host_write) = std::io::pipe()?;
-        command
-            .fd_mappings(vec![
-                FdMapping { parent_fd: OwnedFd::from(kernel_read), child_fd: 3 },
-                FdMapping { parent_fd: OwnedFd::from(kernel_write), child_fd: 4 },
-            ])
-            .map_err(|error| Error::Spawner(error.to_string()))?;
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        let mut pipes = None;
+        if over_stdio {
+            command.stdin(Stdio::piped());
+        } else {
+            let (host_read, kernel_write) = std::io::pipe()?;
+            let (kernel_read, host_write) = std::io::pipe()?;
+            command
+                .fd_mappings(vec![
+                    FdMapping { parent_fd: OwnedFd::from(kernel_read), child_fd: 3 },
+                    FdMapping { parent_fd: OwnedFd::from(kernel_write), child_fd: 4 },
+                ])
+                .map_err(|error| Error::Spawner(error.to_string()))?;
+            command.stdin(Stdio::null());
+            pipes = Some((host_read, host_write));
+        }
+        command.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
         let mut command = tokio::process::Command::from(command);
         command.kill_on_drop(true);
         let mut child = command.spawn().map_err(|source| Error::Spawn {
@@ -107,17 +128,27 @@ impl Process {
         drop(command);
         let pid = child.id().unwrap_or(0);
         let pgid = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
-        let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(host_read))?;
-        let mut writer = pipe::Sender::from_owned_fd(OwnedFd::from(host_write))?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let marker = format!("\u{1}kernel-sync-{pid}-{nanos:x}\u{1}\n");
         // Bounded: a cell that prints faster than its output is collected (a 1 GB print) waits
         // on its pipe, instead of this process holding what it printed.
         let (sender, events) = mpsc::channel(EVENTS_QUEUED);
-        spawn_frame_reader(reader, sender.clone());
-        if let Some(stdout) = child.stdout.take() {
-            spawn_raw_reader(RawPipe::Out(stdout), StreamName::Stdout, &marker, sender.clone());
-        }
+        let mut writer: Box<dyn tokio::io::AsyncWrite + Send + Unpin> = match pipes {
+            Some((host_read, host_write)) => {
+                spawn_frame_reader(pipe::Receiver::from_owned_fd(OwnedFd::from(host_read))?, sender.clone());
+                if let Some(stdout) = child.stdout.take() {
+                    spawn_raw_reader(RawPipe::Out(stdout), StreamName::Stdout, &marker, sender.clone());
+                }
+                Box::new(pipe::Sender::from_owned_fd(OwnedFd::from(host_write))?)
+            }
+            None => {
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(Error::Spawner("the kernel's stdin or stdout was not piped".to_owned()));
+                };
+                spawn_frame_reader(stdout, sender.clone());
+                Box::new(stdin)
+            }
+        };
         if let Some(stderr) = child.stderr.take() {
             spawn_raw_reader(RawPipe::Err(stderr), StreamName::Stderr, &marker, sender);
         }
@@ -129,6 +160,7 @@ impl Process {
             child,
             pgid,
             writer,
+            over_stdio,
             events,
             marker,
             next_id: 0,
@@ -189,6 +221,15 @@ impl Process {
         self.stderr_tail.trim().to_owned()
     }
 
+    /// SIGINT to the process group; over stdio also an `interrupt` frame,
+    /// since the signal stops at the prefix's client (`docker exec`).
+    async fn interrupt(&mut self) {
+        let _ = killpg(self.pgid, Signal::SIGINT);
+        if self.over_stdio {
+            let _ = self.send(&HostFrame::Interrupt).await;
+        }
+    }
+
     async fn send(&mut self, frame: &HostFrame<'_>) -> std::io::Result<()> {
         let mut line = serde_json::to_string(frame).map_err(std::io::Error::other)?;
         line.push('\n');
@@ -246,7 +287,9 @@ impl Process {
         let mut calls: FuturesUnordered<tokio::task::JoinHandle<(u64, Result<serde_json::Value, String>)>> =
             FuturesUnordered::new();
         loop {
-            if done.is_some() && self.syncs.iter().all(|&seen| seen >= target) {
+            // Over stdio, fd 1 is fd 2: only stderr carries the marker.
+            let [stdout_synced, stderr_synced] = self.syncs.map(|seen| seen >= target);
+            if done.is_some() && (stdout_synced || self.over_stdio) && stderr_synced {
                 break;
             }
             let wait_until =
@@ -309,7 +352,7 @@ impl Process {
                     }
                     if !interrupting {
                         interrupting = true;
-                        let _ = killpg(self.pgid, Signal::SIGINT);
+                        self.interrupt().await;
                         deadline = Instant::now() + config.interrupt_grace;
                     }
                 }
@@ -340,7 +383,7 @@ impl Process {
                         return RunEnd::Killed;
                     }
                     interrupting = true;
-                    let _ = killpg(self.pgid, Signal::SIGINT);
+                    self.interrupt().await;
                     deadline = Instant::now() + config.interrupt_grace;
                 }
             }

@@ -35,6 +35,16 @@ pub struct Launch {
 pub trait Spawner: Send + Sync + fmt::Debug {
     fn command(&self, launch: &Launch) -> Result<Command>;
 
+    /// Whether the frames must travel on the process's stdin and stdout,
+    /// for a wrapper that forwards nothing else (`docker exec -i`,
+    /// `kubectl exec -i`). Then the kernel runs `sh -c` to move them to fds
+    /// 3 and 4, with fd 1 joined to fd 2 (the Python driver captures both at
+    /// the descriptor; in JavaScript a child process's stdout shows as
+    /// stderr), and an interrupt also goes as a frame.
+    fn frames_over_stdio(&self) -> bool {
+        false
+    }
+
     /// A short description for status output, e.g. `host`.
     fn describe(&self) -> String {
         "host".to_owned()
@@ -58,9 +68,9 @@ impl Spawner for HostSpawner {
 
 /// Runs kernels inside an [`Enclosure`]: on the host, in bwrap, or through a
 /// host-given prefix. bwrap passes fds 3 and 4 through, so the frame pipes and
-/// the `tool()` bridge need no socket; a prefix must do the same (a local
-/// wrapper, `nsenter`, `bwrap` do; `docker exec` and `kubectl exec` forward
-/// only stdio, so a kernel cannot start through them).
+/// the `tool()` bridge need no socket. `docker exec` and `kubectl exec`
+/// forward only stdio, so through a prefix the frames travel on stdin and
+/// stdout ([`Spawner::frames_over_stdio`]).
 ///
 /// An enclosure that is not available here (bwrap missing) fails the start
 /// with [`crate::Error::Enclosure`]; the kernel never falls back to the host.
@@ -68,6 +78,10 @@ impl Spawner for Enclosure {
     fn command(&self, launch: &Launch) -> Result<Command> {
         let host = HostSpawner.command(launch)?;
         Ok(self.enclose(&host)?)
+    }
+
+    fn frames_over_stdio(&self) -> bool {
+        matches!(self.mode, enclosure::Mode::Command { .. })
     }
 
     fn describe(&self) -> String {

@@ -194,3 +194,105 @@ async fn a_missing_bwrap_fails_the_cell_closed() {
     assert!(error.to_string().starts_with("the bwrap enclosure is not available here, so nothing was run"), "{error}");
     assert!(!marker.exists());
 }
+
+/// A prefix that forwards only stdin, stdout and stderr, as `docker exec -i`
+/// and `kubectl exec -i` do: the command runs in a session of its own (the
+/// host's SIGINT to the kernel's process group never reaches it), with every
+/// other file descriptor closed, and the relay pumps the three streams.
+const STDIO_RELAY: &str = r#"
+import os, signal, subprocess, sys, threading
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
+with open(os.environ["RELAY_PIDS"], "a") as log:
+    log.write("%d\n" % child.pid)
+def pump(source, sink, close):
+    while True:
+        data = os.read(source, 65536)
+        if not data:
+            break
+        os.write(sink, data)
+    if close:
+        os.close(sink)
+threading.Thread(target=pump, args=(0, child.stdin.fileno(), True), daemon=True).start()
+threading.Thread(target=pump, args=(child.stderr.fileno(), 2, False), daemon=True).start()
+pump(child.stdout.fileno(), 1, False)
+sys.exit(child.wait())
+"#;
+
+fn stdio_relay(root: &Path) -> (Vec<String>, PathBuf) {
+    let relay = root.join("relay.py");
+    std::fs::write(&relay, STDIO_RELAY).unwrap();
+    let pids = root.join("relay.pids");
+    let prefix = vec![
+        "env".to_owned(),
+        format!("RELAY_PIDS={}", pids.display()),
+        test_python().display().to_string(),
+        relay.display().to_string(),
+    ];
+    (prefix, pids)
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie has ended; only the relay could reap it.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
+    let root = tempfile::tempdir().unwrap();
+    let (prefix, pids) = stdio_relay(root.path());
+    let kernels = Kernels::with_spawner(
+        quick_timeouts(config(root.path())),
+        Arc::new(Enclosure::command(root.path(), prefix)),
+    );
+    let first = py(&kernels, "import os, subprocess\nkept = 41\nprint('pid', os.getpid())").await;
+    assert_eq!(first.status, CellStatus::Ok, "{}", first.text());
+    let printed = stream(&first, "stdout");
+    let pid: i32 = printed.trim().strip_prefix("pid ").unwrap().parse().unwrap();
+    assert_eq!(std::fs::read_to_string(&pids).unwrap().trim(), pid.to_string(), "the kernel is the relay's child");
+    // State, the bridge, and the streams told apart (the driver captures fds 1 and 2).
+    let second = py(&kernels, "import sys\nprint(kept + 1)\nprint('warned', file=sys.stderr)\nkept += 1").await;
+    assert_eq!(stream(&second, "stdout").trim(), "42", "{}", second.text());
+    assert_eq!(stream(&second, "stderr").trim(), "warned", "{}", second.text());
+    let child = py(&kernels, "subprocess.run(['echo', 'from a child'])").await;
+    assert_eq!(stream(&child, "stdout").trim(), "from a child", "{}", child.text());
+    let bridged_cell = kernels.execute(bridged(Language::Python, "print(tool('read', {})['text'])")).await.unwrap();
+    assert_eq!(stream(&bridged_cell, "stdout").trim(), "contents", "{}", bridged_cell.text());
+    // The host's SIGINT stops at the relay; the interrupt frame reaches the cell.
+    let looping = py(&kernels, "while True:\n    pass").await;
+    assert!(looping.text().contains("KeyboardInterrupt"), "{}", looping.text());
+    assert!(!looping.state_lost, "{}", looping.text());
+    let after = py(&kernels, "kept").await;
+    assert_eq!(result_text(&after).as_deref(), Some("42"), "{}", after.text());
+    // A cell that ignores interrupts is killed: the relay dies, the kernel's
+    // stdin ends, and the kernel exits even mid-cell.
+    let stuck = py(&kernels, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass").await;
+    assert!(stuck.state_lost, "{}", stuck.text());
+    let mut waited = 0;
+    while alive(pid) && waited < 200 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(!alive(pid), "the kernel {pid} behind the relay outlived its kill");
+    let fresh = py(&kernels, "print('again')").await;
+    assert!(fresh.fresh_kernel, "{}", fresh.text());
+    assert_eq!(stream(&fresh, "stdout").trim(), "again");
+}
+
+#[tokio::test]
+async fn a_javascript_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
+    let root = tempfile::tempdir().unwrap();
+    let (prefix, _pids) = stdio_relay(root.path());
+    let kernels = Kernels::with_spawner(config(root.path()), Arc::new(Enclosure::command(root.path(), prefix)));
+    let first = js(&kernels, "let kept = 41; console.log('up'); console.error('warned')").await;
+    assert_eq!(first.status, CellStatus::Ok, "{}", first.text());
+    assert_eq!(stream(&first, "stdout").trim(), "up", "{}", first.text());
+    assert_eq!(stream(&first, "stderr").trim(), "warned", "{}", first.text());
+    let second = js(&kernels, "kept + 1").await;
+    assert_eq!(result_text(&second).as_deref(), Some("42"), "{}", second.text());
+    let waited = js(&kernels, "await new Promise((resolve) => setTimeout(() => resolve('late'), 50))").await;
+    assert_eq!(result_text(&waited).as_deref(), Some("'late'"), "{}", waited.text());
+}
