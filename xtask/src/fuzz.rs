@@ -41,7 +41,9 @@ impl Options {
                 "--smoke" => smoke = true,
                 "--minutes" => run_for = Some(Duration::from_secs(number("--minutes")? * 60)),
                 "--seconds" => run_for = Some(Duration::from_secs(number("--seconds")?)),
-                name if names.contains(&name) => targets.push(TARGETS.iter().find(|t| t.name == name).map_or("", |t| t.name)),
+                name if names.contains(&name) => {
+                    targets.push(TARGETS.iter().find(|t| t.name == name).map_or("", |t| t.name))
+                }
                 other => bail!(
                     "unknown target or option `{other}`; targets: {}; options: --all, --minutes N, --seconds N, --smoke",
                     names.join(", ")
@@ -107,7 +109,10 @@ pub fn run(options: &Options) -> Result<()> {
         );
     }
     if !failed.is_empty() {
-        bail!("crashes in {}; each input is under fixtures/fuzz/ and `cargo test -p fuzz-checks` replays it", failed.join(", "));
+        bail!(
+            "crashes in {}; each input is under fixtures/fuzz/ and `cargo test -p fuzz-checks` replays it",
+            failed.join(", ")
+        );
     }
     Ok(())
 }

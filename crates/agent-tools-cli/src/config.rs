@@ -1123,7 +1123,10 @@ impl Config {
                     let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
                     let (line, column) = line_column(&String::from_utf8_lossy(valid), valid.len());
                     let byte = e.as_bytes()[valid.len()];
-                    anyhow!("{}:{line}:{column}: not UTF-8 (the byte 0x{byte:02X}); TOML files are UTF-8", path.display())
+                    anyhow!(
+                        "{}:{line}:{column}: not UTF-8 (the byte 0x{byte:02X}); TOML files are UTF-8",
+                        path.display()
+                    )
                 })?;
                 let origin = Origin::File { path: &path, text: &text };
                 let table = DeTable::parse(&text).map_err(|e| {

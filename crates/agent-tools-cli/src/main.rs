@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_tools::{AstmatchWiring, ProgressSink, Registry, Tier, ToolResult, WAITING_FOR_USER, Workspace};
-use anyhow::Context as _;
 use agent_tools_cli::{config, elicit, eprint, serve, status, wiring};
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
 /// Server-bound tools for one agent run, each with a tier (read < write < exec): language servers

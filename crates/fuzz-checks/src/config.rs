@@ -29,7 +29,8 @@ pub fn config(data: &[u8]) {
     assert_eq!(first, second, "two loads of one file differ");
     let Err(message) = first else { return };
     let path = file.display().to_string();
-    let after = message.strip_prefix(&path).unwrap_or_else(|| panic!("the message does not start with the file: {message}"));
+    let after =
+        message.strip_prefix(&path).unwrap_or_else(|| panic!("the message does not start with the file: {message}"));
     let text = String::from_utf8_lossy(data);
     if let Some(place) = after.strip_prefix(':') {
         let mut parts = place.splitn(3, ':');

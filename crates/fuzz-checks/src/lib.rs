@@ -48,7 +48,11 @@ pub const TARGETS: &[Target] = &[
     Target { name: "lsp_frames", check: lsp_frames, about: "LSP Content-Length framing and message routing" },
     Target { name: "dap_frames", check: dap_frames, about: "DAP framing and message envelopes" },
     Target { name: "dap_state", check: dap_state, about: "the debug session's state machine against a model" },
-    Target { name: "kernel_frames", check: kernel_frames, about: "the kernel's frame reader, stream scanner and output caps" },
+    Target {
+        name: "kernel_frames",
+        check: kernel_frames,
+        about: "the kernel's frame reader, stream scanner and output caps",
+    },
     Target { name: "root_paths", check: root_paths, about: "path resolution inside the root, over symlink layouts" },
     Target { name: "config", check: config, about: "the agent-tools.toml parser and its error places" },
 ];

@@ -82,7 +82,11 @@ pub fn root_paths(data: &[u8]) {
         }
     }
     if let Ok(read) = &read {
-        assert!(std::fs::symlink_metadata(read).is_ok(), "{given:?} resolved for reading to missing {}", read.display());
+        assert!(
+            std::fs::symlink_metadata(read).is_ok(),
+            "{given:?} resolved for reading to missing {}",
+            read.display()
+        );
         assert_eq!(write.as_ref().ok(), Some(read), "{given:?}: the write resolution disagrees");
     }
     if write.is_err() {

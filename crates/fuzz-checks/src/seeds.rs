@@ -19,9 +19,22 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             vec![0, 1, 9, 0x83, 10, 0x83, 1, 0, 0, 1, 10, 0x83, 2, 130, 6, 0, 0, 1, 10, 3],
         ],
         "root_paths" => [
-            "file.txt", "dir/sub/inner.txt", "link_in/sub", "link_out/canary.txt", "link_abs_out", "link_loop",
-            "link_chain/sub/inner.txt", "dangling_in", "dangling_out", "dangling_abs_out", "dangling_chain",
-            "dir/up/outside/canary.txt", "dir/self/self/sub", "../root/file.txt", "dir/../../outside", "new/deeper.txt",
+            "file.txt",
+            "dir/sub/inner.txt",
+            "link_in/sub",
+            "link_out/canary.txt",
+            "link_abs_out",
+            "link_loop",
+            "link_chain/sub/inner.txt",
+            "dangling_in",
+            "dangling_out",
+            "dangling_abs_out",
+            "dangling_chain",
+            "dir/up/outside/canary.txt",
+            "dir/self/self/sub",
+            "../root/file.txt",
+            "dir/../../outside",
+            "new/deeper.txt",
         ]
         .iter()
         .flat_map(|path| (0..3u8).map(move |selector| [&[selector][..], path.as_bytes()].concat()))
@@ -67,9 +80,12 @@ fn real_files() -> Vec<(Lang, Vec<PathBuf>)> {
     let mut rust_dirs: Vec<PathBuf> = Vec::new();
     for registry in registry_src_dirs() {
         for name in ["serde_json-", "regex-", "similar-", "tokio-1"] {
-            let found = std::fs::read_dir(&registry).into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(name))
-            });
+            let found = std::fs::read_dir(&registry)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(name)));
             rust_dirs.extend(found.map(|p| p.join("src")));
         }
     }
@@ -127,11 +143,9 @@ fn patterns(lang: Lang) -> &'static [(&'static str, &'static str)] {
             ("$A.$B", "$A?.$B"),
             ("function $N($$$P) { $$$B }", "const $N = ($$$P) => { $$$B }"),
         ],
-        Lang::Go => &[
-            ("$F($$$A)", "must($F($$$A))"),
-            ("if $C { $$$B }", "if !($C) { $$$B }"),
-            ("$A := $B", "var $A = $B"),
-        ],
+        Lang::Go => {
+            &[("$F($$$A)", "must($F($$$A))"), ("if $C { $$$B }", "if !($C) { $$$B }"), ("$A := $B", "var $A = $B")]
+        }
         Lang::C => &[("$F($$$A)", "(void)$F($$$A)"), ("#define $N $V", "#define $N ($V)"), ("$T $N;", "$T $N = 0;")],
         _ => &[("$A", "$A"), ("{ $$$A }", "[ $$$A ]"), ("\"$K\": $V", "\"$K\": [$V]")],
     }
@@ -168,10 +182,7 @@ fn code_seeds(with_template: bool) -> Vec<Vec<u8>> {
 
 /// Seeds for a stream target: the stream read a byte at a time, in a few chunkings, and whole.
 fn stream_seeds(stream: &[u8]) -> Vec<Vec<u8>> {
-    [&[0u8][..], &[3, 6, 12, 0], &[2, 255, 40], &[1, 255]]
-        .iter()
-        .map(|split| [*split, stream].concat())
-        .collect()
+    [&[0u8][..], &[3, 6, 12, 0], &[2, 255, 40], &[1, 255]].iter().map(|split| [*split, stream].concat()).collect()
 }
 
 fn framed(bodies: &[&str]) -> Vec<u8> {

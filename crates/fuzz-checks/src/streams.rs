@@ -109,7 +109,8 @@ pub fn dap_state(data: &[u8]) {
                 model.ended = true;
             }
             4 | 5 => {
-                let category = ["stdout", "stderr", "console", "important", "telemetry", "другое"][usize::from(arg % 6)];
+                let category =
+                    ["stdout", "stderr", "console", "important", "telemetry", "другое"][usize::from(arg % 6)];
                 let text = "é".repeat(usize::from(arg % 40));
                 state.on_event("output", &json!({ "category": category, "output": text }));
                 if arg % 6 < 4 {
@@ -143,7 +144,9 @@ pub fn dap_state(data: &[u8]) {
                 match (model.ended, model.stopped, map.get(&id)) {
                     (true, _, _) => assert!(matches!(got, Err(DapError::Ended(_))), "ended, yet {got:?}"),
                     (false, false, _) => assert!(matches!(got, Err(DapError::NotStopped)), "running, yet {got:?}"),
-                    (false, true, None) => assert!(matches!(got, Err(DapError::Unknown { .. })), "never issued: {got:?}"),
+                    (false, true, None) => {
+                        assert!(matches!(got, Err(DapError::Unknown { .. })), "never issued: {got:?}")
+                    }
                     (false, true, Some(&at)) if at == model.stops => assert!(got.is_ok(), "issued now, yet {got:?}"),
                     (false, true, Some(&at)) => assert!(
                         matches!(got, Err(DapError::Stale { issued, current, .. }) if issued == at && current == model.stops),
@@ -203,8 +206,16 @@ pub fn kernel_frames(data: &[u8]) {
         })
         .sum();
     assert!(kept <= limits.max_stream_chars + limits.tail_chars, "{kept} stream characters kept");
-    assert!(outputs.iter().filter(|o| matches!(o, kernel::Output::Display { .. } | kernel::Output::Result { .. })).count() <= 3);
-    assert!(cut.stream_chars == 0 || outputs.iter().any(|o| matches!(o, kernel::Output::Stream { text, .. } if text.contains("characters of output cut"))));
+    assert!(
+        outputs.iter().filter(|o| matches!(o, kernel::Output::Display { .. } | kernel::Output::Result { .. })).count()
+            <= 3
+    );
+    assert!(
+        cut.stream_chars == 0
+            || outputs
+                .iter()
+                .any(|o| matches!(o, kernel::Output::Stream { text, .. } if text.contains("characters of output cut")))
+    );
 
     let merged = |pieces: Vec<Option<String>>| {
         let mut merged: Vec<Option<String>> = Vec::new();

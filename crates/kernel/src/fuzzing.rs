@@ -5,11 +5,11 @@ use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 
 use crate::OutputLimits;
+use crate::StreamName;
 use crate::output::{Collector, Cut, Output};
 use crate::process::{EVENTS_QUEUED, Event, spawn_frame_reader};
 use crate::protocol::KernelFrame;
 use crate::scanner::{Piece, SyncScanner};
-use crate::StreamName;
 
 /// One frame as the reader gave it: the decoded frame (its `Debug` text), or why the line
 /// is not a frame.

@@ -22,12 +22,12 @@
 mod bridge;
 mod config;
 mod error;
-mod interpreter;
 /// The frame reader, stream scanner and output collector over any bytes, for the fuzz
 /// targets (the `fuzzing` feature).
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod interpreter;
 mod language;
 mod magics;
 mod output;

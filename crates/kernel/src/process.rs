@@ -19,7 +19,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::output::{Collector, OutputObserver};
-use crate::protocol::{HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER, STDIO_SHIM};
+use crate::protocol::{
+    HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER, STDIO_SHIM,
+};
 use crate::scanner::{Piece, SyncScanner};
 use crate::session::KernelInfo;
 use crate::spawn::Launch;
@@ -98,7 +100,12 @@ impl Process {
                 env,
             }
         } else {
-            Launch { program: interpreter.program.clone(), args: vec![flag.into(), bootstrap.into()], cwd: config.root.clone(), env }
+            Launch {
+                program: interpreter.program.clone(),
+                args: vec![flag.into(), bootstrap.into()],
+                cwd: config.root.clone(),
+                env,
+            }
         };
         let mut command = spawner.command(&launch)?;
         let mut pipes = None;

@@ -244,10 +244,8 @@ fn alive(pid: i32) -> bool {
 async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     let root = tempfile::tempdir().unwrap();
     let (prefix, pids) = stdio_relay(root.path());
-    let kernels = Kernels::with_spawner(
-        quick_timeouts(config(root.path())),
-        Arc::new(Enclosure::command(root.path(), prefix)),
-    );
+    let kernels =
+        Kernels::with_spawner(quick_timeouts(config(root.path())), Arc::new(Enclosure::command(root.path(), prefix)));
     let first = py(&kernels, "import os, subprocess\nkept = 41\nprint('pid', os.getpid())").await;
     assert_eq!(first.status, CellStatus::Ok, "{}", first.text());
     let printed = stream(&first, "stdout");
@@ -269,7 +267,8 @@ async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     assert_eq!(result_text(&after).as_deref(), Some("42"), "{}", after.text());
     // A cell that ignores interrupts is killed: the relay dies, the kernel's
     // stdin ends, and the kernel exits even mid-cell.
-    let stuck = py(&kernels, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass").await;
+    let stuck =
+        py(&kernels, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass").await;
     assert!(stuck.state_lost, "{}", stuck.text());
     let mut waited = 0;
     while alive(pid) && waited < 200 {

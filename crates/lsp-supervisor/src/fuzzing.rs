@@ -14,9 +14,19 @@ use crate::transport::{Incoming, Pending, RequestError, read_frame, route};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Routed {
     /// The answer to one of the pending requests: its result, or the error's code and message.
-    Response { id: i64, result: Result<Value, (i64, String)> },
-    Notification { method: String, params: Value },
-    Request { id: Value, method: String, params: Value },
+    Response {
+        id: i64,
+        result: Result<Value, (i64, String)>,
+    },
+    Notification {
+        method: String,
+        params: Value,
+    },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
 }
 
 /// Reads frames until the end of `stream` or the first unreadable frame, routing each as a

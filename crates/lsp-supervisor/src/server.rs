@@ -295,8 +295,15 @@ impl Server {
             lock(&state).quiescent = Some(false);
         }
         let (changed_tx, changed) = watch::channel(0u64);
+        // A server exits when the `processId` it was given is not alive (LSP 3.17,
+        // `InitializeParams`); inside an enclosure our pid names nothing (bwrap's PID
+        // namespace, a container), so it is `null` there: "not started by another process".
+        let process_id = match enclosure {
+            Some(enclosure) if !enclosure.is_host() => None,
+            _ => Some(std::process::id()),
+        };
         let params = json!({
-            "processId": std::process::id(),
+            "processId": process_id,
             "clientInfo": { "name": "agent-tools", "version": env!("CARGO_PKG_VERSION") },
             "rootUri": path_to_uri(&root),
             "rootPath": root,

@@ -141,3 +141,83 @@ async fn a_language_server_answers_from_bwrap() {
     assert!(cmdline.contains("bwrap") && cmdline.contains("--unshare-net"), "{cmdline}");
     sup.shutdown().await;
 }
+
+/// A real server in bwrap: the supervisor for `server`, with every server enclosed.
+async fn enclosed_real_server(root: &Path, language: Language, server: &str) -> Option<Supervisor> {
+    if !bwrap_ready() {
+        return None;
+    }
+    let mut config = common::config(root);
+    config.preferred.insert(language, server.to_owned());
+    config.enclosure = Some(Enclosure::bwrap(root));
+    config.enclose_servers = true;
+    let sup = Supervisor::new(config);
+    let availability = sup.availability(root).await;
+    let entry = availability.iter().find(|a| a.language == language && a.server == server).unwrap();
+    if let Err(why) = &entry.binary {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{server} is not usable here: {why}");
+        eprintln!("SKIPPED: {server} is not usable here: {why}");
+        return None;
+    }
+    Some(sup)
+}
+
+/// The pid's command line, to see that a server runs under bwrap.
+fn server_cmdline(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap().replace('\0', " ")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_analyzer_answers_from_bwrap_and_its_build_scripts_stay_inside() {
+    let canary = canary("rust-analyzer");
+    let (_dir, root) = common::project("lsp/rust");
+    let script = format!(
+        "fn main() {{\n    let outside = std::fs::write({:?}, \"changed\").is_ok();\n    std::fs::write(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/build-ran.txt\"), format!(\"outside written: {{outside}}\")).unwrap();\n}}\n",
+        canary.display().to_string()
+    );
+    std::fs::write(root.join("build.rs"), script).unwrap();
+    let Some(sup) = enclosed_real_server(&root, Language::Rust, "rust-analyzer").await else { return };
+    let main = root.join("src/main.rs");
+    let nav = sup.definition(&main, 14, "total_area").await.unwrap();
+    let found: Vec<String> = nav
+        .locations
+        .items
+        .iter()
+        .map(|l| format!("{}:{}:{}", l.path.strip_prefix(&root).unwrap().display(), l.line, l.column))
+        .collect();
+    assert_eq!(found, ["src/shapes.rs:43:8"]);
+    // A write's diagnostics come from the server and its cargo check, both in the sandbox.
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, format!("{text}\nfn broken() -> u32 {{ \"text\" }}\n")).unwrap();
+    let report = sup.diagnostics_after_write(&main).await.unwrap();
+    assert!(report.complete, "{report:?}");
+    assert!(
+        report.diagnostics.iter().any(|d| d.severity == Severity::Error && d.code.as_deref() == Some("E0308")),
+        "{report:?}"
+    );
+    let pid = sup.status().await.iter().find_map(|s| s.pid).unwrap();
+    let cmdline = server_cmdline(pid);
+    assert!(cmdline.contains("bwrap") && cmdline.contains("rust-analyzer"), "{cmdline}");
+    sup.shutdown().await;
+    // The build script ran (rust-analyzer loads the crate with it) and could not write outside.
+    assert_eq!(std::fs::read_to_string(root.join("build-ran.txt")).unwrap(), "outside written: false");
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "untouched");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pyright_answers_from_bwrap() {
+    let (_dir, root) = common::project("lsp/python");
+    let Some(sup) = enclosed_real_server(&root, Language::Python, "pyright").await else { return };
+    let report = root.join("geometry/report.py");
+    let nav = sup.definition(&report, 15, "total_area").await.unwrap();
+    assert_eq!(nav.locations.items.len(), 1);
+    let location = &nav.locations.items[0];
+    assert_eq!(
+        (location.path.strip_prefix(&root).unwrap().display().to_string(), location.line, location.column),
+        ("geometry/shapes.py".to_owned(), 17, 5)
+    );
+    let pid = sup.status().await.iter().find_map(|s| s.pid).unwrap();
+    let cmdline = server_cmdline(pid);
+    assert!(cmdline.contains("bwrap") && cmdline.contains("pyright"), "{cmdline}");
+    sup.shutdown().await;
+}
