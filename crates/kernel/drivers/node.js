@@ -324,27 +324,51 @@
   let pending = '';
   // A socket over the pipe (epoll), not an fs stream: a blocked thread-pool
   // read would keep process.exit() from finishing.
-  const input = new (require('net').Socket)({ fd: 3, readable: true, writable: false });
-  input.setEncoding('utf8');
-  input.on('data', (chunk) => {
-    pending += chunk;
-    let index;
-    while ((index = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, index).trim();
-      pending = pending.slice(index + 1);
-      if (line) handle(JSON.parse(line));
-    }
-  });
-  input.on('end', () => process.exit(0));
-  input.on('error', () => process.exit(0));
+  if (framesStdio) {
+    // A busy cell holds the event loop, and the signal that would break it stops at
+    // the prefix's client: a worker thread reads the frames, raises SIGINT for an
+    // `interrupt` frame (breakOnSigint stops the script), and ends the process at
+    // the end of its stdin, even mid-cell. Other frames go to the loop as lines.
+    const { Worker } = require('worker_threads');
+    const reader = new Worker(`
+      const fs = require('fs');
+      const { parentPort } = require('worker_threads');
+      const { StringDecoder } = require('string_decoder');
+      const decoder = new StringDecoder('utf8');
+      const chunk = Buffer.alloc(65536);
+      let pending = '';
+      for (;;) {
+        let n;
+        try { n = fs.readSync(3, chunk); } catch (e) { if (e.code === 'EAGAIN') continue; n = 0; }
+        if (n === 0) process.kill(process.pid, 'SIGKILL');
+        pending += decoder.write(chunk.subarray(0, n));
+        let index;
+        while ((index = pending.indexOf('\\n')) >= 0) {
+          const line = pending.slice(0, index).trim();
+          pending = pending.slice(index + 1);
+          if (!line) continue;
+          if (JSON.parse(line).t === 'interrupt') process.kill(process.pid, 'SIGINT');
+          else parentPort.postMessage(line);
+        }
+      }`, { eval: true });
+    reader.on('message', (line) => handle(JSON.parse(line)));
+  } else {
+    const input = new (require('net').Socket)({ fd: 3, readable: true, writable: false });
+    input.setEncoding('utf8');
+    input.on('data', (chunk) => {
+      pending += chunk;
+      let index;
+      while ((index = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, index).trim();
+        pending = pending.slice(index + 1);
+        if (line) handle(JSON.parse(line));
+      }
+    });
+    input.on('end', () => process.exit(0));
+    input.on('error', () => process.exit(0));
+  }
 
   function handle(frame) {
-    if (frame.t === 'interrupt') {
-      // Reaches a cell that awaits; a busy loop holds the event loop, and only
-      // a signal to the process (a prefix that forwards it) stops that.
-      process.kill(process.pid, 'SIGINT');
-      return;
-    }
     if (frame.t === 'tool_reply') {
       const waiter = pendingTools.get(frame.id);
       if (!waiter) return;

@@ -284,8 +284,9 @@ async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
 #[tokio::test]
 async fn a_javascript_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     let root = tempfile::tempdir().unwrap();
-    let (prefix, _pids) = stdio_relay(root.path());
-    let kernels = Kernels::with_spawner(config(root.path()), Arc::new(Enclosure::command(root.path(), prefix)));
+    let (prefix, pids) = stdio_relay(root.path());
+    let kernels =
+        Kernels::with_spawner(quick_timeouts(config(root.path())), Arc::new(Enclosure::command(root.path(), prefix)));
     let first = js(&kernels, "let kept = 41; console.log('up'); console.error('warned')").await;
     assert_eq!(first.status, CellStatus::Ok, "{}", first.text());
     assert_eq!(stream(&first, "stdout").trim(), "up", "{}", first.text());
@@ -294,4 +295,24 @@ async fn a_javascript_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     assert_eq!(result_text(&second).as_deref(), Some("42"), "{}", second.text());
     let waited = js(&kernels, "await new Promise((resolve) => setTimeout(() => resolve('late'), 50))").await;
     assert_eq!(result_text(&waited).as_deref(), Some("'late'"), "{}", waited.text());
+    // A busy loop holds Node's event loop; the interrupt frame still reaches it.
+    let looping = js(&kernels, "for (;;) {}").await;
+    assert!(looping.text().contains("Interrupted"), "{}", looping.text());
+    assert!(!looping.state_lost, "{}", looping.text());
+    let after = js(&kernels, "kept").await;
+    assert_eq!(result_text(&after).as_deref(), Some("41"), "{}", after.text());
+    // The end of its stdin ends the kernel even mid-cell: a cell that ignores
+    // the interrupt is killed (the relay), and the kernel behind it exits.
+    let pid: i32 = std::fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
+    // Opening a FIFO nobody writes blocks in the system call, where SIGINT cannot break it.
+    let fifo = root.path().join("never-written");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let stuck = js(&kernels, &format!("require('fs').openSync({:?}, 'r')", fifo.display().to_string())).await;
+    assert!(stuck.state_lost, "{}", stuck.text());
+    let mut waited = 0;
+    while alive(pid) && waited < 200 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(!alive(pid), "the kernel {pid} behind the relay outlived its kill");
 }
