@@ -109,19 +109,31 @@ impl fmt::Display for Value {
 pub enum Source {
     #[default]
     Default,
-    /// The configuration file, at this 1-indexed line.
-    File { path: PathBuf, line: usize },
+    /// The configuration file, at this 1-indexed line and character column.
+    File { path: PathBuf, line: usize, column: usize },
     /// This environment variable.
     Env(String),
     /// This flag, as given (`--set eval.timeout_s=5`, `--lsp`).
     Flag(String),
 }
 
+impl Source {
+    /// Where a refusal points: `FILE:LINE:COLUMN` in the file, else the variable or flag.
+    pub fn place(&self) -> String {
+        match self {
+            Source::Default => "the default".to_owned(),
+            Source::File { path, line, column } => format!("{}:{line}:{column}", path.display()),
+            Source::Env(var) => format!("environment variable {var}"),
+            Source::Flag(flag) => format!("flag {flag}"),
+        }
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Default => f.write_str("default"),
-            Source::File { path, line } => write!(f, "file {}:{line}", path.display()),
+            Source::File { path, line, .. } => write!(f, "file {}:{line}", path.display()),
             Source::Env(var) => write!(f, "env {var}"),
             Source::Flag(flag) => write!(f, "flag {flag}"),
         }
@@ -458,7 +470,8 @@ impl Origin<'_> {
     fn source(&self, span: &Range<usize>) -> Source {
         match self {
             Origin::File { path, text } => {
-                Source::File { path: path.to_path_buf(), line: line_column(text, span.start).0 }
+                let (line, column) = line_column(text, span.start);
+                Source::File { path: path.to_path_buf(), line, column }
             }
             Origin::Env { var } => Source::Env((*var).to_owned()),
             Origin::Flag { flag } => Source::Flag((*flag).to_owned()),
@@ -1239,7 +1252,7 @@ impl Config {
             let Value::Text(server) = &entry.value else { continue };
             let place = match &entry.source {
                 Source::Flag(flag) if flag == "--lsp" => "--lsp".to_owned(),
-                other => other.to_string(),
+                other => other.place(),
             };
             let id = entry.key.trim_start_matches("lsp.servers.");
             let Some(language) = Language::from_id(id) else {
@@ -1267,7 +1280,7 @@ impl Config {
             bail!(
                 "{}: enclosure.mode: \"command\" needs enclosure.prefix, the argv that enters the enclosure \
                  (e.g. [\"docker\", \"exec\", \"-i\", \"CONTAINER\"])",
-                mode.source
+                mode.source.place()
             );
         }
         Ok(())

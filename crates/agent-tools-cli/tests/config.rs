@@ -544,6 +544,6 @@ fn a_bad_custom_language_is_refused_with_its_place() {
     let out = agent_tools(dir.path(), &["config"], &[("AGENT_TOOLS_LSP_SERVERS_TOY", "rust-analyzer")]);
     assert_eq!(
         stderr(&out),
-        "agent-tools: env AGENT_TOOLS_LSP_SERVERS_TOY: no server \"rust-analyzer\" for toy; known: toy-server, toy-two\n"
+        "agent-tools: environment variable AGENT_TOOLS_LSP_SERVERS_TOY: no server \"rust-analyzer\" for toy; known: toy-server, toy-two\n"
     );
 }

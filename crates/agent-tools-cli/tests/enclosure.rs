@@ -266,8 +266,10 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     let programs: Vec<String> = logged.lines().map(program).collect();
     assert_eq!(logged.lines().count(), 6, "{logged}");
     assert!(logged.lines().all(|line| line.starts_with("env --default-signal=INT -C ")), "{logged}");
-    assert!(programs[0].contains("python"), "{logged}");
-    assert!(programs[1].ends_with("node"), "{logged}");
+    // A kernel's frames travel on stdio through a prefix: `sh -c SHIM INTERPRETER -c|-e BOOTSTRAP`.
+    let lines: Vec<&str> = logged.lines().collect();
+    assert!(programs[0] == "sh" && lines[0].contains("/.venv/bin/python -c import io"), "{logged}");
+    assert!(programs[1] == "sh" && lines[1].contains("node -e (()=>"), "{logged}");
     assert_eq!(programs[2], "sh", "{logged}");
     let mut checkers = vec![programs[3].rsplit('/').next().unwrap(), programs[4].rsplit('/').next().unwrap()];
     checkers.sort_unstable();
