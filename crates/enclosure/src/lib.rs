@@ -252,6 +252,9 @@ impl Enclosure {
             }
             None => add(&["--dir".as_ref(), "/tmp/home".as_ref()]),
         }
+        for path in self.hidden_tools(parts, home.as_deref(), &root) {
+            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
         for path in &self.ro_paths {
             let path = existing(path, "read-only path")?;
             add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
@@ -318,6 +321,47 @@ impl Enclosure {
         argv.push(parts.program.clone());
         argv.extend(parts.args.iter().cloned());
         argv
+    }
+
+    /// The directories, under the private `/tmp` or the hidden home, that hold
+    /// the program itself and the `PATH` it is given: a tool a host installed
+    /// there (a venv, a `node_modules`, a checkout's build directory) stays
+    /// visible, read-only. For `…/bin` or `…/.bin` the directory above is
+    /// bound (the venv's `lib`, the packages a `.bin` link points into); never
+    /// `/tmp` or the home themselves, nothing inside the root (bound anyway).
+    fn hidden_tools(&self, parts: &Parts, home: Option<&Path>, root: &Path) -> Vec<PathBuf> {
+        let program = Path::new(&parts.program);
+        let mut dirs: Vec<PathBuf> =
+            program.is_absolute().then(|| program.parent().map(Path::to_path_buf)).flatten().into_iter().collect();
+        let path_var = parts
+            .env
+            .iter()
+            .find(|(key, _)| key == "PATH")
+            .and_then(|(_, value)| value.clone())
+            .or_else(|| std::env::var_os("PATH"));
+        if let Some(path_var) = path_var {
+            dirs.extend(std::env::split_paths(&path_var).filter(|dir| dir.is_absolute()));
+        }
+        let tmp = Path::new("/tmp");
+        let kept: Vec<PathBuf> =
+            home.map(|home| HOME_KEEP.iter().map(|keep| home.join(keep)).collect()).unwrap_or_default();
+        let mut binds: Vec<PathBuf> = Vec::new();
+        for dir in dirs {
+            let Ok(dir) = dir.canonicalize() else { continue };
+            let named_bin = dir.file_name().is_some_and(|name| name == "bin" || name == ".bin");
+            let dir = match dir.parent() {
+                Some(parent) if named_bin => parent.to_path_buf(),
+                _ => dir,
+            };
+            let in_home = home.is_some_and(|home| dir.starts_with(home) && dir != home);
+            let hidden = (dir.starts_with(tmp) && dir != tmp) || in_home;
+            let visible = kept.iter().any(|keep| dir.starts_with(keep)) || dir.starts_with(root);
+            if hidden && !visible && !binds.iter().any(|bound| dir.starts_with(bound)) {
+                binds.retain(|bound| !bound.starts_with(&dir));
+                binds.push(dir);
+            }
+        }
+        binds
     }
 
     /// The real home to hide, when there is one worth hiding (not `/`).
