@@ -289,7 +289,16 @@ impl Enclosure {
         }
         let cwd = parts.cwd.clone().unwrap_or_else(|| root.clone());
         add(&["--chdir".as_ref(), cwd.as_os_str(), "--".as_ref()]);
-        add(&["env".as_ref(), "--default-signal=INT".as_ref(), parts.program.as_os_str()]);
+        // `a/../b/bin/python` needs `a` inside; the bound directory is the resolved one. The
+        // file name stays as given (a venv's `python` is a link whose target is not the venv).
+        let program = Path::new(&parts.program);
+        let program = match (program.is_absolute(), program.parent(), program.file_name()) {
+            (true, Some(dir), Some(name)) => {
+                dir.canonicalize().map_or_else(|_| program.to_path_buf(), |dir| dir.join(name))
+            }
+            _ => program.to_path_buf(),
+        };
+        add(&["env".as_ref(), "--default-signal=INT".as_ref(), program.as_os_str()]);
         argv.extend(parts.args.iter().cloned());
         Ok(argv)
     }
