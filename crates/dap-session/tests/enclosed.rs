@@ -47,11 +47,11 @@ async fn a_debugpy_session_with_a_breakpoint_runs_in_bwrap() {
         return;
     }
     let root = project("python");
-    std::os::unix::fs::symlink(python.parent().unwrap().parent().unwrap(), root.path().join(".venv")).unwrap();
+    let venv = python.parent().unwrap().parent().unwrap().canonicalize().unwrap();
+    std::os::unix::fs::symlink(&venv, root.path().join(".venv")).unwrap();
     let source = root.path().join("main.py");
     // The root's `.venv` links to the setup venv, which a checkout under /tmp would hide:
     // listed read-only, as a host lists a venv kept outside the root.
-    let venv = python.parent().unwrap().parent().unwrap().canonicalize().unwrap();
     let debug = DebugSupervisor::new(config(Enclosure { ro_paths: vec![venv], ..Enclosure::bwrap(root.path()) }));
     debug.set_breakpoints("c", &source, &[9]).await.unwrap();
     let started = debug.launch("c", LaunchSpec::new(root.path().to_path_buf(), source.clone())).await.unwrap();
