@@ -244,6 +244,16 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// The kernel behind the relay ends once the relay is killed (its stdin ends); up to 10 s.
+async fn assert_gone(pid: i32) {
+    let mut waited = 0;
+    while alive(pid) && waited < 200 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(!alive(pid), "the kernel {pid} behind the relay outlived its kill");
+}
+
 #[tokio::test]
 async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     let root = tempfile::tempdir().unwrap();
@@ -274,12 +284,7 @@ async fn a_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     let stuck =
         py(&kernels, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass").await;
     assert!(stuck.state_lost, "{}", stuck.text());
-    let mut waited = 0;
-    while alive(pid) && waited < 200 {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        waited += 1;
-    }
-    assert!(!alive(pid), "the kernel {pid} behind the relay outlived its kill");
+    assert_gone(pid).await;
     let fresh = py(&kernels, "print('again')").await;
     assert!(fresh.fresh_kernel, "{}", fresh.text());
     assert_eq!(stream(&fresh, "stdout").trim(), "again");
@@ -313,10 +318,5 @@ async fn a_javascript_kernel_runs_through_a_prefix_that_forwards_only_stdio() {
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let stuck = js(&kernels, &format!("require('fs').openSync({:?}, 'r')", fifo.display().to_string())).await;
     assert!(stuck.state_lost, "{}", stuck.text());
-    let mut waited = 0;
-    while alive(pid) && waited < 200 {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        waited += 1;
-    }
-    assert!(!alive(pid), "the kernel {pid} behind the relay outlived its kill");
+    assert_gone(pid).await;
 }
