@@ -10,7 +10,9 @@
 //!   filesystem read-only, the run's root writable (read-only when the
 //!   surface's cap is `read`), a private `/tmp`, the real home hidden under a
 //!   scratch one (only toolchain directories such as `~/.pyenv`, `~/.rustup`,
-//!   `~/.cargo/bin` bound back, read-only), no network unless asked, a PID
+//!   `~/.cargo/bin` and the tools the command runs bound back, read-only, and
+//!   the well-known secret places masked inside whatever is bound: [`Plan`]),
+//!   no network unless asked, a PID
 //!   namespace of its own, no capabilities, `--die-with-parent`, and an
 //!   environment cleared down to an allow-list;
 //! - [`Mode::Command`]: through a prefix the host gives (`docker exec -i C`,
@@ -34,6 +36,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+
+mod plan;
+
+pub use plan::{BIN_COMPANIONS, Bind, HOME_KEEP, Mask, Plan, Reason, SECRETS};
 
 /// Why a command could not be enclosed.
 #[derive(Debug, thiserror::Error)]
@@ -99,24 +105,6 @@ pub const ENV_ALLOW: &[&str] = &[
     "GOPATH",
     "GOTOOLCHAIN",
     "JAVA_HOME",
-];
-
-/// Directories under the real home that hold toolchains rather than secrets,
-/// bound back read-only over the scratch home when they exist (the project's
-/// interpreter is often `~/.pyenv/versions/…`, cargo `~/.cargo/bin/cargo`).
-pub const HOME_KEEP: &[&str] = &[
-    ".pyenv",
-    ".rustup",
-    ".cargo/bin",
-    ".cargo/registry",
-    ".cargo/git",
-    ".local/bin",
-    ".local/lib",
-    ".nvm",
-    ".volta",
-    ".bun",
-    ".deno",
-    "go",
 ];
 
 /// One run's enclosure: the mode and what the sandbox lets through.
@@ -231,39 +219,78 @@ impl Enclosure {
         }
     }
 
+    /// What a bwrap sandbox around `command` shows from outside the root:
+    /// the toolchain, tool and configured binds, and the secret places masked
+    /// inside them (see [`Plan`]). `status` lists it; [`Enclosure::enclose`]
+    /// mounts exactly it.
+    ///
+    /// # Errors
+    /// [`Error::MissingPath`] for a root or extra path that does not exist.
+    pub fn plan(&self, command: &Command) -> Result<Plan> {
+        self.plan_of(&Parts::of(command))
+    }
+
+    fn plan_of(&self, parts: &Parts) -> Result<Plan> {
+        let root = existing(&self.root, "root")?;
+        let ro_paths = self.ro_paths.iter().map(|path| existing(path, "read-only path")).collect::<Result<_>>()?;
+        let rw_paths = self.rw_paths.iter().map(|path| existing(path, "writable path")).collect::<Result<_>>()?;
+        let path_var = parts
+            .env
+            .iter()
+            .find(|(key, _)| key == "PATH")
+            .and_then(|(_, value)| value.clone())
+            .or_else(|| std::env::var_os("PATH"));
+        Ok(plan::plan(&plan::Inputs {
+            home: self.scratch_home(),
+            root: &root,
+            program: Path::new(&parts.program),
+            path_var,
+            ro_paths,
+            rw_paths,
+        }))
+    }
+
     /// The bwrap argv (from `env --ignore-signal=INT`) for `parts`.
     fn bwrap_argv(&self, parts: &Parts) -> Result<Vec<OsString>> {
         let root = existing(&self.root, "root")?;
-        let mut argv = ignore_interrupt(vec![self.bwrap.clone().into_os_string()]);
+        let plan = self.plan_of(parts)?;
+        // bwrap stays the sandbox's pid 1, whose /proc/1/environ every process inside can read:
+        // it starts with an empty environment, and gets its program by path.
+        let mut argv: Vec<OsString> = vec!["env".into(), "-i".into()];
+        argv.extend(ignore_interrupt(vec![on_path(&self.bwrap).into_os_string()]).into_iter().skip(1));
         let mut add = |items: &[&OsStr]| argv.extend(items.iter().map(|item| item.to_os_string()));
+        let bind = |add: &mut dyn FnMut(&[&OsStr]), bind: &Bind| {
+            let flag = if bind.writable { "--bind" } else { "--ro-bind" };
+            add(&[flag.as_ref(), bind.path.as_os_str(), bind.path.as_os_str()]);
+        };
         add(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
         add(&["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
         add(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
-        let home = self.scratch_home();
-        match &home {
-            Some(home) => {
-                add(&["--tmpfs".as_ref(), home.as_os_str()]);
-                for keep in HOME_KEEP {
-                    let path = home.join(keep);
-                    if path.exists() {
-                        add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
-                    }
-                }
-            }
+        match &plan.home {
+            Some(home) => add(&["--tmpfs".as_ref(), home.as_os_str()]),
             None => add(&["--dir".as_ref(), "/tmp/home".as_ref()]),
         }
-        for path in self.hidden_tools(parts, home.as_deref(), &root) {
-            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        for entry in &plan.before_root {
+            bind(&mut add, entry);
         }
-        for path in &self.ro_paths {
-            let path = existing(path, "read-only path")?;
-            add(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        let root_flag = if self.root_writable { "--bind" } else { "--ro-bind" };
+        add(&[root_flag.as_ref(), root.as_os_str(), root.as_os_str()]);
+        for entry in &plan.after_root {
+            bind(&mut add, entry);
         }
-        let bind = if self.root_writable { "--bind" } else { "--ro-bind" };
-        add(&[bind.as_ref(), root.as_os_str(), root.as_os_str()]);
-        for path in &self.rw_paths {
-            let path = existing(path, "writable path")?;
-            add(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        // A masked directory stays writable until what is widened inside it is mounted.
+        for mask in &plan.masks {
+            if mask.directory {
+                add(&["--tmpfs".as_ref(), mask.path.as_os_str()]);
+            } else {
+                add(&["--ro-bind".as_ref(), "/dev/null".as_ref(), mask.path.as_os_str()]);
+            }
+        }
+        for entry in &plan.widened {
+            bind(&mut add, entry);
+        }
+        for mask in plan.masks.iter().filter(|mask| mask.directory) {
+            add(&["--remount-ro".as_ref(), mask.path.as_os_str()]);
         }
         add(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
         if !self.network {
@@ -276,7 +303,7 @@ impl Enclosure {
                 add(&["--setenv".as_ref(), name.as_ref(), value.as_os_str()]);
             }
         }
-        let home_value = home.map_or_else(|| OsString::from("/tmp/home"), PathBuf::into_os_string);
+        let home_value = plan.home.map_or_else(|| OsString::from("/tmp/home"), PathBuf::into_os_string);
         add(&["--setenv".as_ref(), "HOME".as_ref(), home_value.as_os_str()]);
         for (key, value) in &self.env {
             add(&["--setenv".as_ref(), key.as_ref(), value.as_ref()]);
@@ -330,47 +357,6 @@ impl Enclosure {
         argv.push(parts.program.clone());
         argv.extend(parts.args.iter().cloned());
         argv
-    }
-
-    /// The directories, under the private `/tmp` or the hidden home, that hold
-    /// the program itself and the `PATH` it is given: a tool a host installed
-    /// there (a venv, a `node_modules`, a checkout's build directory) stays
-    /// visible, read-only. For `…/bin` or `…/.bin` the directory above is
-    /// bound (the venv's `lib`, the packages a `.bin` link points into); never
-    /// `/tmp` or the home themselves, nothing inside the root (bound anyway).
-    fn hidden_tools(&self, parts: &Parts, home: Option<&Path>, root: &Path) -> Vec<PathBuf> {
-        let program = Path::new(&parts.program);
-        let mut dirs: Vec<PathBuf> =
-            program.is_absolute().then(|| program.parent().map(Path::to_path_buf)).flatten().into_iter().collect();
-        let path_var = parts
-            .env
-            .iter()
-            .find(|(key, _)| key == "PATH")
-            .and_then(|(_, value)| value.clone())
-            .or_else(|| std::env::var_os("PATH"));
-        if let Some(path_var) = path_var {
-            dirs.extend(std::env::split_paths(&path_var).filter(|dir| dir.is_absolute()));
-        }
-        let tmp = Path::new("/tmp");
-        let kept: Vec<PathBuf> =
-            home.map(|home| HOME_KEEP.iter().map(|keep| home.join(keep)).collect()).unwrap_or_default();
-        let mut binds: Vec<PathBuf> = Vec::new();
-        for dir in dirs {
-            let Ok(dir) = dir.canonicalize() else { continue };
-            let named_bin = dir.file_name().is_some_and(|name| name == "bin" || name == ".bin");
-            let dir = match dir.parent() {
-                Some(parent) if named_bin => parent.to_path_buf(),
-                _ => dir,
-            };
-            let in_home = home.is_some_and(|home| dir.starts_with(home) && dir != home);
-            let hidden = (dir.starts_with(tmp) && dir != tmp) || in_home;
-            let visible = kept.iter().any(|keep| dir.starts_with(keep)) || dir.starts_with(root);
-            if hidden && !visible && !binds.iter().any(|bound| dir.starts_with(bound)) {
-                binds.retain(|bound| !bound.starts_with(&dir));
-                binds.push(dir);
-            }
-        }
-        binds
     }
 
     /// The real home to hide, when there is one worth hiding (not `/`).
@@ -430,6 +416,19 @@ fn ignore_interrupt(argv: Vec<OsString>) -> Vec<OsString> {
     let mut full: Vec<OsString> = vec!["env".into(), "--ignore-signal=INT".into()];
     full.extend(argv);
     full
+}
+
+/// Where `program` is: itself when it names a path, else the first match on `PATH`
+/// (itself when there is none, for the error to name).
+fn on_path(program: &Path) -> PathBuf {
+    if program.components().count() > 1 {
+        return program.to_path_buf();
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| program.to_path_buf())
 }
 
 fn command_of(argv: &[OsString]) -> Command {

@@ -237,7 +237,8 @@ fn the_host_runs_the_command_unchanged() {
 
 /// A tool installed under the private /tmp (a venv, a checkout's `.tools`)
 /// stays visible when it is the program or on the `PATH` given, read-only,
-/// with the directory above its `bin`; the rest of /tmp stays hidden.
+/// with its prefix's `lib` but not the rest of the prefix; the rest of /tmp
+/// stays hidden.
 #[test]
 fn a_tool_under_tmp_stays_visible_and_the_rest_of_tmp_does_not() {
     if !bwrap_ready() {
@@ -246,26 +247,30 @@ fn a_tool_under_tmp_stays_visible_and_the_rest_of_tmp_does_not() {
     let root = tempfile::tempdir().unwrap();
     let prefix = tempfile::tempdir().unwrap();
     let other = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(prefix.path().join("bin")).unwrap();
-    std::fs::create_dir_all(prefix.path().join("share")).unwrap();
-    std::fs::write(prefix.path().join("share/data.txt"), "from the prefix\n").unwrap();
+    for dir in ["bin", "lib", "share"] {
+        std::fs::create_dir_all(prefix.path().join(dir)).unwrap();
+    }
+    std::fs::write(prefix.path().join("lib/data.txt"), "from the prefix\n").unwrap();
+    std::fs::write(prefix.path().join("share/other.txt"), "not needed").unwrap();
     let tool = prefix.path().join("bin/tool");
-    std::fs::write(&tool, format!("#!/bin/sh\ncat '{}'\n", prefix.path().join("share/data.txt").display())).unwrap();
+    std::fs::write(&tool, format!("#!/bin/sh\ncat '{}'\n", prefix.path().join("lib/data.txt").display())).unwrap();
     std::process::Command::new("chmod").arg("+x").arg(&tool).status().unwrap();
     std::fs::write(other.path().join("secret.txt"), "elsewhere in /tmp").unwrap();
     let enclosure = Enclosure::bwrap(root.path());
     // As the program.
     let output = enclosure.enclose(&Command::new(&tool)).unwrap().output().unwrap();
     assert_eq!(stdout(&output), "from the prefix", "{output:?}");
-    // On the PATH given; the other directory under /tmp is not there, and the tool's is read-only.
+    // On the PATH given; the other directory under /tmp and the prefix's share are not there,
+    // and the tool's lib is read-only.
     let mut command = Command::new("sh");
     let path = format!("{}:/usr/bin:/bin", prefix.path().join("bin").display());
     let script = format!(
-        "tool; cat '{}' 2>/dev/null || echo hidden; touch '{}' 2>/dev/null || echo read-only",
+        "tool; cat '{}' 2>/dev/null || echo hidden; cat '{}' 2>/dev/null || echo hidden; touch '{}' 2>/dev/null || echo read-only",
         other.path().join("secret.txt").display(),
-        prefix.path().join("share/new.txt").display()
+        prefix.path().join("share/other.txt").display(),
+        prefix.path().join("lib/new.txt").display()
     );
     command.arg("-c").arg(script).env("PATH", path).current_dir(root.path());
     let output = enclosure.enclose(&command).unwrap().output().unwrap();
-    assert_eq!(stdout(&output), "from the prefix\nhidden\nread-only", "{output:?}");
+    assert_eq!(stdout(&output), "from the prefix\nhidden\nhidden\nread-only", "{output:?}");
 }
