@@ -41,9 +41,15 @@
     return typeof text.toWellFormed === 'function' ? text.toWellFormed() : text;
   }
 
+  // The newline before the frame ends any line a cell wrote to the frame pipe
+  // itself, so the host skips that line and still reads this frame.
   function send(frame) {
-    writeAll(OUT_FD, Buffer.from(JSON.stringify(frame) + '\n', 'utf8'));
+    writeAll(OUT_FD, Buffer.from('\n' + JSON.stringify(frame) + '\n', 'utf8'));
   }
+
+  // UTF-16 units of stream text per frame: at most 1.5 MiB of JSON, every
+  // character escaped, so that no frame nears the host's frame limit (16 MiB).
+  const STREAM_PIECE = 1 << 18;
 
   // ------------------------------------------------------------ output
 
@@ -51,7 +57,14 @@
 
   function flush() {
     if (output.parts.length) {
-      send({ t: 'stream', name: output.name, text: wellFormed(output.parts.join('')) });
+      const text = output.parts.join('');
+      for (let start = 0; start < text.length;) {
+        let end = Math.min(start + STREAM_PIECE, text.length);
+        // Never between the halves of a surrogate pair.
+        if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end -= 1;
+        send({ t: 'stream', name: output.name, text: wellFormed(text.slice(start, end)) });
+        start = end;
+      }
     }
     output.name = null;
     output.parts = [];

@@ -50,7 +50,9 @@ def _not_the_kernel():
 
 def _send(frame):
     _not_the_kernel()
-    data = (json.dumps(frame, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    # The newline before the frame ends any line a cell wrote to the frame pipe
+    # itself, so the host skips that line and still reads this frame.
+    data = ("\n" + json.dumps(frame, ensure_ascii=False) + "\n").encode("utf-8", "replace")
     with _SEND_LOCK:
         view = memoryview(data)
         while view:
@@ -102,6 +104,10 @@ def _recv():
 # ---------------------------------------------------------------- output
 
 
+# Characters of stream text per frame: at most 1.5 MiB of JSON, every character escaped.
+_STREAM_PIECE = 1 << 18
+
+
 class _Output:
     """Coalesces stream text so that many small writes become few frames."""
 
@@ -140,7 +146,10 @@ class _Output:
 
     def _flush_locked(self):
         if self.parts:
-            _send({"t": "stream", "name": self.name, "text": "".join(self.parts)})
+            text = "".join(self.parts)
+            # In pieces, so that no frame nears the host's frame limit (16 MiB).
+            for start in range(0, len(text), _STREAM_PIECE):
+                _send({"t": "stream", "name": self.name, "text": text[start:start + _STREAM_PIECE]})
             self.last_send = time.monotonic()
         self.name = None
         self.parts = []

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use crate::OutputLimits;
 use crate::StreamName;
 use crate::output::{Collector, Cut, Output};
-use crate::process::{EVENTS_QUEUED, Event, spawn_frame_reader};
+use crate::process::{EVENTS_QUEUED, Event, MAX_FRAME_BYTES, spawn_frame_reader};
 use crate::protocol::KernelFrame;
 use crate::scanner::{Piece, SyncScanner};
 
@@ -42,6 +42,11 @@ where
                 }
             }
             Event::BadFrame(error) => lines.push(Err(error)),
+            Event::FrameSkipped { bytes, ended: true } => {
+                lines.push(Err(format!("a line of {bytes} bytes skipped")));
+                collector.frame_skipped(bytes, MAX_FRAME_BYTES);
+            }
+            Event::FrameSkipped { ended: false, .. } => {}
             Event::FramesClosed => break,
             Event::Raw(..) | Event::Sync(..) => {}
         }

@@ -55,6 +55,9 @@ pub struct Cut {
     pub mime_values: usize,
     /// Rich outputs (display data, results) dropped past the cap.
     pub rich_outputs: usize,
+    /// Bytes of frames skipped unread for being over the frame limit (a cell that wrote
+    /// to the frame pipe itself, or an image of many megabytes).
+    pub frame_bytes: u64,
 }
 
 impl Cut {
@@ -109,6 +112,8 @@ pub(crate) struct Collector {
     /// The most recent cut stream text, at most `tail_chars` characters.
     tail: Vec<(StreamName, String)>,
     tail_chars: usize,
+    /// Notes of skipped frames, shown at the end whatever the stream cap.
+    notes: Vec<String>,
 }
 
 impl Collector {
@@ -121,6 +126,7 @@ impl Collector {
             cut: Cut::default(),
             tail: Vec::new(),
             tail_chars: 0,
+            notes: Vec::new(),
         }
     }
 
@@ -223,6 +229,14 @@ impl Collector {
         data
     }
 
+    /// A frame of `bytes` was skipped unread, being over `limit` bytes.
+    pub(crate) fn frame_skipped(&mut self, bytes: u64, limit: usize) {
+        self.cut.frame_bytes += bytes;
+        self.notes.push(format!(
+            "[output cut at {limit} bytes: a kernel frame of {bytes} bytes, over the frame limit, was skipped unread]\n"
+        ));
+    }
+
     pub(crate) fn error(&mut self, ename: String, evalue: String, traceback: Vec<String>) {
         self.outputs.push(Output::Error { ename, evalue, traceback });
     }
@@ -239,6 +253,9 @@ impl Collector {
             for (name, text) in std::mem::take(&mut self.tail) {
                 self.outputs.push(Output::Stream { name, text });
             }
+        }
+        for note in std::mem::take(&mut self.notes) {
+            self.outputs.push(Output::Stream { name: StreamName::Stderr, text: note });
         }
         (self.outputs, self.cut)
     }
@@ -298,6 +315,22 @@ mod tests {
         assert_eq!(collector.tail, [(StreamName::Stdout, "789!".to_owned())]);
         let (_, cut) = collector.finish();
         assert_eq!(cut.stream_chars, 14);
+    }
+
+    /// A skipped frame is noted after the stream cap's tail, with its size and the limit.
+    #[test]
+    fn a_skipped_frame_is_noted_at_the_end_whatever_the_cap() {
+        let mut collector = Collector::new(limits(2, 2));
+        collector.stream(StreamName::Stdout, "abcdef");
+        collector.frame_skipped(1 << 30, 16 << 20);
+        let (outputs, cut) = collector.finish();
+        assert_eq!((cut.stream_chars, cut.frame_bytes), (4, 1 << 30));
+        assert!(
+            texts(&outputs).ends_with(
+                "ef[output cut at 16777216 bytes: a kernel frame of 1073741824 bytes, over the frame limit, was skipped unread]\n"
+            ),
+            "{outputs:?}"
+        );
     }
 
     #[test]

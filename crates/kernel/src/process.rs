@@ -32,6 +32,12 @@ const STDERR_TAIL_BYTES: usize = 2_000;
 pub(crate) enum Event {
     Frame(KernelFrame),
     BadFrame(String),
+    /// A line of the frame pipe over [`MAX_FRAME_BYTES`], skipped unread: its bytes so
+    /// far, and whether it has ended (the last report of that line).
+    FrameSkipped {
+        bytes: u64,
+        ended: bool,
+    },
     FramesClosed,
     Raw(StreamName, String),
     Sync(StreamName),
@@ -338,6 +344,8 @@ impl Process {
                             KernelFrame::Done { .. } | KernelFrame::Ready { .. } => {}
                         },
                         Event::BadFrame(reason) => collector.stream(StreamName::Stderr, &format!("[kernel: unreadable frame dropped: {reason}]\n")),
+                        Event::FrameSkipped { bytes, ended: true } => collector.frame_skipped(bytes, MAX_FRAME_BYTES),
+                        Event::FrameSkipped { ended: false, .. } => {}
                         Event::FramesClosed => return self.crashed(collector).await,
                         Event::Raw(name, text) => {
                             if name == StreamName::Stderr {
@@ -413,6 +421,7 @@ impl Process {
                 Event::Frame(KernelFrame::Stream { name, text }) => {
                     collector.stream(if name == "stderr" { StreamName::Stderr } else { StreamName::Stdout }, &text);
                 }
+                Event::FrameSkipped { bytes, ended: true } => collector.frame_skipped(bytes, MAX_FRAME_BYTES),
                 _ => {}
             }
         }
@@ -456,32 +465,119 @@ pub(crate) fn describe_exit(status: ExitStatus) -> String {
 /// Events (frames, or up to 64 KiB of raw output each) queued before the readers wait.
 pub(crate) const EVENTS_QUEUED: usize = 64;
 
+/// The longest frame read from a kernel: 16 MiB (16 777 216 bytes). The drivers send
+/// stream text in pieces of at most 256 Ki characters (1.5 MiB even with every character
+/// escaped), so only a display bundle's images come near it, and an image that large is
+/// of no use to a model. A longer line is not read into memory: it is skipped as it
+/// arrives, up to its newline, and the cell is told (a cell that writes to the frame pipe
+/// itself, say), so this process never holds more of it than the limit.
+pub(crate) const MAX_FRAME_BYTES: usize = 16 << 20;
+
+/// Bytes read from the frame pipe at a time.
+const FRAME_CHUNK: usize = 64 << 10;
+
+/// One line of the frame pipe.
+enum FrameLine {
+    /// A line within [`MAX_FRAME_BYTES`], its newline left out.
+    Line,
+    /// A line over the limit, skipped: its length in bytes so far, and whether its
+    /// newline (or the end of the pipe) has come.
+    Skipped {
+        bytes: u64,
+        ended: bool,
+    },
+    End,
+}
+
+/// Reads one line into `line` (cleared first), a chunk at a time. A line over `max` bytes
+/// is dropped from `line` and skipped to its newline; every `max` bytes skipped are
+/// reported on the way (`ended: false`), so a writer that never ends its line still shows
+/// signs of life, and the last report is `ended: true` with the line's whole length.
+async fn read_frame_line<R>(reader: &mut R, line: &mut Vec<u8>, skipped: &mut Option<u64>, max: usize) -> FrameLine
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    if skipped.is_none() {
+        line.clear();
+    }
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok(chunk) => chunk,
+            Err(_) => &[],
+        };
+        if chunk.is_empty() {
+            return match skipped.take() {
+                Some(bytes) => FrameLine::Skipped { bytes, ended: true },
+                None if line.is_empty() => FrameLine::End,
+                None => FrameLine::Line,
+            };
+        }
+        let (take, newline) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (at, true),
+            None => (chunk.len(), false),
+        };
+        if let Some(bytes) = skipped {
+            let before = *bytes / max as u64;
+            *bytes += take as u64;
+            reader.consume(take + usize::from(newline));
+            if newline {
+                let bytes = *bytes;
+                *skipped = None;
+                return FrameLine::Skipped { bytes, ended: true };
+            }
+            if *bytes / max as u64 > before {
+                return FrameLine::Skipped { bytes: *bytes, ended: false };
+            }
+            continue;
+        }
+        if line.len() + take > max {
+            let bytes = (line.len() + take) as u64;
+            line.clear();
+            line.shrink_to(FRAME_CHUNK);
+            reader.consume(take + usize::from(newline));
+            if newline {
+                return FrameLine::Skipped { bytes, ended: true };
+            }
+            *skipped = Some(bytes);
+            return FrameLine::Skipped { bytes, ended: false };
+        }
+        line.extend_from_slice(&chunk[..take]);
+        reader.consume(take + usize::from(newline));
+        if newline {
+            return FrameLine::Line;
+        }
+    }
+}
+
 /// Reads the driver's frames (one JSON object per line) from `reader` until it closes.
+/// A line over [`MAX_FRAME_BYTES`] is skipped unread (see there) and reported as
+/// [`Event::FrameSkipped`].
 pub(crate) fn spawn_frame_reader<R>(reader: R, sender: mpsc::Sender<Event>)
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
     tokio::spawn(async move {
-        let mut lines = BufReader::new(reader);
+        let mut lines = BufReader::with_capacity(FRAME_CHUNK, reader);
         let mut line = Vec::new();
+        let mut skipped = None;
         loop {
-            line.clear();
-            match lines.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
+            let event = match read_frame_line(&mut lines, &mut line, &mut skipped, MAX_FRAME_BYTES).await {
+                FrameLine::End => break,
+                FrameLine::Skipped { bytes, ended } => Event::FrameSkipped { bytes, ended },
+                FrameLine::Line => {
                     let text = String::from_utf8_lossy(&line);
                     let text = text.trim();
                     if text.is_empty() {
                         continue;
                     }
-                    let event = match serde_json::from_str::<KernelFrame>(text) {
+                    match serde_json::from_str::<KernelFrame>(text) {
                         Ok(frame) => Event::Frame(frame),
                         Err(error) => Event::BadFrame(error.to_string()),
-                    };
-                    if sender.send(event).await.is_err() {
-                        return;
                     }
                 }
+            };
+            if sender.send(event).await.is_err() {
+                return;
             }
         }
         let _ = sender.send(Event::FramesClosed).await;
@@ -520,4 +616,68 @@ fn spawn_raw_reader(mut pipe: RawPipe, name: StreamName, marker: &str, sender: m
             let _ = sender.send(Event::Raw(name, rest)).await;
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of `input` read with a limit of `max` bytes, through a buffer of `chunk`
+    /// bytes; a report on the way through a skipped line ends with `…`.
+    async fn lines(input: &[u8], max: usize, chunk: usize) -> Vec<String> {
+        let mut reader = BufReader::with_capacity(chunk, input);
+        let (mut line, mut skipped, mut out) = (Vec::new(), None, Vec::new());
+        loop {
+            match read_frame_line(&mut reader, &mut line, &mut skipped, max).await {
+                FrameLine::End => return out,
+                FrameLine::Line => out.push(String::from_utf8_lossy(&line).into_owned()),
+                FrameLine::Skipped { bytes, ended } => {
+                    out.push(format!("skipped {bytes}{}", if ended { "" } else { "…" }))
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_skipped_to_its_newline_and_the_next_is_read() {
+        for chunk in [1, 3, 64] {
+            let read = lines(b"ab\n0123456789\ncd", 8, chunk).await;
+            let ended: Vec<&String> = read.iter().filter(|line| !line.ends_with('…')).collect();
+            assert_eq!(ended, ["ab", "skipped 10", "cd"], "chunk {chunk}");
+            assert_eq!(lines(b"12345678\n", 8, chunk).await, ["12345678"], "chunk {chunk}");
+        }
+        // Skipping reports every `max` bytes on the way, then the line's whole length.
+        assert_eq!(lines(&[b'x'; 20], 8, 4).await, ["skipped 12…", "skipped 16…", "skipped 20"]);
+        assert_eq!(lines(b"0123456789abcdefghij\n{}\n", 8, 64).await, ["skipped 20", "{}"]);
+    }
+
+    /// The reader's memory stays near its limit while a line goes on without end.
+    #[tokio::test]
+    async fn an_endless_line_is_skipped_in_chunks() {
+        let (mut writer, reader) = tokio::io::duplex(1 << 16);
+        let (sender, mut events) = mpsc::channel(EVENTS_QUEUED);
+        spawn_frame_reader(reader, sender);
+        let total: u64 = 40 * MAX_FRAME_BYTES as u64;
+        let feed = tokio::spawn(async move {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..total / chunk.len() as u64 {
+                writer.write_all(&chunk).await?;
+            }
+            writer.write_all(b"\n{\"t\":\"done\",\"id\":1,\"status\":\"ok\"}\n").await?;
+            std::io::Result::Ok(())
+        });
+        let mut reports = 0;
+        let skipped = loop {
+            match events.recv().await {
+                Some(Event::FrameSkipped { ended: false, .. }) => reports += 1,
+                Some(Event::FrameSkipped { bytes, ended: true }) => break bytes,
+                Some(_) => panic!("an event before the skip ended"),
+                None => panic!("the reader ended early"),
+            }
+        };
+        assert!(feed.await.is_ok_and(|written| written.is_ok()));
+        assert_eq!(skipped, total);
+        assert_eq!(reports, 40);
+        assert!(matches!(events.recv().await, Some(Event::Frame(KernelFrame::Done { id: 1, .. }))));
+    }
 }

@@ -270,6 +270,8 @@ pub struct CutOutput {
     pub mime_values: usize,
     /// Rich outputs left out past the count limit.
     pub rich_outputs: usize,
+    /// Bytes of kernel frames skipped unread, each over the 16 MiB frame limit.
+    pub frame_bytes: u64,
 }
 
 fn action_name(action: TimeoutAction) -> &'static str {
@@ -327,6 +329,7 @@ fn structured(result: &CellResult) -> EvalOutput {
             stream_chars: cut.stream_chars,
             mime_values: cut.mime_values,
             rich_outputs: cut.rich_outputs,
+            frame_bytes: cut.frame_bytes,
         }),
     }
 }
