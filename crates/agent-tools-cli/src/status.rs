@@ -41,17 +41,46 @@ pub struct EnclosureStatus {
     why: Option<String>,
     /// Whether language servers run in it too (`enclosure.language_servers`).
     language_servers: bool,
+    /// bwrap: what is visible from outside the root, in mount order, for a
+    /// command run with this process's `PATH` (a tool's own program and `PATH`
+    /// add their directories at its start); empty in the other modes.
+    binds: Vec<BindStatus>,
+    /// bwrap: the secret places those binds or the host's `/` would show,
+    /// masked (an empty read-only directory, an empty file).
+    masked: Vec<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BindStatus {
+    path: PathBuf,
+    /// `read-only` or `writable`.
+    access: &'static str,
+    /// `toolchain`, `tool on PATH`, `ro_paths` or `rw_paths`.
+    why: &'static str,
 }
 
 /// The enclosure's status; for bwrap this runs the probe (`bwrap … true`) once.
 pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> EnclosureStatus {
     let checked = enclosure.check();
+    let plan = match enclosure.mode {
+        enclosure::Mode::Bwrap => enclosure.plan(&std::process::Command::new("true")).unwrap_or_default(),
+        _ => enclosure::Plan::default(),
+    };
     EnclosureStatus {
         language_servers: language_servers && !enclosure.is_host(),
         mode: enclosure.mode.name(),
         description: enclosure.describe(),
         available: checked.is_ok(),
         why: checked.err().map(|e| e.to_string()),
+        binds: plan
+            .binds()
+            .map(|bind| BindStatus {
+                path: bind.path.clone(),
+                access: if bind.writable { "writable" } else { "read-only" },
+                why: bind.reason.name(),
+            })
+            .collect(),
+        masked: plan.masks.iter().map(|mask| mask.path.clone()).collect(),
     }
 }
 
@@ -218,6 +247,19 @@ impl Status {
                     if enclosure.language_servers { ", language servers" } else { "" },
                     enclosure.description
                 );
+            }
+        }
+        if enclosure.mode == "bwrap" {
+            let binds: Vec<String> = enclosure
+                .binds
+                .iter()
+                .map(|bind| format!("{} ({}, {})", bind.path.display(), bind.why, bind.access))
+                .collect();
+            let binds = if binds.is_empty() { "nothing".to_owned() } else { binds.join(", ") };
+            let _ = writeln!(out, "  bound from outside the root: {binds}");
+            if !enclosure.masked.is_empty() {
+                let masked: Vec<String> = enclosure.masked.iter().map(|path| path.display().to_string()).collect();
+                let _ = writeln!(out, "  secret places masked inside them: {}", masked.join(", "));
             }
         }
         let _ = writeln!(

@@ -127,7 +127,11 @@ fn status_and_eval_in_bwrap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = agent_tools(dir.path(), &["status", "--json", "--enclosure", "bwrap"], &[]);
-    let status: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut status: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // What it binds from this host's home: the secrets test checks it on a home of its own.
+    for key in ["binds", "masked"] {
+        assert!(status["enclosure"].as_object_mut().unwrap().remove(key).unwrap().is_array(), "{status}");
+    }
     assert_eq!(
         status["enclosure"],
         json!({
@@ -277,4 +281,200 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     checkers.sort_unstable();
     assert_eq!(checkers, ["cargo", "pyright"], "{logged}");
     assert!(programs[5].ends_with(".venv/bin/python") && logged.contains("debugpy.adapter"), "{logged}");
+}
+
+/// The secrets table through the built binary: a home with a canary at every
+/// well-known secret place, its `~/.cargo/bin` and `~/.local/bin` on `PATH`,
+/// canaries in the host's environment too, and each kind of enclosed process
+/// running `fixtures/enclosure/probe-secrets.sh`: the Python and the Node
+/// kernel (from a cell), a vibe worker, the project checker (`cargo check`'s
+/// build script), debugpy's adapter (its Python is a wrapper that probes
+/// first) and the debuggee it starts, and an enclosed language server
+/// (pylsp behind a wrapper that probes first).
+#[tokio::test]
+async fn no_enclosed_process_kind_reads_a_secret() {
+    use rmcp::ServiceExt as _;
+    use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+    if !bwrap_ready() {
+        return;
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let fixtures = workspace.join("fixtures/enclosure");
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-secrets");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let base = base.canonicalize().unwrap();
+    let nonce = format!("{}-{}", std::process::id(), std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos());
+    let planted = Command::new("sh").arg(fixtures.join("plant-secrets.sh")).arg(&base).arg(&nonce).status().unwrap();
+    assert!(planted.success());
+    let (home, root) = (base.join("home"), base.join("project"));
+    let probe = |kind: &str| {
+        format!(
+            "sh '{}' {nonce} '{}' '{}'",
+            fixtures.join("probe-secrets.sh").display(),
+            root.join("secrets.tsv").display(),
+            root.join(format!("report-{kind}.tsv")).display()
+        )
+    };
+    let script = |name: &str, body: String| {
+        let path = root.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+        path
+    };
+    // A crate whose build script probes, a Python project (its venv with debugpy and pylsp).
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"probed\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let build = format!(
+        "fn main() {{\n    std::process::Command::new(\"sh\").args([\"-c\", {:?}]).status().unwrap();\n}}\n",
+        probe("project-checker")
+    );
+    std::fs::write(root.join("build.rs"), build).unwrap();
+    std::fs::write(root.join("requirements.txt"), "").unwrap();
+    // No .venv in the root, which debugpy's detection would take before debug.python.
+    let venv_bin = workspace.join(".tools/venv/bin");
+    // pyright, the Python project's checker, from the project's node_modules/.bin.
+    let node_modules = workspace.join(".tools/node/node_modules").canonicalize().unwrap();
+    std::os::unix::fs::symlink(node_modules, root.join("node_modules")).unwrap();
+    let debuggee = format!("import subprocess\nsubprocess.run(['sh', '-c', {:?}])\n", probe("debuggee"));
+    std::fs::write(root.join("debuggee.py"), debuggee).unwrap();
+    let python = venv_bin.join("python");
+    // Detection runs these on the host (`-c 'import debugpy'`, `--version`): they probe only when serving.
+    let adapter = script(
+        "adapter-python.sh",
+        format!(
+            "case \"$*\" in *debugpy.adapter*) {} </dev/null >/dev/null 2>&1;; esac\nexec '{}' \"$@\"",
+            probe("debug-adapter"),
+            python.display()
+        ),
+    );
+    let pylsp = script(
+        "pylsp.sh",
+        format!(
+            "case \"$*\" in *--version*) ;; *) {} </dev/null >/dev/null 2>&1;; esac\nexec '{}' \"$@\"",
+            probe("language-server"),
+            venv_bin.join("pylsp").display()
+        ),
+    );
+    let config = format!(
+        "[enclosure]\nmode = \"bwrap\"\n\n[eval]\npython = {:?}\n\n[debug]\npython = {:?}\n\n[lsp]\nservers.python = \"pylsp\"\n\n[[lsp.server]]\nname = \"pylsp\"\ncommand = {:?}\nenclosed = true\n",
+        python.display().to_string(),
+        adapter.display().to_string(),
+        pylsp.display().to_string()
+    );
+    std::fs::write(root.join("agent-tools.toml"), config).unwrap();
+
+    // The host's: its home planted, its toolchain directories first on PATH, canaries in its environment.
+    let real_home = PathBuf::from(std::env::var("HOME").unwrap());
+    let path = format!(
+        "{}:{}:{}",
+        home.join(".cargo/bin").display(),
+        home.join(".local/bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let canary = format!("CANARY-{nonce}");
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| real_home.join(".cargo").display().to_string());
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| real_home.join(".rustup").display().to_string());
+    let worker = probe("vibe-worker");
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-tools")).configure(|cmd| {
+        cmd.args(["serve", "--vibe", "--vibe-fast-cmd", &worker])
+            .current_dir(&root)
+            .env("AGENT_TOOLS_LOG", "warn")
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("CARGO_HOME", &cargo_home)
+            .env("RUSTUP_HOME", &rustup_home)
+            .env("CARGO_REGISTRY_TOKEN", &canary)
+            .env("GITHUB_TOKEN", &canary)
+            .env("AWS_SECRET_ACCESS_KEY", &canary);
+    });
+    // status lists what is bound from outside the root, and the secret places masked.
+    let env = [("HOME", home.to_str().unwrap()), ("PATH", path.as_str())];
+    let out = agent_tools(&root, &["status", "--json"], &env);
+    let status: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    let venv = home.join(".local/share/pipx/venvs/piped");
+    let bind = |path: PathBuf, why: &str| json!({"path": path, "access": "read-only", "why": why});
+    assert_eq!(
+        status["enclosure"]["binds"],
+        json!([
+            bind(home.join(".cargo/bin"), "toolchain"),
+            bind(home.join(".cargo/registry"), "toolchain"),
+            bind(home.join(".local/bin"), "toolchain"),
+            bind(home.join(".local/lib"), "toolchain"),
+            bind(venv.join("bin"), "tool on PATH"),
+            bind(venv.join("lib"), "tool on PATH"),
+            bind(venv.join("pyvenv.cfg"), "tool on PATH"),
+        ])
+    );
+    let mut masked: Vec<String> =
+        status["enclosure"]["masked"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_owned()).collect();
+    masked.sort();
+    let expected = [base.join(".env"), base.join(".env.local"), home.join(".local/bin/.env")];
+    assert_eq!(masked, expected.map(|p| p.display().to_string()));
+    let out = agent_tools(&root, &["status"], &env);
+    let line = stdout(&out).lines().find(|l| l.starts_with("  bound from outside the root: ")).map(str::to_owned);
+    assert_eq!(
+        line.as_deref(),
+        Some(format!("  bound from outside the root: {}/.cargo/bin (toolchain, read-only), {0}/.cargo/registry (toolchain, read-only), {0}/.local/bin (toolchain, read-only), {0}/.local/lib (toolchain, read-only), {1}/bin (tool on PATH, read-only), {1}/lib (tool on PATH, read-only), {1}/pyvenv.cfg (tool on PATH, read-only)", home.display(), venv.display()).as_str()),
+        "{}",
+        stdout(&out)
+    );
+
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let py = format!("import subprocess\nsubprocess.run(['sh', '-c', {:?}])\nprint('probed')", probe("python-kernel"));
+    let cell = common::call(&client, "eval", json!({"code": py, "description": "probe"})).await;
+    assert_eq!(common::text(&cell), "[a new python kernel, in bwrap (no network, root writable)]\nprobed\n");
+    let js = format!("require('child_process').execSync({:?}); 'probed'", probe("node-kernel"));
+    let cell =
+        common::call(&client, "eval", json!({"code": js, "language": "javascript", "description": "probe"})).await;
+    assert!(common::text(&cell).contains("'probed'"), "{}", common::text(&cell));
+    common::call(&client, "vibe_spawn", json!({"brief": "probe", "label": "prober"})).await;
+    common::call(&client, "vibe_wait", json!({"worker_id": "w1"})).await;
+    let checked = common::call(&client, "lsp", json!({"action": "diagnostics", "file": "*"})).await;
+    assert!(!checked.is_error.unwrap_or(false), "{}", common::text(&checked));
+    let launched = common::call(&client, "debug", json!({"op": "launch", "program": "debuggee.py"})).await;
+    let launched = format!("{:?}", launched.structured_content);
+    assert!(launched.contains("exited"), "{launched}");
+    std::fs::write(root.join("hello.py"), "def greet():\n    return 1\n").unwrap();
+    let outline = common::call(&client, "lsp", json!({"action": "symbols", "file": "hello.py"})).await;
+    assert!(common::text(&outline).contains("greet"), "{}", common::text(&outline));
+    client.cancel().await.unwrap();
+
+    let kinds = [
+        "python-kernel",
+        "node-kernel",
+        "vibe-worker",
+        "project-checker",
+        "debug-adapter",
+        "debuggee",
+        "language-server",
+    ];
+    let reports: Vec<Vec<(String, String)>> = kinds
+        .iter()
+        .map(|kind| {
+            let report = root.join(format!("report-{kind}.tsv"));
+            let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{}: {e}", report.display()));
+            text.lines().map(|line| line.split_once('\t').map(|(a, b)| (a.to_owned(), b.to_owned())).unwrap()).collect()
+        })
+        .collect();
+    let mut table = format!("| place | {} |\n|---|{}\n", kinds.join(" | "), "---|".repeat(kinds.len()));
+    for (row, (place, _)) in reports[0].iter().enumerate() {
+        let cells: Vec<&str> = reports.iter().map(|report| report[row].1.as_str()).collect();
+        table.push_str(&format!("| {place} | {} |\n", cells.join(" | ")));
+    }
+    eprintln!("{table}");
+    for (kind, report) in kinds.iter().zip(&reports) {
+        assert_eq!(report.len(), enclosure::SECRETS.len() + 4 + 3, "{kind}: {report:?}");
+        for (place, verdict) in report {
+            // Only the .env files that the host's / or a bound directory shows are there, as empty files.
+            let masked = [".env above the root", ".env.local above the root", ".env in ~/.local/bin"];
+            let expected = if masked.contains(&place.as_str()) { "masked" } else { "hidden" };
+            assert_eq!(verdict, expected, "{kind}: {place}\n{table}");
+        }
+    }
 }
