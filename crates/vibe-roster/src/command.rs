@@ -344,10 +344,12 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The first `limit` bytes of a stream, read to its end.
+/// The first `limit` bytes of a stream, read to its end in 8 KiB chunks: the rest is
+/// counted and dropped as it arrives, so a worker that writes without end costs `limit`
+/// bytes. A cut result ends with `[output cut at LIMIT bytes: N more bytes dropped]`.
 async fn read_head<R: AsyncRead + Unpin>(mut stream: R, limit: usize, activity: Activity) -> String {
     let mut kept = Vec::new();
-    let mut dropped = 0usize;
+    let mut dropped = 0u64;
     let mut buf = vec![0u8; 8192];
     while let Ok(n) = stream.read(&mut buf).await {
         if n == 0 {
@@ -356,12 +358,20 @@ async fn read_head<R: AsyncRead + Unpin>(mut stream: R, limit: usize, activity: 
         activity.touch();
         let room = limit.saturating_sub(kept.len()).min(n);
         kept.extend_from_slice(&buf[..room]);
-        dropped += n - room;
+        dropped += (n - room) as u64;
+    }
+    if dropped == 0 {
+        return String::from_utf8_lossy(&kept).into_owned();
+    }
+    // A character the cut split in two is left out whole.
+    if let Err(error) = std::str::from_utf8(&kept)
+        && error.error_len().is_none()
+    {
+        dropped += (kept.len() - error.valid_up_to()) as u64;
+        kept.truncate(error.valid_up_to());
     }
     let mut text = String::from_utf8_lossy(&kept).into_owned();
-    if dropped > 0 {
-        text.push_str(&format!("\n[… {dropped} more bytes of output cut]"));
-    }
+    text.push_str(&format!("\n[output cut at {} bytes: {dropped} more bytes dropped]", kept.len()));
     text
 }
 
