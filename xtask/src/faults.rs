@@ -235,6 +235,14 @@ pub fn read_process(pid: u32) -> Option<Process> {
     Some(Process { pgid, state, comm })
 }
 
+/// This process's peak resident memory (`VmHWM`), in kB: a row that reads it before and
+/// after its call bounds what the call made this process hold.
+pub fn peak_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Whether a process runs (exists and is not a zombie).
 pub fn running(pid: u32) -> bool {
     read_process(pid).is_some_and(|p| !matches!(p.state, 'Z' | 'X'))

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result, bail};
 use kernel::{KernelConfig, Kernels, Language};
 use serde_json::json;
 
-use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text};
+use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text, peak_kb};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -41,6 +41,20 @@ pub fn rows() -> Vec<Row> {
             call: "eval",
             expected: "output cut, memory bounded",
             run: |ctx| Box::pin(run(ctx, HUGE_PRINT)),
+        },
+        Row {
+            system: "kernel",
+            fault: "a 1 GB print without a newline",
+            call: "eval",
+            expected: "output cut, state kept, memory bounded",
+            run: |ctx| Box::pin(run(ctx, HUGE_LINE)),
+        },
+        Row {
+            system: "kernel",
+            fault: "a 1 GB line into the frame pipe (fd 4)",
+            call: "eval",
+            expected: "frame skipped unread, state kept, memory bounded",
+            run: |ctx| Box::pin(run(ctx, FRAME_PIPE_LINE)),
         },
         Row {
             system: "kernel",
@@ -113,6 +127,31 @@ const HUGE_PRINT: Case = Case {
     memory_mb: Some(256),
 };
 
+/// A gigabyte on stdout and never a newline: the cell ends, its text is cut at the stream
+/// cap (40 000 characters) with the rest counted, and `x` is still there.
+const HUGE_LINE: Case = Case {
+    code: "x = 41\nimport sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)",
+    budget: Duration::from_secs(30),
+    error: false,
+    needles: &["[… 1073701824 characters of output cut; the last 2000 follow …]"],
+    survives: true,
+    next: "print(x + 1)",
+    next_needles: &["42"],
+    memory_mb: Some(128),
+};
+
+/// A gigabyte written into the driver's frame pipe as one line: the host skips it as it
+/// arrives (frames are cut at 16 MiB), says so, and reads the driver's next frame.
+const FRAME_PIPE_LINE: Case = Case {
+    code: "x = 41\nimport os\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    view = memoryview(chunk)\n    \
+           while view:\n        view = view[os.write(4, view):]\nprint('wrote 1 GB')",
+    needles: &[
+        "wrote 1 GB",
+        "[output cut at 16777216 bytes: a kernel frame of 1073741824 bytes, over the frame limit, was skipped unread]",
+    ],
+    ..HUGE_LINE
+};
+
 const FORK_BOMB: Case = Case {
     code: "import os, signal, time
 kids = []
@@ -173,13 +212,6 @@ async fn eval(surface: &Surface, code: &str) -> Result<ToolResult> {
 
 async fn kernel_pid(kernels: &Kernels) -> Option<u32> {
     kernels.running().await.iter().find(|k| k.language == Language::Python).map(|k| k.pid)
-}
-
-/// This process's peak resident memory (`VmHWM`), in kB.
-fn peak_kb() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 async fn run(ctx: Ctx, case: Case) -> Result<Report> {

@@ -30,6 +30,13 @@ pub fn rows() -> Vec<Row> {
         },
         Row {
             system: "worker",
+            fault: "endless output without a newline",
+            call: "vibe_wait, vibe_kill",
+            expected: "running; then stopped, cut, memory bounded",
+            run: |ctx| Box::pin(run(ctx, ENDLESS)),
+        },
+        Row {
+            system: "worker",
             fault: "a grandchild that ignores SIGTERM",
             call: "vibe_wait, vibe_kill",
             expected: "still running; then stopped",
@@ -55,12 +62,19 @@ struct Case {
     command: &'static str,
     /// What the kill's text (or the worker's result) must hold beyond "stopped".
     kept: &'static [&'static str],
+    /// The most this process's peak memory may grow from the spawn to the kill, in MB.
+    memory_mb: Option<u64>,
 }
 
-const HANG: Case = Case { command: "sleep 300", kept: &[] };
-const NO_NEWLINE: Case = Case { command: "printf 'half a line'; sleep 300", kept: &["half a line"] };
-const IGNORES_TERM: Case = Case { command: "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & sleep 300", kept: &[] };
-const SETSID: Case = Case { command: "setsid sh -c 'sleep 300' & sleep 300", kept: &[] };
+const HANG: Case = Case { command: "sleep 300", kept: &[], memory_mb: None };
+const NO_NEWLINE: Case = Case { command: "printf 'half a line'; sleep 300", kept: &["half a line"], memory_mb: None };
+/// `x` without end, as fast as a pipe takes it (a gigabyte or more before the kill): the
+/// result keeps the first 1 MiB (the runner's output limit) and says how much was dropped.
+const ENDLESS: Case =
+    Case { command: "yes x | tr -d '\\n'", kept: &["xxxx", "\n[output cut at 1048576 bytes: "], memory_mb: Some(64) };
+const IGNORES_TERM: Case =
+    Case { command: "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & sleep 300", kept: &[], memory_mb: None };
+const SETSID: Case = Case { command: "setsid sh -c 'sleep 300' & sleep 300", kept: &[], memory_mb: None };
 
 fn surface(ctx: &Ctx, command: &str) -> Result<(Surface, Roster)> {
     let mut fast = CommandSpec::shell(command);
@@ -95,10 +109,33 @@ fn worker_leader(ctx: &Ctx) -> Option<u32> {
         .find(|&pid| crate::faults::read_process(pid).is_some_and(|p| p.pgid == pid))
 }
 
+/// The peak memory grew by less than `limit_mb` since `before`, while the worker wrote
+/// more than that: the bytes its cut result says were dropped.
+fn memory_bounded(text: &str, limit_mb: u64, before: Option<u64>) -> Verdict {
+    let (Some(before), Some(after)) = (before, crate::faults::peak_kb()) else {
+        return Err("no VmHWM in /proc/self/status".to_string());
+    };
+    let dropped: Option<u64> = text
+        .rsplit_once("[output cut at ")
+        .and_then(|(_, note)| note.split_once(" bytes: "))
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .and_then(|(figure, _)| figure.parse().ok());
+    let grown_mb = after.saturating_sub(before) / 1024;
+    match dropped {
+        None => Err("no figure of the bytes dropped".to_string()),
+        Some(bytes) if bytes >> 20 <= limit_mb => {
+            Err(format!("only {bytes} bytes dropped: too few to show a bound of {limit_mb} MB"))
+        }
+        Some(_) if grown_mb > limit_mb => Err(format!("this process's peak memory grew by {grown_mb} MB")),
+        Some(_) => Ok(()),
+    }
+}
+
 async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     let (surface, roster) = surface(&ctx, case.command)?;
     let mut report = Report::default();
     let mut watched = Watched::default();
+    let peak_before = crate::faults::peak_kb();
     let spawned = call(&surface, "vibe_spawn", json!({ "brief": "do the faulty thing", "label": "faulty" })).await?;
     expect_text(spawned.is_error, &spawned.text, false, &["spawned w1"])
         .map_err(anyhow::Error::msg)
@@ -132,6 +169,11 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     if verdict.is_ok() && !case.kept.is_empty() {
         let shown = call(&surface, "vibe_wait", json!({ "worker_id": "w1", "timeout_seconds": 0 })).await?;
         verdict = expect_text(false, &shown.text, false, case.kept);
+        if let Some(limit) = case.memory_mb
+            && verdict.is_ok()
+        {
+            verdict = memory_bounded(&shown.text, limit, peak_before);
+        }
     }
     // The wait's second, then the stop: the grace and the deadline to confirm it.
     report.ended(&ctx, started, WAIT + GRACE + Duration::from_secs(2), verdict);
