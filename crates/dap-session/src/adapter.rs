@@ -375,20 +375,15 @@ fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)>
 /// Runs `program args` and says whether it exited 0 within the timeout.
 async fn probe(program: &Path, args: &[&str], timeout: Duration) -> Result<(), String> {
     let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
+    command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
     let shown = format!("`{} {}`", program.display(), args.join(" "));
-    let child = command.spawn().map_err(|e| format!("{shown} does not run: {e}"))?;
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
+    // Only the last line of stderr is shown: 64 KiB of each pipe is plenty.
+    match tokio::time::timeout(timeout, crate::capture::output(&mut command, 64 << 10)).await {
         Err(_) => Err(format!("{shown} did not finish within {} ms", timeout.as_millis())),
-        Ok(Err(e)) => Err(format!("{shown} failed: {e}")),
+        Ok(Err(e)) => Err(format!("{shown} does not run: {e}")),
         Ok(Ok(output)) if output.status.success() => Ok(()),
         Ok(Ok(output)) => {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stderr = output.stderr.text();
             let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
             Err(format!(
                 "{shown} exited with {}{}",

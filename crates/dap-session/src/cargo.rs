@@ -8,7 +8,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::capture;
 use crate::error::{Error, Result};
+
+/// Bytes of cargo's output read per pipe: 64 MiB (67 108 864). Its JSON messages for a
+/// workspace of hundreds of crates take a few MB; a build script or proc macro that
+/// prints without end must not fill this process, so the rest is dropped as it arrives
+/// and a refusal says so.
+const BUILD_OUTPUT_CAP: usize = 64 << 20;
 
 /// Builds the tests of the Cargo package at or above `program` and returns
 /// the test executable to run: the one built from `program` when it is a
@@ -31,19 +38,25 @@ pub async fn test_binary(
     }
     let mut command = tokio::process::Command::from(plain);
     command.stdin(std::process::Stdio::null()).kill_on_drop(true);
-    let output = tokio::time::timeout(timeout, command.output())
+    let output = tokio::time::timeout(timeout, capture::output(&mut command, BUILD_OUTPUT_CAP))
         .await
         .map_err(|_| Error::Invalid(format!("`cargo test --no-run` did not finish within {} s", timeout.as_secs())))?
         .map_err(|e| Error::Invalid(format!("`cargo test --no-run` does not run: {e}")))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = output.stdout.text();
+    // Said with every refusal below: what was cut may have held what was looked for.
+    let cut: String = [output.stdout.cut_note("stdout"), output.stderr.cut_note("stderr")]
+        .into_iter()
+        .flatten()
+        .map(|note| format!("; {note}"))
+        .collect();
     if !output.status.success() {
         // With JSON messages the compiler's errors are on stdout, rendered; stderr has only cargo's summary.
         let mut errors = compiler_errors(&stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = output.stderr.text();
         let tail: Vec<&str> = stderr.lines().rev().filter(|l| !l.trim().is_empty()).take(6).collect();
         errors.extend(tail.into_iter().rev().map(str::to_owned));
         return Err(Error::Invalid(format!(
-            "`cargo test --no-run` failed ({}):\n{}",
+            "`cargo test --no-run` failed ({}{cut}):\n{}",
             output.status,
             errors.join("\n")
         )));
@@ -55,16 +68,16 @@ pub async fn test_binary(
             return Ok(executable.clone());
         }
         return Err(Error::Invalid(format!(
-            "no test target of the package is built from {}; its test targets are: {}",
+            "no test target of the package is built from {}; its test targets are: {}{cut}",
             program.display(),
             listing(&built)
         )));
     }
     match built.as_slice() {
         [(_, executable)] => Ok(executable.clone()),
-        [] => Err(Error::Invalid("`cargo test --no-run` built no test executable".into())),
+        [] => Err(Error::Invalid(format!("`cargo test --no-run` built no test executable{cut}"))),
         _ => Err(Error::Invalid(format!(
-            "the package has several test targets; name the source file of the one to debug: {}",
+            "the package has several test targets; name the source file of the one to debug: {}{cut}",
             listing(&built)
         ))),
     }

@@ -22,6 +22,7 @@
 //! launched debuggee; an attached debuggee is left running.
 
 mod adapter;
+mod capture;
 mod cargo;
 mod error;
 mod process;

@@ -100,6 +100,9 @@ pub struct Spawn<'a> {
     pub start_timeout: Duration,
     /// Where the adapter runs (and the program it starts); `None` is the host.
     pub enclosure: Option<&'a enclosure::Enclosure>,
+    /// The longest line of the adapter's stdout or stderr kept, in bytes (the session's
+    /// output limit); the rest of a longer line is skipped as it arrives.
+    pub line_limit: usize,
 }
 
 /// Starts the adapter and connects a client to it.
@@ -134,7 +137,7 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
         // A TCP adapter (delve) runs the program with its own stdio: what the
         // program writes to stderr arrives here, and is output as well.
         let forward = (spawn.command.transport == Transport::Tcp).then(|| Arc::clone(&events));
-        tokio::spawn(keep_tail(stderr, Arc::clone(&diagnostics), forward));
+        tokio::spawn(keep_tail(CappedLines::new(stderr, spawn.line_limit), Arc::clone(&diagnostics), forward));
     }
     let (exited_tx, exited) = watch::channel(false);
     let waiter_diagnostics = Arc::clone(&diagnostics);
@@ -160,9 +163,9 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
     let client = match spawn.command.transport {
         Transport::Stdio => Client::start(stdout, stdin, events, diagnostics),
         Transport::Tcp => {
-            let mut lines = BufReader::new(stdout).lines();
+            let mut lines = CappedLines::new(stdout, spawn.line_limit);
             let address = tokio::time::timeout(spawn.start_timeout, async {
-                while let Ok(Some(line)) = lines.next_line().await {
+                while let Some(line) = lines.next().await {
                     tracing::debug!(%line, "adapter stdout");
                     if let Some(address) = listening_address(&line) {
                         return Some(address);
@@ -190,7 +193,7 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
             // `outputMode: remote`): pass it on as output, and never let the pipe fill up.
             let forward = Arc::clone(&events);
             tokio::spawn(async move {
-                while let Ok(Some(line)) = lines.next_line().await {
+                while let Some(line) = lines.next().await {
                     let body = serde_json::json!({ "category": "stdout", "output": format!("{line}\n") });
                     forward(crate::protocol::Event { seq: 0, event: "output".to_owned(), body });
                 }
@@ -250,10 +253,66 @@ pub fn listening_address(line: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn keep_tail<R: AsyncRead + Unpin>(stderr: R, diagnostics: Arc<Diagnostics>, forward: Option<EventSink>) {
-    let mut lines = BufReader::new(stderr).lines();
+/// A child's pipe read a line at a time, each line at most `max` bytes. A longer line is
+/// handed on at once, cut, ending with `[line cut at MAX bytes]`, and the rest of it is
+/// skipped as it arrives, so a writer that never ends its line costs `max` bytes here.
+pub(crate) struct CappedLines<R> {
+    reader: BufReader<R>,
+    max: usize,
+    /// Inside a cut line: what comes up to its newline is skipped.
+    skipping: bool,
+}
+
+impl<R: AsyncRead + Unpin> CappedLines<R> {
+    pub(crate) fn new(reader: R, max: usize) -> Self {
+        CappedLines { reader: BufReader::new(reader), max: max.max(1), skipping: false }
+    }
+
+    /// The next line without its line ending; `None` at the end of the pipe (or an error).
+    pub(crate) async fn next(&mut self) -> Option<String> {
+        let mut line = Vec::new();
+        loop {
+            let chunk = self.reader.fill_buf().await.unwrap_or_default();
+            if chunk.is_empty() {
+                self.skipping = false;
+                return (!line.is_empty()).then(|| String::from_utf8_lossy(&line).into_owned());
+            }
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let take = newline.unwrap_or(chunk.len());
+            let through = take + usize::from(newline.is_some());
+            if self.skipping {
+                self.reader.consume(through);
+                self.skipping = newline.is_none();
+                continue;
+            }
+            let room = self.max - line.len();
+            if take > room {
+                line.extend_from_slice(&chunk[..room]);
+                self.reader.consume(room);
+                self.skipping = true;
+                let mut text = String::from_utf8_lossy(&line).into_owned();
+                text.push_str(&format!(" [line cut at {} bytes]", self.max));
+                return Some(text);
+            }
+            line.extend_from_slice(&chunk[..take]);
+            self.reader.consume(through);
+            if newline.is_some() {
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Some(String::from_utf8_lossy(&line).into_owned());
+            }
+        }
+    }
+}
+
+async fn keep_tail<R: AsyncRead + Unpin>(
+    mut lines: CappedLines<R>,
+    diagnostics: Arc<Diagnostics>,
+    forward: Option<EventSink>,
+) {
     let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-    while let Ok(Some(line)) = lines.next_line().await {
+    while let Some(line) = lines.next().await {
         tracing::debug!(%line, "adapter stderr");
         if let Some(forward) = &forward {
             let body = serde_json::json!({ "category": "stderr", "output": format!("{line}\n") });
@@ -283,6 +342,50 @@ mod tests {
         assert_eq!(listening_address("listening on [::1]:9000."), Some("[::1]:9000".into()));
         assert_eq!(listening_address("ready (localhost:4711)"), Some("localhost:4711".into()));
         assert_eq!(listening_address("version 1.2:3 at 12:30"), None);
+    }
+
+    async fn capped(input: &[u8], max: usize) -> Vec<String> {
+        let mut lines = CappedLines::new(input, max);
+        let mut out = Vec::new();
+        while let Some(line) = lines.next().await {
+            out.push(line);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_cut_and_the_rest_of_it_skipped() {
+        assert_eq!(capped(b"ab\r\n0123456789\ncd", 4).await, ["ab", "0123 [line cut at 4 bytes]", "cd"]);
+        assert_eq!(capped(b"1234\n12345", 4).await, ["1234", "1234 [line cut at 4 bytes]"]);
+        assert_eq!(capped(b"", 4).await, Vec::<String>::new());
+    }
+
+    /// A real child writes a gigabyte to stderr without a newline: the tail keeps the line's
+    /// first bytes with the cut note, and this process's peak memory stays far under it.
+    #[tokio::test]
+    async fn an_adapter_writing_a_gigabyte_line_to_stderr_costs_its_line_limit() {
+        let peak = || -> u64 {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or_default().to_owned();
+            line.split_whitespace().nth(1).and_then(|kb| kb.parse().ok()).unwrap_or(0)
+        };
+        let before = peak();
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "head -c 1073741824 /dev/zero | tr '\\0' x >&2; printf '\\ndone\\n' >&2"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("sh: {e}"));
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let diagnostics = Arc::new(Diagnostics::default());
+        keep_tail(CappedLines::new(stderr, 64 * 1024), Arc::clone(&diagnostics), None).await;
+        let _ = child.wait().await;
+        let grown = peak().saturating_sub(before);
+        let tail = diagnostics.stderr_tail.lock().map(|t| t.clone()).unwrap_or_default();
+        let (line, done) = tail.split_once('\n').unwrap_or_default();
+        assert_eq!(line.len(), 64 * 1024 + " [line cut at 65536 bytes]".len());
+        assert!(line.ends_with("x [line cut at 65536 bytes]"), "{}", &line[line.len() - 40..]);
+        assert_eq!(done, "done");
+        assert!(grown < 64 * 1024, "peak memory grew by {grown} kB");
     }
 
     #[test]

@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
-/// Largest frame accepted from an adapter, in bytes.
+/// Largest frame accepted from an adapter: 64 MiB (67 108 864 bytes). The largest real
+/// messages (a `variables` answer of a huge collection, an `output` event of a long
+/// write) take a few MB; a `Content-Length` over this is refused before anything is
+/// allocated, and the connection ends with that error, so one message cannot take this
+/// process's memory.
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
 
 /// Longest header line accepted from an adapter, in bytes.
@@ -79,7 +83,7 @@ pub enum FrameError {
     Eof,
     #[error("bad frame header: {0}")]
     Header(String),
-    #[error("frame of {0} bytes is over the limit")]
+    #[error("a frame of {0} bytes refused unread: over the limit of {max} bytes", max = MAX_FRAME)]
     TooLarge(usize),
     #[error("unreadable message: {0}")]
     Json(#[from] serde_json::Error),

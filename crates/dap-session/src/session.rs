@@ -166,6 +166,7 @@ impl Session {
                     path,
                     enclosure,
                     start_timeout: limits.start_timeout,
+                    line_limit: limits.output_limit,
                 };
                 let (process, client) = process::start(spawn, sink).await?;
                 (Some(process), client)
