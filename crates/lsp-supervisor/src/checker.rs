@@ -44,6 +44,10 @@ pub struct ProjectDiagnostics {
     /// Why the checker failed without reporting a diagnostic (its exit status
     /// and the tail of its stderr), when it did: its list says nothing then.
     pub failure: Option<String>,
+    /// That its output was cut at [`SupervisorConfig::checker_output_limit`](crate::SupervisorConfig)
+    /// (`its stdout was cut at N bytes (M written)`), when it was: its list then holds only
+    /// what came before the cut.
+    pub cut: Option<String>,
 }
 
 /// Lines of a failed checker's output shown.
@@ -162,7 +166,9 @@ impl Supervisor {
         if let Some(enclosure) = &self.config().enclosure {
             plain = enclosure.enclose(&plain).map_err(|e| Error::Checker(format!("`{command}`: {e}")))?;
         }
-        let run = tokio::process::Command::from(plain).stdin(Stdio::null()).kill_on_drop(true).output();
+        let mut run = tokio::process::Command::from(plain);
+        run.stdin(Stdio::null()).kill_on_drop(true);
+        let run = crate::capture::output(&mut run, self.config().checker_output_limit);
         let out = match tokio::time::timeout(self.config().checker_timeout, run).await {
             Err(_) => {
                 return Err(Error::Checker(format!(
@@ -173,8 +179,7 @@ impl Supervisor {
             Ok(Err(e)) => return Err(Error::Checker(format!("could not run `{command}`: {e}"))),
             Ok(Ok(out)) => out,
         };
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (stdout, stderr) = (out.stdout.text(), out.stderr.text());
         let mut diagnostics = match language {
             Language::Rust => parse_cargo(&stdout, root),
             Language::Python => parse_pyright(&stdout),
@@ -192,12 +197,26 @@ impl Supervisor {
                 d.message.clone(),
             ))
         });
-        let failure = (!out.status.success() && diagnostics.is_empty()).then(|| {
+        let failed = (!out.status.success() && diagnostics.is_empty()).then(|| {
             let said = if stderr.trim().is_empty() { tail(&stdout) } else { tail(&stderr) };
             let said =
                 if said.is_empty() { "it printed nothing".to_string() } else { format!("it ended with:\n{said}") };
             format!("`{command}` in {} failed ({}) without a diagnostic; {said}", root.display(), out.status)
         });
+        // What was cut may have held findings: the list is not the whole answer, and says so.
+        let cut: Vec<String> =
+            [out.stdout.cut_note("stdout"), out.stderr.cut_note("stderr")].into_iter().flatten().collect();
+        let cut = (!cut.is_empty()).then(|| {
+            format!(
+                "`{command}` in {}: {}; the diagnostics listed are those read before the cut",
+                root.display(),
+                cut.join(", ")
+            )
+        });
+        let failure = match (failed, &cut) {
+            (Some(failed), Some(cut)) => Some(format!("{failed}\n{cut}")),
+            (failed, _) => failed,
+        };
         Ok(ProjectDiagnostics {
             language,
             command,
@@ -205,6 +224,7 @@ impl Supervisor {
             diagnostics,
             success: out.status.success(),
             failure,
+            cut,
         })
     }
 }

@@ -538,8 +538,10 @@ async fn probe(spec: &ServerSpec, binary: &Path) -> Result<String, String> {
     if let Some(cached) = probe_cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&program) {
         return cached.clone();
     }
-    let run =
-        tokio::process::Command::new(&program).args(&spec.probe_args).stdin(Stdio::null()).kill_on_drop(true).output();
+    let mut command = tokio::process::Command::new(&program);
+    command.args(&spec.probe_args).stdin(Stdio::null()).kill_on_drop(true);
+    // Only a first line is shown: 64 KiB of each pipe is plenty.
+    let run = crate::capture::output(&mut command, 64 << 10);
     let result = match tokio::time::timeout(PROBE_TIMEOUT, run).await {
         Err(_) => Err(format!(
             "`{} {}` did not finish in {} s",
@@ -549,8 +551,7 @@ async fn probe(spec: &ServerSpec, binary: &Path) -> Result<String, String> {
         )),
         Ok(Err(e)) => Err(e.to_string()),
         Ok(Ok(out)) => {
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let (stdout, stderr) = (out.stdout.text(), out.stderr.text());
             let first = |t: &str| t.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
             if out.status.success() {
                 Ok(if stdout.trim().is_empty() { first(&stderr) } else { first(&stdout) })

@@ -21,6 +21,7 @@
 //! - **Edits**: [`Supervisor::rename`] applies the server's workspace edit all
 //!   or nothing, inside the root only, and tells the servers what changed.
 
+mod capture;
 mod checker;
 mod coverage;
 mod detect;

@@ -60,6 +60,12 @@ pub struct SupervisorConfig {
     pub max_crashes: u32,
     /// Timeout of a project checker run (`diagnostics` with `"*"`).
     pub checker_timeout: Duration,
+    /// Bytes of a project checker's stdout, and of its stderr, read (default 64 MiB,
+    /// 67 108 864): `pyright --outputjson` and `cargo check`'s JSON messages take a few MB
+    /// for thousands of findings, and a checker runs the project's code (build scripts,
+    /// proc macros), which may print without end. The rest is dropped as it arrives; a
+    /// cut run says so in [`ProjectDiagnostics::failure`](crate::ProjectDiagnostics).
+    pub checker_output_limit: usize,
     /// Whether the root is watched for changes on disk once a server runs, so
     /// every server hears of them (`workspace/didChangeWatchedFiles`). A host
     /// with its own watcher turns it off and calls [`Supervisor::files_changed`].
@@ -91,6 +97,7 @@ impl SupervisorConfig {
             settle_empty: Duration::from_millis(250),
             max_crashes: 3,
             checker_timeout: Duration::from_secs(300),
+            checker_output_limit: 64 << 20,
             watch: true,
             enclosure: None,
             enclose_servers: false,

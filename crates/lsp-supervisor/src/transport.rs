@@ -23,9 +23,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 const STDERR_TAIL: usize = 4096;
 /// Longest header line read from a server, in bytes (LSP headers are a few dozen).
 pub(crate) const MAX_HEADER_LINE: usize = 8 * 1024;
-/// The largest message read from a server. Larger ones are not read: the
-/// server is cut off as for a malformed frame (and restarted on next use),
-/// so one answer cannot take this process's memory.
+/// The largest message read from a server: 64 MiB (67 108 864 bytes); the largest real
+/// answers (a workspace's symbols, a big file's semantic tokens) take a few MB. Larger
+/// ones are not read: the server is cut off as for a malformed frame (and restarted on
+/// next use), so one answer cannot take this process's memory.
 pub const MAX_MESSAGE: usize = 64 << 20;
 /// The longest a server silent since a timeout has to answer a probe before
 /// it counts as hung (the request's timeout when that is shorter).

@@ -542,12 +542,16 @@ impl Lsp {
             if let Some(failure) = &run.failure {
                 let _ = writeln!(text, "{}", relative_text(ws, failure));
             }
+            if let Some(cut) = &run.cut {
+                let _ = writeln!(text, "{}", relative_text(ws, cut));
+            }
             checkers.push(CheckerOutput {
                 language: run.language,
                 command: run.command.clone(),
                 success: run.success,
                 diagnostics: run.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
                 failure: run.failure.as_deref().map(|f| relative_text(ws, f)),
+                cut: run.cut.as_deref().map(|c| relative_text(ws, c)),
             });
         }
         Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Checkers { checkers }))

@@ -154,6 +154,9 @@ pub struct CheckerOutput {
     pub diagnostics: Vec<DiagnosticOutput>,
     /// Why the checker failed to run or its output could not be read.
     pub failure: Option<String>,
+    /// That the checker's output was cut at the read limit (`its stdout was cut at N bytes (M written)`).
+    /// `diagnostics` then holds what came before the cut.
+    pub cut: Option<String>,
 }
 
 /// Symbols: a workspace search (`query`) or a file's outline.
