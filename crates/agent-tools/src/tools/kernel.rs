@@ -128,16 +128,24 @@ impl Tool for Eval {
 const LAST_LINE_CHARS: usize = 160;
 
 /// An observer reporting "running; last output: …" with the last non-empty
-/// line the cell printed (on either stream).
+/// line the cell printed (on either stream). It holds at most the start of the
+/// unfinished last line, [`LAST_LINE_CHARS`] and one more, so a line without end
+/// costs that much and each piece is read once.
 fn last_line_reporter(sink: ProgressSink) -> OutputObserver {
     let partial = std::sync::Mutex::new(String::new());
     std::sync::Arc::new(move |_: StreamName, text: &str| {
         let mut partial = partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // An unfinished line already as long as a report quotes takes nothing more before its newline.
+        let text =
+            if partial.chars().count() > LAST_LINE_CHARS { text.find('\n').map_or("", |at| &text[at..]) } else { text };
         partial.push_str(text);
         let line = partial.lines().rev().map(str::trim).find(|line| !line.is_empty()).map(str::to_owned);
-        // Keep only the unfinished last line for the next piece.
+        // Keep only the start of the unfinished last line for the next piece.
         let cut = partial.rfind('\n').map_or(0, |at| at + 1);
         partial.drain(..cut);
+        if let Some((at, _)) = partial.char_indices().nth(LAST_LINE_CHARS + 1) {
+            partial.truncate(at);
+        }
         if let Some(line) = line {
             let mut shown: String = line.chars().take(LAST_LINE_CHARS).collect();
             if shown.len() < line.len() {
@@ -331,5 +339,36 @@ fn structured(result: &CellResult) -> EvalOutput {
             rich_outputs: cut.rich_outputs,
             frame_bytes: cut.frame_bytes,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reports quote the last line's start, and a line fed without end is held at its
+    /// start: a report after a gigabyte's worth of pieces is the same as after the first.
+    #[test]
+    fn the_last_line_is_quoted_from_its_start_and_held_bounded() {
+        let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = {
+            let reports = std::sync::Arc::clone(&reports);
+            ProgressSink::new(move |p| {
+                reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(p.message)
+            })
+        };
+        let observe = last_line_reporter(sink);
+        observe(StreamName::Stdout, "first\nsecond ");
+        observe(StreamName::Stdout, "half\n");
+        let piece = "x".repeat(1 << 18);
+        for _ in 0..4096 {
+            observe(StreamName::Stdout, &piece);
+        }
+        observe(StreamName::Stdout, "\nlast");
+        let reports = reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let long = format!("running; last output: {}…", "x".repeat(LAST_LINE_CHARS));
+        assert_eq!(reports[..2], ["running; last output: second", "running; last output: second half"]);
+        assert!(reports[2..4098].iter().all(|r| *r == long), "{:?}", &reports[2..4]);
+        assert_eq!(reports[4098], "running; last output: last");
     }
 }
