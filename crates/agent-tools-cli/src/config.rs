@@ -255,6 +255,12 @@ fn settings() -> Vec<Setting> {
         ));
     }
     all.extend([
+        setting(
+            "ask.timeout_s",
+            Seconds,
+            secs(crate::rounds::QUESTION_TIMEOUT),
+            "how long a question of serve on MCP 2026-07-28 waits for the client's retry with the answer",
+        ),
         setting("approval.read", Action, Value::Text("allow".into()), "what --ask does with read tools (unset: ask)"),
         setting("approval.write", Action, Value::Unset, "what --ask does with write tools (unset: ask)"),
         setting("approval.exec", Action, Value::Unset, "what --ask does with exec tools (unset: ask)"),

@@ -58,6 +58,9 @@ impl QuestionPort for ElicitationPort {
     fn ask<'a>(&'a self, card: &'a Card) -> BoxFuture<'a, question_port::Result<Outcome>> {
         Box::pin(async move {
             card.check()?;
+            if let Some(asker) = crate::rounds::current() {
+                return ask_in_rounds(card, &asker).await;
+            }
             let Some(peer) = self.slot.0.get() else { return Ok(Outcome::Unavailable) };
             if !declares_form_elicitation(peer) {
                 return Ok(Outcome::Unavailable);
@@ -93,6 +96,33 @@ impl QuestionPort for ElicitationPort {
     }
 }
 
+/// Asks `card` on a 2026-07-28 session: each form goes back to the client
+/// as an input-required result, and its answer comes with the retry. A retry
+/// with no answer that reads is a reply that does not fit.
+async fn ask_in_rounds(card: &Card, asker: &crate::rounds::Asker) -> question_port::Result<Outcome> {
+    let Ok(schema) = form_schema(card) else { return Ok(Outcome::Unavailable) };
+    let mut message = card_message(card);
+    let mut last = String::new();
+    for _ in 0..ATTEMPTS {
+        let fitted = match asker.ask(message.clone(), schema.clone()).await {
+            crate::rounds::Reply::Expired => return Ok(Outcome::TimedOut),
+            crate::rounds::Reply::Answer(Some(reply)) => outcome(card, reply),
+            // The retry carried no `inputResponses.question` that reads as an elicitation result.
+            crate::rounds::Reply::Answer(None) => {
+                Err(question_port::Error::EmptyAnswer { free_text: card.allow_free_text })
+            }
+        };
+        match fitted {
+            Ok(outcome) => return Ok(outcome),
+            Err(e) => {
+                last = e.to_string();
+                message = format!("{e}\n\n{}", card_message(card));
+            }
+        }
+    }
+    Err(question_port::Error::UnfitReplies { attempts: ATTEMPTS, last })
+}
+
 /// Sends one elicitation and waits for the reply. Dropped before the reply,
 /// it withdraws the question (`notifications/cancelled` with its id), so the
 /// client's form does not stay open for a call that is gone.
@@ -125,14 +155,15 @@ impl Drop for Withdraw {
     }
 }
 
-/// Whether the client declared elicitation with forms (an empty
-/// `elicitation: {}` from clients of 2025-06-18 means forms).
+/// Whether the client declared elicitation with forms in its handshake.
 fn declares_form_elicitation(peer: &Peer<RoleServer>) -> bool {
-    let Some(info) = peer.peer_info() else { return false };
-    match &info.capabilities.elicitation {
-        Some(elicitation) => elicitation.form.is_some() || elicitation.url.is_none(),
-        None => false,
-    }
+    peer.peer_info().is_some_and(|info| declares_form(info.capabilities.elicitation.as_ref()))
+}
+
+/// Whether a client's elicitation capability covers forms (an empty
+/// `elicitation: {}` from clients of 2025-06-18 means forms).
+pub fn declares_form(elicitation: Option<&rmcp::model::ElicitationCapability>) -> bool {
+    elicitation.is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
 /// The question and its context, as the form's message.

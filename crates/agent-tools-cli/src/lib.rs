@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod elicit;
+pub mod rounds;
 pub mod serve;
 pub mod status;
 pub mod wiring;

@@ -295,7 +295,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             // A run's searches reuse the parse trees of unchanged files.
             let registry = registry(workspace, wiring, &config, astmatch::DEFAULT_CACHE_BYTES)?;
-            runtime()?.block_on(serve::serve(registry.surface(cap), peer))?;
+            let question_timeout =
+                config.duration("ask.timeout_s").unwrap_or(agent_tools_cli::rounds::QUESTION_TIMEOUT);
+            runtime()?.block_on(serve::serve(registry.surface(cap), peer, question_timeout))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config { root, json } => {

@@ -30,13 +30,18 @@ use rmcp::service::Peer;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
-use crate::elicit::PeerSlot;
+use std::time::Duration;
+
+use crate::elicit::{PeerSlot, declares_form};
+use crate::rounds::Rounds;
 
 /// Serves `surface` on stdin/stdout until the client disconnects.
 /// `peer` is filled with the client on its first call, for `ask_user`'s elicitation.
-pub async fn serve(surface: Surface, peer: PeerSlot) -> anyhow::Result<()> {
+/// `question_timeout` bounds how long a 2026-07-28 question waits for its retry.
+pub async fn serve(surface: Surface, peer: PeerSlot, question_timeout: Duration) -> anyhow::Result<()> {
     tracing::info!(cap = %surface.cap(), tools = surface.list().len(), "serving MCP on stdio");
-    let service = Server { surface, peer }.serve(rmcp::transport::stdio()).await?;
+    let rounds = Rounds::new(question_timeout)?;
+    let service = Server { surface, peer, rounds }.serve(rmcp::transport::stdio()).await?;
     let reason = service.waiting().await?;
     tracing::info!(?reason, "MCP client gone");
     Ok(())
@@ -45,6 +50,7 @@ pub async fn serve(surface: Surface, peer: PeerSlot) -> anyhow::Result<()> {
 struct Server {
     surface: Surface,
     peer: PeerSlot,
+    rounds: Rounds,
 }
 
 impl ServerHandler for Server {
@@ -75,6 +81,12 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.peer.set(&context.peer);
+        // 2026-07-28 (no handshake): questions go back to the client as input-required results.
+        if context.protocol_version().is_some_and(|version| !version.has_initialize()) {
+            tracing::debug!(tool = %request.name, "call, 2026-07-28");
+            let elicits = context.client_capabilities().is_some_and(|caps| declares_form(caps.elicitation.as_ref()));
+            return self.rounds.call(&self.surface, request, &context, elicits).await;
+        }
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         tracing::debug!(tool = %request.name, "call");
         let token = context.meta.get_progress_token();
@@ -102,22 +114,36 @@ impl ServerHandler for Server {
 }
 
 /// Sends each report as `notifications/progress` with `token`, one at a
-/// time and each to the end, until the reports end. `progress` must grow
-/// with every notification (MCP "Progress"): a tool's own count is used when
-/// it grows, else the last value plus one.
+/// time and each to the end, until the reports end.
 async fn forward_progress(
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
     mut reports: tokio::sync::mpsc::UnboundedReceiver<Progress>,
 ) {
     let Some(token) = token else { return };
-    let mut last = 0.0_f64;
+    let mut paced = Paced::default();
     while let Some(report) = reports.recv().await {
+        paced.send(&peer, Some(&token), report).await;
+    }
+}
+
+/// The `progress` values of one request's notifications: `progress` must
+/// grow with every notification (MCP "Progress"), so a tool's own count is
+/// used when it grows, else the last value plus one.
+#[derive(Default)]
+pub(crate) struct Paced {
+    last: f64,
+}
+
+impl Paced {
+    /// Sends `report` as `notifications/progress` with `token` (nothing without one).
+    pub(crate) async fn send(&mut self, peer: &Peer<RoleServer>, token: Option<&ProgressToken>, report: Progress) {
+        let Some(token) = token else { return };
         let (progress, total) = match report.progress {
-            Some(progress) if progress > last => (progress, report.total),
-            _ => (last + 1.0, None),
+            Some(progress) if progress > self.last => (progress, report.total),
+            _ => (self.last + 1.0, None),
         };
-        last = progress;
+        self.last = progress;
         let mut param = ProgressNotificationParam::new(token.clone(), progress).with_message(report.message);
         if let Some(total) = total {
             param = param.with_total(total);
@@ -144,7 +170,7 @@ pub fn mcp_tool(spec: &ToolSpec) -> Tool {
     tool
 }
 
-fn mcp_result(result: ToolResult) -> CallToolResult {
+pub(crate) fn mcp_result(result: ToolResult) -> CallToolResult {
     let mut content = vec![ContentBlock::text(result.text)];
     content.extend(result.images.into_iter().map(|image| ContentBlock::image(image.data_base64, image.mime)));
     let mut out = if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };

@@ -209,3 +209,112 @@ fn the_typescript_sdk_validates_every_structured_result_and_reads_the_configurat
         "{bad_config}"
     );
 }
+
+/// `.tools/venv`'s Python when the official MCP Python SDK (`mcp`, pinned by
+/// `cargo xtask setup`) imports there. Missing, the test fails under `CI=true`.
+fn python_sdk() -> Option<PathBuf> {
+    let python = workspace_root().join(".tools/venv/bin/python");
+    let version = Command::new(&python)
+        .args(["-c", "import importlib.metadata as m; print(m.version('mcp'))"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    if let Some(version) = version {
+        assert!(version.starts_with("2."), "the MCP Python SDK in .tools/venv is {version}, not 2.x");
+        return Some(python);
+    }
+    let message = "the MCP Python SDK is missing: run `cargo xtask setup` (it installs mcp into .tools/venv)";
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+    eprintln!("SKIPPED: {message}");
+    None
+}
+
+/// Runs `tests/python/sdk_matrix.py` in `mode` and returns its cases by name.
+fn python_matrix(python: &Path, mode: &str) -> std::collections::BTreeMap<String, Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_matrix.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args([env!("CARGO_BIN_EXE_agent-tools"), mode])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: std::collections::BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    eprintln!("{mode}:\n{}", cases.values().map(|c| format!("  {c}\n")).collect::<String>());
+    cases
+}
+
+/// The cases both protocol generations share, with what each must say.
+fn assert_shared_cases(cases: &std::collections::BTreeMap<String, Value>) {
+    let answer = &cases["ask answer"];
+    assert_eq!(answer["text"], "the user answered: 2. blue");
+    assert_eq!(answer["shown"], "Which color?");
+    assert!(cases["ask skip"]["text"].as_str().unwrap().starts_with("the user skipped the question"));
+    assert!(cases["ask decline"]["text"].as_str().unwrap().starts_with("the user skipped the question"));
+    assert_eq!(cases["ask unfit then fit"]["text"], "the user answered: 1. red");
+    assert_eq!(cases["ask unfit then fit"]["shown"], "'green' is not one of the options ('red', 'blue')");
+    let progress = &cases["eval progress"];
+    assert!(progress["notifications"].as_u64().unwrap() >= 1, "{progress}");
+    assert_eq!(progress["growing"], true);
+    assert!(progress["text"].as_str().unwrap().ends_with("0\n1\n2\n3\n"), "{progress}");
+    assert_eq!(
+        cases["eval cancelled"]["text"],
+        "[the previous cell was cancelled and interrupted; the kernel's state is kept]\n42\n"
+    );
+    let allowed = &cases["approval allowed"];
+    assert_eq!((&allowed["is_error"], &allowed["written"]), (&json!(false), &json!("yes\n")), "{allowed}");
+    assert_eq!(allowed["shown"], "Allow write (write tier) to run?");
+    let denied = &cases["approval denied"];
+    assert_eq!((&denied["is_error"], &denied["written"]), (&json!(true), &Value::Null), "{denied}");
+    assert!(denied["text"].as_str().unwrap().starts_with("refused: write did not run, because the user denied it"));
+}
+
+#[test]
+fn the_python_sdk_in_its_default_mode_gets_questions_and_approvals_as_input_required_results() {
+    let Some(python) = python_sdk() else { return };
+    let cases = python_matrix(&python, "auto");
+    assert_eq!(cases["protocol"]["version"], "2026-07-28");
+    assert_shared_cases(&cases);
+    let timeout = &cases["ask timeout"];
+    assert_eq!(timeout["is_error"], true);
+    assert!(timeout["text"].as_str().unwrap().starts_with("refused: the question expired"), "{timeout}");
+    let required = &cases["input required"];
+    assert_eq!((&required["result_type"], &required["keys"]), (&json!("input_required"), &json!(["question"])));
+    assert_eq!(required["message"], "Allow write (write tier) to run?");
+    for case in ["forged state", "altered state", "state for other arguments"] {
+        let refused = &cases[case];
+        assert_eq!((&refused["is_error"], &refused["written"]), (&json!(true), &Value::Null), "{case}: {refused}");
+        assert!(
+            refused["text"].as_str().unwrap().starts_with("refused: the requestState is not one this server gave"),
+            "{case}: {refused}"
+        );
+    }
+    assert_eq!(cases["state for other arguments"]["written"], Value::Null);
+    let answered = &cases["state answered"];
+    assert_eq!((&answered["is_error"], &answered["written"]), (&json!(false), &json!("forged\n")), "{answered}");
+    let replayed = &cases["state replayed"];
+    assert_eq!((&replayed["is_error"], &replayed["written"]), (&json!(true), &Value::Null), "{replayed}");
+    assert!(replayed["text"].as_str().unwrap().starts_with("refused: this requestState was used already"));
+    let again = &cases["retry without answer"];
+    assert_eq!(again["result_type"], "input_required");
+    assert!(again["message"].as_str().unwrap().starts_with("the answer is empty"), "{again}");
+    assert_eq!(again["written"], Value::Null);
+}
+
+#[test]
+fn the_python_sdk_in_legacy_mode_gets_questions_and_approvals_as_elicitation_requests() {
+    let Some(python) = python_sdk() else { return };
+    let cases = python_matrix(&python, "legacy");
+    assert_eq!(cases["protocol"]["version"], "2025-11-25");
+    assert_shared_cases(&cases);
+    let timeout = &cases["ask timeout"];
+    assert!(timeout["text"].as_str().unwrap().starts_with("the question timed out with no answer"), "{timeout}");
+    assert!(!cases.contains_key("forged state"));
+}
