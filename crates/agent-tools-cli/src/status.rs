@@ -27,6 +27,34 @@ pub struct Status {
     pub debug_adapters: Vec<AdapterStatus>,
     /// Where the project's code runs (kernels, workers), and whether that works here.
     pub enclosure: EnclosureStatus,
+    /// The MCP revisions `serve` speaks, and how a call that needs the human asks on each.
+    mcp: Vec<McpRevision>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct McpRevision {
+    revision: &'static str,
+    /// How `ask_user` and the approval cards of `serve --ask` reach the human.
+    questions: &'static str,
+}
+
+/// Every revision rmcp knows, newest first, with how questions travel on it.
+fn mcp_revisions() -> Vec<McpRevision> {
+    let mut revisions: Vec<McpRevision> = rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .map(|version| McpRevision {
+            revision: version.as_str(),
+            questions: if !version.has_initialize() {
+                "input-required results, answered by the client's retry (SEP-2322)"
+            } else if version.as_str() >= "2025-06-18" {
+                "elicitation/create requests"
+            } else {
+                "none: the revision has no elicitation, so ask_user has nobody to ask and --ask denies"
+            },
+        })
+        .collect();
+    revisions.sort_by(|a, b| b.revision.cmp(a.revision));
+    revisions
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -222,6 +250,7 @@ impl Status {
             language_servers: Vec::new(),
             debug_adapters: Vec::new(),
             enclosure: EnclosureStatus::default(),
+            mcp: mcp_revisions(),
         }
     }
 
@@ -261,6 +290,22 @@ impl Status {
                 let masked: Vec<String> = enclosure.masked.iter().map(|path| path.display().to_string()).collect();
                 let _ = writeln!(out, "  secret places masked inside them: {}", masked.join(", "));
             }
+        }
+        let mut by_kind: Vec<(&str, Vec<&str>)> = Vec::new();
+        for revision in &self.mcp {
+            match by_kind.iter_mut().find(|(questions, _)| *questions == revision.questions) {
+                Some((_, revisions)) => revisions.push(revision.revision),
+                None => by_kind.push((revision.questions, vec![revision.revision])),
+            }
+        }
+        let kinds: Vec<String> =
+            by_kind.iter().map(|(questions, revisions)| format!("{}: {questions}", revisions.join(", "))).collect();
+        let _ = writeln!(out, "serve speaks MCP {}; questions and approval cards travel as", {
+            let all: Vec<&str> = self.mcp.iter().map(|r| r.revision).collect();
+            all.join(", ")
+        });
+        for kind in kinds {
+            let _ = writeln!(out, "  {kind}");
         }
         let _ = writeln!(
             out,

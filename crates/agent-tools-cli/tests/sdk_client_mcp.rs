@@ -318,3 +318,24 @@ fn the_python_sdk_in_legacy_mode_gets_questions_and_approvals_as_elicitation_req
     assert!(timeout["text"].as_str().unwrap().starts_with("the question timed out with no answer"), "{timeout}");
     assert!(!cases.contains_key("forged state"));
 }
+
+/// `status --json` says which revisions `serve` speaks and how questions travel on each.
+#[test]
+fn status_says_how_questions_travel_on_each_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_agent-tools")).args(["status", "--json"]).current_dir(dir.path()).output();
+    let status: Value = serde_json::from_slice(&out.unwrap().stdout).unwrap();
+    let elicits = "elicitation/create requests";
+    let none = "none: the revision has no elicitation, so ask_user has nobody to ask and --ask denies";
+    assert_eq!(
+        status["mcp"],
+        json!([
+            {"revision": "2026-07-28", "questions": "input-required results, answered by the client's retry (SEP-2322)"},
+            {"revision": "2025-11-25", "questions": elicits},
+            {"revision": "2025-06-18", "questions": elicits},
+            {"revision": "2025-03-26", "questions": none},
+            {"revision": "2024-11-05", "questions": none},
+        ])
+    );
+}
