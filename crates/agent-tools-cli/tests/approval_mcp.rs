@@ -134,3 +134,40 @@ async fn ask_denies_on_deny_and_without_elicitation() {
     client.cancel().await.unwrap();
     assert_eq!(app(&dir), APP);
 }
+
+/// rmcp's own client on MCP 2026-07-28 (`server/discover`, no handshake): the
+/// approval card and an `ask_user` card come back as input-required results,
+/// which rmcp's client answers through the same `create_elicitation` and
+/// retries; a client that declares no elicitation there is nobody, denied at once.
+#[tokio::test]
+async fn an_rmcp_client_on_2026_07_28_answers_the_cards_by_retrying() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    let dir = fixture();
+    let human = Human {
+        replies: Arc::new(Mutex::new([choose("allow once"), choose("deny")].into_iter().collect())),
+        ..Human::default()
+    };
+    let modern = || ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let transport = TokioChildProcess::new(command(dir.path(), &["--ask"])).unwrap();
+    let client = human.clone().serve_with_lifecycle(transport, modern()).await.unwrap();
+    let staged = call(&client, "ast_edit", edit()).await;
+    assert_eq!(staged.is_error, Some(false), "{}", text(&staged));
+    let denied = call(&client, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(text(&denied).starts_with("refused: resolve did not run, because the user denied it"), "{}", text(&denied));
+    assert_eq!(app(&dir), APP);
+    human.replies.lock().unwrap().push_back(choose("blue"));
+    let question = json!({"question": "Which color?", "options": [{"label": "red"}, {"label": "blue"}]});
+    let answered = call(&client, "ask_user", question).await;
+    assert_eq!(text(&answered), "the user answered: 2. blue");
+    let shown = human.shown.lock().unwrap().clone();
+    assert_eq!(shown.len(), 3, "{shown:?}");
+    assert!(shown[0].starts_with("Allow ast_edit (write tier) to run?"), "{}", shown[0]);
+    client.cancel().await.unwrap();
+
+    let transport = TokioChildProcess::new(command(dir.path(), &["--ask"])).unwrap();
+    let client = ().serve_with_lifecycle(transport, modern()).await.unwrap();
+    let denied = call(&client, "ast_edit", edit()).await;
+    assert!(text(&denied).contains("no human is attached"), "{}", text(&denied));
+    client.cancel().await.unwrap();
+}
