@@ -109,6 +109,20 @@ fn the_typescript_sdk_keeps_a_long_cell_alive_by_progress_and_cancels_a_runaway_
     assert!(next.contains("the previous cell was cancelled and interrupted"), "{cancel}");
     // Generous: the interrupt lands at once; only a broken cancel waits for the 5-minute budget.
     assert!(cancel["next_seconds"].as_f64().unwrap() < 30.0, "{cancel}");
+
+    // serve --ask: the approval card, allowed then denied.
+    let approval = &findings["approval"];
+    assert_eq!(approval["allowed"], json!({"text": "created allowed.txt (12 bytes)", "is_error": false}), "{approval}");
+    assert_eq!(approval["denied"]["is_error"], true, "{approval}");
+    assert!(
+        approval["denied"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused: write did not run, because the user denied it")
+    );
+    assert_eq!(approval["shown"], json!(["Allow write (write tier) to run?", "Allow write (write tier) to run?"]));
+    assert_eq!(std::fs::read_to_string(dir.path().join("allowed.txt")).unwrap(), "allowed.txt\n");
+    assert!(!dir.path().join("denied.txt").exists());
 }
 
 /// `PATH` with the tools `cargo xtask setup` installed first (pyright, pylsp, debugpy's Python).

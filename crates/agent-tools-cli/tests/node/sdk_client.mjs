@@ -3,7 +3,8 @@
 // .tools/node). Driven by tests/sdk_client_mcp.rs, which passes a JSON
 // argument { bin, root, node_modules, timeout_ms, sleep_s } and reads one
 // JSON line of findings from stdout; the test decides, this script only
-// reports. Everything else goes to stderr.
+// reports. Everything else goes to stderr. It speaks MCP 2025-11-25 (the
+// SDK's 1.x line has no 2026-07-28), so questions arrive as elicitation requests.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -103,5 +104,28 @@ findings.set = text(await eval_('kept = 41'));
 }
 
 await client.close();
+
+// 5. serve --ask: the approval card, allowed then denied.
+{
+  const asked = new Client({ name: 'agent-tools-sdk-test', version: '0.0.0' }, { capabilities: { elicitation: {} } });
+  const replies = ['allow once', 'deny'];
+  const shown = [];
+  asked.setRequestHandler(ElicitRequestSchema, async (request) => {
+    shown.push(request.params.message.split('\n')[0]);
+    return { action: 'accept', content: { choice: replies.shift() } };
+  });
+  await asked.connect(new StdioClientTransport({
+    command: args.bin,
+    args: ['serve', '--root', args.root, '--cap', 'write', '--ask'],
+    env: { ...process.env, AGENT_TOOLS_LOG: 'warn' },
+    stderr: 'inherit',
+  }));
+  const write = async (file) => {
+    const result = await asked.callTool({ name: 'write', arguments: { path: file, content: `${file}\n` } });
+    return { text: text(result), is_error: result.isError ?? false };
+  };
+  findings.approval = { allowed: await write('allowed.txt'), denied: await write('denied.txt'), shown };
+  await asked.close();
+}
 findings.errors = errors;
 process.stdout.write(JSON.stringify(findings) + '\n');
