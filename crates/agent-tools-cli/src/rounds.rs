@@ -202,6 +202,8 @@ impl Rounds {
             .and_then(|responses| responses.get(QUESTION_KEY))
             .and_then(|value| serde_json::from_value::<ElicitResult>(value.clone()).ok());
         answer.send(reply).map_err(|_| expired())?;
+        // Reports made while nobody listened ("waiting for the user's answer") are stale now.
+        while pending.progress.try_recv().is_ok() {}
         Ok(pending)
     }
 
