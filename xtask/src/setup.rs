@@ -11,29 +11,29 @@ use anyhow::{Result, bail};
 use crate::{run_quiet, tools_dir, workspace_root};
 
 /// The ast-grep CLI version the differential test and the benchmark compare against.
-pub(crate) const AST_GREP_VERSION: &str = "0.51.1";
+pub const AST_GREP_VERSION: &str = "0.51.1";
 /// The Python packages the kernel tests render (tables and figures), pinned.
-pub(crate) const KERNEL_PACKAGES: &[&str] = &["pandas==3.0.2", "matplotlib==3.10.8"];
+pub const KERNEL_PACKAGES: &[&str] = &["pandas==3.0.2", "matplotlib==3.10.8"];
 /// ipykernel and jupyter_client, the comparison point of `cargo xtask bench kernel`.
-pub(crate) const JUPYTER_PACKAGES: &[&str] = &["ipykernel", "jupyter_client"];
+pub const JUPYTER_PACKAGES: &[&str] = &["ipykernel", "jupyter_client"];
 /// TypeScript pinned for its `lib` files (a benchmark corpus) and for
 /// typescript-language-server (which breaks with TypeScript 7).
-pub(crate) const TYPESCRIPT_VERSION: &str = "5.9.3";
+pub const TYPESCRIPT_VERSION: &str = "5.9.3";
 /// The npm language servers, pinned (typescript-language-server's later
 /// releases need a newer node than Debian's 20).
-pub(crate) const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
+pub const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
 /// The official TypeScript MCP SDK, pinned: the second real client of the
 /// `serve` tests (progress resetting its request timeout, cancellation).
-pub(crate) const MCP_SDK_VERSION: &str = "1.32.2";
+pub const MCP_SDK_VERSION: &str = "1.32.2";
 /// The pip language servers and debug adapter, pinned; python-lsp-server
 /// reports nothing without its pyflakes and pycodestyle extras.
-pub(crate) const PIP_SERVERS: &[&str] =
+pub const PIP_SERVERS: &[&str] =
     &["python-lsp-server[pyflakes,pycodestyle]==1.15.0", "ruff==0.17.6", "debugpy==1.8.22"];
 /// pytest, pinned: the debug tests stop inside a failing test run as `-m pytest`.
-pub(crate) const PYTEST: &str = "pytest==9.2.0";
+pub const PYTEST: &str = "pytest==9.2.0";
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
 /// and bubblewrap (the `bwrap` enclosure).
-pub(crate) const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
+pub const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
 /// The commands the Debian packages provide, each checked by running it.
 const APT_COMMANDS: &[(&str, &[&str])] = &[
     ("clangd", &["--version"]),
@@ -71,7 +71,7 @@ fn steps() -> Vec<Step> {
     ]
 }
 
-pub(crate) fn run() -> Result<()> {
+pub fn run() -> Result<()> {
     let started = std::time::Instant::now();
     std::fs::create_dir_all(tools_dir())?;
     for step in steps() {
@@ -91,17 +91,17 @@ pub(crate) fn run() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn venv_bin(name: &str) -> PathBuf {
+pub fn venv_bin(name: &str) -> PathBuf {
     tools_dir().join("venv").join("bin").join(name)
 }
 
 /// The ast-grep binary: `$AST_GREP`, else the one setup installs.
-pub(crate) fn ast_grep_path() -> PathBuf {
+pub fn ast_grep_path() -> PathBuf {
     std::env::var_os("AST_GREP").map(PathBuf::from).unwrap_or_else(|| venv_bin("ast-grep"))
 }
 
 /// The directory of TypeScript's own `lib*.d.ts` files.
-pub(crate) fn typescript_lib() -> PathBuf {
+pub fn typescript_lib() -> PathBuf {
     tools_dir().join("node").join("node_modules").join("typescript").join("lib")
 }
 
@@ -190,7 +190,7 @@ fn install_typescript() -> Result<()> {
 }
 
 /// `$CARGO_HOME` (default `~/.cargo`).
-pub(crate) fn cargo_home() -> PathBuf {
+pub fn cargo_home() -> PathBuf {
     if let Some(home) = std::env::var_os("CARGO_HOME") {
         return PathBuf::from(home);
     }
@@ -198,7 +198,7 @@ pub(crate) fn cargo_home() -> PathBuf {
 }
 
 /// The unpacked crate sources of every registry index (`$CARGO_HOME/registry/src/*/`).
-pub(crate) fn registry_src_dirs() -> Vec<PathBuf> {
+pub fn registry_src_dirs() -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(cargo_home().join("registry").join("src")) else { return Vec::new() };
     let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     dirs.sort();
@@ -222,7 +222,7 @@ fn install_registry() -> Result<()> {
 }
 
 /// The project's local `node_modules/.bin/NAME`.
-pub(crate) fn node_bin(name: &str) -> PathBuf {
+pub fn node_bin(name: &str) -> PathBuf {
     tools_dir().join("node").join("node_modules").join(".bin").join(name)
 }
 
@@ -359,7 +359,7 @@ fn install_apt() -> Result<()> {
 }
 
 /// The fixture servers the tests drive, built into the workspace's target directory.
-pub(crate) const FIXTURE_PACKAGES: &[(&str, &str)] =
+pub const FIXTURE_PACKAGES: &[(&str, &str)] =
     &[("fixtures/lsp-server", "fixture-lsp-server"), ("fixtures/dap-adapter", "fixture-dap-adapter")];
 
 /// The fixture packages that exist in this checkout (a package not written yet is skipped).
@@ -373,7 +373,7 @@ fn fixture_packages() -> Vec<&'static str> {
 
 /// `cargo build` of the fixture servers (debug profile, so they land in the
 /// target directory the tests run from; cargo itself skips what is up to date).
-pub(crate) fn build_fixtures() -> Result<()> {
+pub fn build_fixtures() -> Result<()> {
     let packages = fixture_packages();
     if packages.is_empty() {
         println!("fixtures: no fixture server in this checkout");

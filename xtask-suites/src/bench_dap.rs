@@ -5,7 +5,7 @@
 //! One step is `next` → its response and the `stopped` event → `stackTrace`
 //! (one frame) → its response: what `step_over` does to say where it stopped.
 //! Both sides step through the same loop from the same breakpoint, in the same
-//! (xtask) build; rounds alternate. Timing is printed, never asserted.
+//! (xtask-suites) build; rounds alternate. Timing is printed, never asserted.
 
 use std::collections::VecDeque;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};

@@ -6,7 +6,7 @@
 //! cells. `--enclosure bwrap` runs our kernel in the bubblewrap sandbox
 //! (`enclosure` crate) while ipykernel stays on the host. Both sides run the same interpreter (`.tools/venv/bin/python`, where
 //! setup installed ipykernel and jupyter_client). Ours runs in a release-built
-//! `xtask kernel-once`, so neither side pays for a debug build. Timing is
+//! `xtask-suites kernel-once`, so neither side pays for a debug build. Timing is
 //! printed, never asserted.
 
 use std::process::{Command, Stdio};
@@ -98,9 +98,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     if !probe.is_ok_and(|o| o.status.success()) {
         bail!("ipykernel and jupyter_client are missing from {}: run `cargo xtask setup`", python.display());
     }
-    println!("building xtask in release …");
-    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
-    let xtask = target_dir().join("release").join("xtask");
+    println!("building xtask-suites in release …");
+    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask-suites"]))?;
+    let xtask = target_dir().join("release").join("xtask-suites");
     println!(
         "ours:      {} kernel-once N {} (kernel crate, {}; enclosure {})",
         xtask.display(),

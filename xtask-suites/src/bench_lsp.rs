@@ -20,7 +20,7 @@
 //! `--server all` runs each server in turn; `--only requests|writes|cross-file`
 //! runs one part.
 //!
-//! Runs in a release-built `xtask lsp-once`. Timing is printed, never asserted.
+//! Runs in a release-built `xtask-suites lsp-once`. Timing is printed, never asserted.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -184,9 +184,9 @@ fn case(server: &str) -> Result<Case> {
 }
 
 pub(crate) fn run(options: &Options) -> Result<()> {
-    println!("building xtask in release …");
-    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
-    let xtask = target_dir().join("release").join("xtask");
+    println!("building xtask-suites in release …");
+    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask-suites"]))?;
+    let xtask = target_dir().join("release").join("xtask-suites");
     let status =
         std::process::Command::new(&xtask).arg("lsp-once").args(options.args()).stdin(Stdio::null()).status()?;
     if !status.success() {

@@ -19,7 +19,7 @@
 //!    the last exit, a dead or a new kernel, a stopped worker).
 //!
 //! The table is `rows()`; `cargo xtask faults` runs every row in turn and
-//! prints it, and `cargo test -p xtask` runs the same rows (with a wider
+//! prints it, and `cargo test -p xtask-suites` runs the same rows (with a wider
 //! margin, since timing must not decide a test: there a call fails check 1
 //! only when it hangs well past its budget).
 

@@ -90,7 +90,7 @@ impl Options {
 enum Ours {
     /// `agent-tools call ast_grep JSON --root DIR --json`.
     Cli(PathBuf),
-    /// Until the command has the tool: `xtask search-once`, release-built, calling `astmatch::search`.
+    /// Until the command has the tool: `xtask-suites search-once`, release-built, calling `astmatch::search`.
     Library(PathBuf),
 }
 
@@ -159,9 +159,9 @@ pub(crate) fn cargo() -> Command {
 
 /// Builds our binaries in release and picks how to run our search.
 fn build() -> Result<(Ours, PathBuf)> {
-    println!("building xtask and agent-tools-cli in release …");
-    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask"]))?;
-    let xtask = target_dir().join("release").join("xtask");
+    println!("building xtask-suites and agent-tools-cli in release …");
+    run_quiet(cargo().args(["build", "--quiet", "--release", "-p", "xtask-suites"]))?;
+    let xtask = target_dir().join("release").join("xtask-suites");
     let built =
         cargo().args(["build", "--quiet", "--release", "-p", "agent-tools-cli"]).stdin(Stdio::null()).status()?;
     let cli = target_dir().join("release").join("agent-tools");
@@ -478,7 +478,7 @@ fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// The median wall time (ms) of `xtask parse-floor` over the corpus, after a warm-up.
+/// The median wall time (ms) of `xtask-suites parse-floor` over the corpus, after a warm-up.
 fn floor_ms(xtask: &Path, corpus: &Corpus, runs: usize) -> Result<f64> {
     let mut times = Vec::new();
     for run in 0..=runs {
@@ -492,7 +492,7 @@ fn floor_ms(xtask: &Path, corpus: &Corpus, runs: usize) -> Result<f64> {
     Ok(median(&times))
 }
 
-/// `xtask parse-floor LANG DIR`: parses every file, prints what it parsed.
+/// `xtask-suites parse-floor LANG DIR`: parses every file, prints what it parsed.
 pub(crate) fn parse_floor_command(lang: &str, dir: &str) -> Result<()> {
     let lang = Lang::from_id(lang).with_context(|| format!("unknown language `{lang}`"))?;
     let parsed = crate::floor::parse_all(lang, Path::new(dir))?;
@@ -500,7 +500,7 @@ pub(crate) fn parse_floor_command(lang: &str, dir: &str) -> Result<()> {
     Ok(())
 }
 
-/// `xtask search-once LANG PATTERN DIR`: one `astmatch::search`, printed as `{"total": N}`.
+/// `xtask-suites search-once LANG PATTERN DIR`: one `astmatch::search`, printed as `{"total": N}`.
 pub(crate) fn search_once_command(lang: &str, pattern: &str, dir: &str) -> Result<()> {
     let lang = Lang::from_id(lang).with_context(|| format!("unknown language `{lang}`"))?;
     let dir = Path::new(dir);
