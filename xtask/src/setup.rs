@@ -31,6 +31,9 @@ pub const PIP_SERVERS: &[&str] =
     &["python-lsp-server[pyflakes,pycodestyle]==1.15.0", "ruff==0.17.6", "debugpy==1.8.22"];
 /// pytest, pinned: the debug tests stop inside a failing test run as `-m pytest`.
 pub const PYTEST: &str = "pytest==9.2.0";
+/// The official MCP Python SDK, pinned: the serve tests' client of both
+/// protocol generations (`mode="auto"` speaks 2026-07-28, `mode="legacy"` 2025-11-25).
+pub const MCP_PYTHON_SDK: &str = "mcp==2.3.0";
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
 /// and bubblewrap (the `bwrap` enclosure).
 pub const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
@@ -65,6 +68,7 @@ fn steps() -> Vec<Step> {
         Step { name: "@modelcontextprotocol/sdk (npm)", check: check_mcp_sdk, install: install_mcp_sdk },
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
         Step { name: "pytest (pip)", check: check_pytest, install: install_pytest },
+        Step { name: "MCP Python SDK (pip mcp)", check: check_mcp_python_sdk, install: install_mcp_python_sdk },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
@@ -312,6 +316,25 @@ fn install_pytest() -> Result<()> {
         "--quiet",
         "--disable-pip-version-check",
         PYTEST,
+    ]))?;
+    Ok(())
+}
+
+fn check_mcp_python_sdk() -> Option<String> {
+    let script = "import importlib.metadata as m, mcp.client.client; print(m.version('mcp'))";
+    let version = runs(&venv_bin("python"), &["-c", script])?;
+    let wanted = MCP_PYTHON_SDK.split("==").nth(1)?;
+    (version == wanted).then(|| format!("mcp {version} in the venv"))
+}
+
+fn install_mcp_python_sdk() -> Result<()> {
+    run_quiet(Command::new(venv_bin("python")).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        MCP_PYTHON_SDK,
     ]))?;
     Ok(())
 }
