@@ -1,4 +1,5 @@
-//! The `agent-tools` binary run as a process: `call`, `tools`, `status`, exit statuses.
+//! The `agent-tools` binary run as a process: `call`, `tools`, `status`, exit statuses,
+//! and `serve` started as README's client snippets start it.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -346,4 +347,167 @@ fn progress_goes_to_a_terminals_stderr_never_to_stdout() {
     assert_eq!(stdout(&out).trim_end(), "warming up\n'done'");
     assert!(terminal.contains("\r\x1b[2K2 s: running; last output: warming up"), "{terminal:?}");
     assert!(terminal.ends_with("\r\x1b[2K"), "the line is cleared at the end: {terminal:?}");
+}
+
+/// The snippets of README's "Use it from your MCP client": the client's heading, the
+/// fence's language, and how to find the server's command and arguments in it.
+const CLIENT_SNIPPETS: &[(&str, &str)] = &[
+    ("Claude Code", "sh"),
+    ("Claude Code", "json"),
+    ("Codex", "toml"),
+    ("Cursor", "json"),
+    ("VS Code", "json"),
+    ("Zed", "json"),
+];
+
+/// Every client snippet in the README names `agent-tools` with arguments that start
+/// a server, in a fresh directory, that answers MCP `initialize` and ends when its
+/// stdin closes. A snippet missing or malformed fails here, so the README cannot
+/// hand out a configuration that does not start.
+#[test]
+fn every_client_snippet_in_the_readme_starts_a_server_that_initializes() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let section = readme_section(&readme, "## Use it from your MCP client");
+    for &(client, language) in CLIENT_SNIPPETS {
+        let blocks = fenced_blocks(subsection(section, client), language);
+        assert_eq!(blocks.len(), 1, "README: {client} should have one ```{language} snippet, has {}", blocks.len());
+        let (command, args) = snippet_command(client, language, &blocks[0]);
+        assert_eq!(command, "agent-tools", "{client} ({language})");
+        let dir = fixture();
+        let root = dir.path().to_str().unwrap();
+        let args: Vec<String> = args.iter().map(|arg| arg.replace("${workspaceFolder}", root)).collect();
+        let answer = initialize(dir.path(), &args);
+        let result = &answer["result"];
+        assert_eq!(answer["id"], 1, "{client} ({language}): {answer}");
+        assert_eq!(result["serverInfo"]["name"], "agent-tools", "{client} ({language}): {answer}");
+        assert!(result["protocolVersion"].is_string(), "{client} ({language}): {answer}");
+        assert!(result["capabilities"]["tools"].is_object(), "{client} ({language}): {answer}");
+    }
+}
+
+/// The text under `heading` up to the next heading of its level.
+fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
+    let start = readme.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("README has no `{heading}`"));
+    let body = &readme[start + heading.len() + 2..];
+    body.find("\n## ").map_or(body, |end| &body[..end])
+}
+
+/// The text under `### {name}` in a section, up to the next `### `.
+fn subsection<'a>(section: &'a str, name: &str) -> &'a str {
+    let heading = format!("\n### {name}\n");
+    let start = section.find(&heading).unwrap_or_else(|| panic!("README has no `### {name}` under the clients"));
+    let body = &section[start + heading.len()..];
+    body.find("\n### ").map_or(body, |end| &body[..end])
+}
+
+/// The contents of every fenced block tagged `language`.
+fn fenced_blocks(text: &str, language: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.strip_prefix("```") == Some(language) {
+            let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            blocks.push(block.join("\n"));
+        }
+    }
+    blocks
+}
+
+/// The command and arguments a client would start, read from its snippet as the
+/// client reads it (a `claude mcp add` line: what follows `--`).
+fn snippet_command(client: &str, language: &str, text: &str) -> (String, Vec<String>) {
+    let strings = |value: &Value| -> Vec<String> {
+        let array = value.as_array().unwrap_or_else(|| panic!("{client}: `args` is not an array: {value}"));
+        array
+            .iter()
+            .map(|arg| arg.as_str().unwrap_or_else(|| panic!("{client}: {arg} is not a string")).to_owned())
+            .collect()
+    };
+    let entry = match (client, language) {
+        ("Claude Code", "sh") => {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("claude mcp add "))
+                .unwrap_or_else(|| panic!("Claude Code: no `claude mcp add` line"));
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let dash = words
+                .iter()
+                .position(|w| *w == "--")
+                .unwrap_or_else(|| panic!("Claude Code: no `--` before the command: {line}"));
+            assert_eq!(words[dash - 1], "agent-tools", "the server's name: {line}");
+            return (words[dash + 1].to_owned(), words[dash + 2..].iter().map(|w| (*w).to_owned()).collect());
+        }
+        ("Codex", "toml") => {
+            let value: toml::Value = toml::from_str(text).unwrap_or_else(|e| panic!("Codex: {e}"));
+            serde_json::to_value(&value["mcp_servers"]["agent-tools"]).unwrap()
+        }
+        (_, "json") => {
+            let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{client}: {e}"));
+            let servers = match client {
+                "VS Code" => "servers",
+                "Zed" => "context_servers",
+                _ => "mcpServers",
+            };
+            value[servers]["agent-tools"].clone()
+        }
+        _ => panic!("no reader for {client} ({language})"),
+    };
+    match client {
+        "VS Code" => assert_eq!(entry["type"], "stdio", "VS Code: {entry}"),
+        "Zed" => assert_eq!(entry["source"], "custom", "Zed: {entry}"),
+        _ => {}
+    }
+    let command = entry["command"].as_str().unwrap_or_else(|| panic!("{client}: no `command` in {entry}"));
+    (command.to_owned(), strings(&entry["args"]))
+}
+
+/// Starts `agent-tools ARGS` in `dir`, sends one `initialize` request line, and returns
+/// the first line it answers, parsed; then closes its stdin and checks that it ends.
+fn initialize(dir: &Path, args: &[String]) -> Value {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let request = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "readme-snippet", "version": "0"}
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{request}").unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    // Read on a thread, so a server that never answers fails the test instead of hanging it.
+    let (sent, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line).map(|_| line);
+        let _ = sent.send(read);
+    });
+    let line = answered.recv_timeout(std::time::Duration::from_secs(60));
+    drop(stdin);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let Ok(output) = ended.recv_timeout(std::time::Duration::from_secs(60)) else {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        panic!("agent-tools {args:?} did not end when its stdin closed");
+    };
+    let output = output.unwrap();
+    let line = match line {
+        Ok(Ok(line)) if !line.is_empty() => line,
+        other => panic!("agent-tools {args:?} gave no answer ({other:?}); stderr: {}", stderr(&output)),
+    };
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("agent-tools {args:?} answered {line:?}: {e}"))
 }
