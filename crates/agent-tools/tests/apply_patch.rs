@@ -1,6 +1,6 @@
 //! `apply_patch`: the `*** Begin Patch` format parsed and applied (placement,
-//! line endings, refusals), the tool over a real directory (all or nothing,
-//! add/delete/move, escapes), and round trips over real code read in place —
+//! line endings, loose matches, refusals), the tool over a real directory (all
+//! or nothing, add/delete/move, escapes), and round trips over real code read in place —
 //! the Python standard library and the cargo registry — with patches made by
 //! `similar` from real changes.
 #![allow(clippy::unwrap_used)]
@@ -231,6 +231,91 @@ fn blank_lines_in_hunks() {
     check_apply("a\n\nb\n", "@@\n a\n\n-b\n+B", "a\n\nB\n", &[]);
     // ...and bare empty lines ending a hunk are dropped when it does not match with them.
     check_apply("a\nb\nc\n", "@@\n a\n-b\n+B\n\n", "a\nB\nc\n", &[]);
+}
+
+#[test]
+fn mixed_line_endings_come_back_byte_for_byte() {
+    // CRLF, LF and lone-CR lines: each untouched line keeps its own ending;
+    // added lines take the commonest (CRLF here: 3 of 6).
+    const MIXED: &str = "a\r\nb\nc\rd\r\ne\r\nf\n";
+    check_apply(MIXED, "@@\n b\n-c\n+C\n+C2\n d", "a\r\nb\nC\r\nC2\r\nd\r\ne\r\nf\n", &[]);
+    // A changed line next to a lone CR: the CR stays where it was.
+    check_apply(MIXED, "@@\n c\n-d\n+D", "a\r\nb\nc\rD\r\ne\r\nf\n", &[]);
+    // A file of lone CRs only (old Mac text) is patched line by line.
+    check_apply("a\rb\rc\r", "@@\n a\n-b\n+B\n c", "a\rB\rc\r", &[]);
+    // On a tie the added line takes LF.
+    check_apply("a\r\nb\nc\r", "@@\n a\n+x", "a\r\nx\nb\nc\r", &[]);
+}
+
+#[test]
+fn a_pure_addition_before_other_hunks_goes_at_the_end() {
+    // As Codex does: appended at the end of the file, and the next hunk looked
+    // for from where the one before ended (here the start).
+    check_apply("a\nb\nc\n", "@@\n+z\n@@\n a\n-b\n+B", "a\nB\nc\nz\n", &[]);
+    // Two of them stay in the patch's order, after every other change.
+    check_apply("a\nb\nc\n", "@@\n+y\n@@\n a\n-b\n+B\n@@\n+z\n@@\n-c\n+C", "a\nB\nC\ny\nz\n", &[]);
+    // A missing final newline stays missing.
+    check_apply("a\nb", "@@\n+z\n@@\n-a\n+A", "A\nb\nz", &[]);
+    // With an @@ line it goes right after that line, and the next hunk comes after it.
+    check_apply(
+        "def a():\n    x\ndef b():\n    y\n",
+        "@@ def a():\n+    \"\"\"A.\"\"\"\n@@\n-    y\n+    z",
+        "def a():\n    \"\"\"A.\"\"\"\n    x\ndef b():\n    z\n",
+        &[],
+    );
+}
+
+#[test]
+fn typographic_punctuation_matches_last_and_is_named() {
+    const KEPT: &str = "; the file's own context lines were kept, added lines are as the patch gave them";
+    // An en dash in the file, `-` in the patch: the second hunk matches on the last rung.
+    check_apply(
+        "def f():\n    return 1\n\n# Range 1\u{2013}10\nlimit = 10\n",
+        "@@\n def f():\n-    return 1\n+    return 2\n@@\n # Range 1-10\n-limit = 10\n+limit = 20",
+        "def f():\n    return 2\n\n# Range 1\u{2013}10\nlimit = 20\n",
+        &[&format!("hunk 2 matched at line 4 only after normalising an en dash on line 4{KEPT}")],
+    );
+    // A non-breaking hyphen in a removed line.
+    check_apply(
+        "co\u{2011}op = True\nend\n",
+        "@@\n-co-op = True\n+co_op = True\n end",
+        "co_op = True\nend\n",
+        &[&format!("hunk 1 matched at line 1 only after normalising a non-breaking hyphen on line 1{KEPT}")],
+    );
+    // Curly quotes in the file, straight ones in the patch: the context line keeps its curly quotes.
+    check_apply(
+        "msg = \u{201c}don\u{2019}t\u{201d}\nend\n",
+        "@@\n msg = \"don't\"\n-end\n+END",
+        "msg = \u{201c}don\u{2019}t\u{201d}\nEND\n",
+        &[&format!(
+            "hunk 1 matched at line 1 only after normalising a left double quote, a right single quote and a right double quote on line 1{KEPT}"
+        )],
+    );
+    // A non-breaking space in the file where the patch has a space.
+    check_apply(
+        "x\u{a0}= 1\ny = 2\n",
+        "@@\n x = 1\n-y = 2\n+y = 3",
+        "x\u{a0}= 1\ny = 3\n",
+        &[&format!("hunk 1 matched at line 1 only after normalising a non-breaking space on line 1{KEPT}")],
+    );
+    // The other way round: the typographic character is in the patch.
+    check_apply(
+        "a - b\nc\n",
+        "@@\n a \u{2013} b\n-c\n+C",
+        "a - b\nC\n",
+        &[&format!("hunk 1 matched at line 1 only after normalising an en dash in the patch on line 1{KEPT}")],
+    );
+    // An exact match further down is preferred to a normalised one earlier.
+    check_apply("a \u{2013} b\nc\na - b\nc\n", "@@\n a - b\n-c\n+C", "a \u{2013} b\nc\na - b\nC\n", &[]);
+    // With a lone-CR line in the context: its CR and curly quotes are kept.
+    check_apply(
+        "x = \u{2018}a\u{2019}\ry\rz\r",
+        "@@\n x = 'a'\n-y\n+Y\n z",
+        "x = \u{2018}a\u{2019}\rY\rz\r",
+        &[&format!(
+            "hunk 1 matched at line 1 only after normalising a left single quote and a right single quote on line 1{KEPT}"
+        )],
+    );
 }
 
 #[test]
@@ -552,6 +637,28 @@ fn listed_as_a_destructive_write_tool() {
     assert_eq!((spec.tier, spec.destructive), (Tier::Write, true));
     let read_surface = registry.surface(Tier::Read);
     assert!(read_surface.list().iter().all(|s| s.name != "apply_patch"));
+}
+
+#[tokio::test]
+async fn a_mixed_file_patched_loosely_through_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let original = "first\r\nsecond\nthird\r// Range 1\u{2013}10\r\nlimit = 10\r\nlast\n";
+    std::fs::write(root.join("f.txt"), original).unwrap();
+    let result = apply(
+        root,
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n+appended\n@@\n first\n-second\n+SECOND\n@@\n // Range 1-10\n-limit = 10\n+limit = 20\n*** End Patch",
+    )
+    .await;
+    assert!(!result.is_error, "{}", result.text);
+    assert_eq!(
+        result.text,
+        "updated f.txt (+3 \u{2212}2)\nnote: f.txt: hunk 3 matched at line 4 only after normalising an en dash on line 4; the file's own context lines were kept, added lines are as the patch gave them"
+    );
+    assert_eq!(
+        std::fs::read(root.join("f.txt")).unwrap(),
+        "first\r\nSECOND\r\nthird\r// Range 1\u{2013}10\r\nlimit = 20\r\nlast\nappended\r\n".as_bytes()
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -10,15 +10,21 @@
 //! Where a hunk applies: its context and removed lines, in order, are looked
 //! for from where the previous hunk of the file ended — exactly first, then
 //! with trailing whitespace ignored, then with leading and trailing whitespace
-//! ignored (the ladder of Codex's `seek_sequence`), and at the first position
+//! ignored, and last with typographic dashes, quotes and spaces read as their
+//! ASCII forms (the ladder of Codex's `seek_sequence`), at the first position
 //! that matches at the first level that matches anywhere. An `@@ LINE` header
 //! is looked for the same way first, and the hunk from that line on. A hunk
 //! marked `*** End of File` must end at the file's last line. A hunk of only
-//! added lines goes right after its `@@` line, or at the end of the file. Bare
-//! empty lines that end a hunk are taken as empty context lines, and dropped if
-//! the hunk does not match with them. The file's own text is kept for context
-//! lines, its line ending (the commoner of `\n` and `\r\n`) is given to added
-//! lines, and its final-newline state and byte-order mark are kept.
+//! added lines goes right after its `@@` line; without one it goes at the end
+//! of the file and the next hunk is still looked for from where the one before
+//! it ended (as Codex does). Bare empty lines that end a hunk are taken as
+//! empty context lines, and dropped if the hunk does not match with them.
+//!
+//! A line ends at `\n`, `\r\n` or a lone `\r`, and every line the patch does
+//! not remove keeps its own ending, so a file of mixed endings comes back
+//! byte for byte outside the hunks. Added lines take the file's commonest
+//! ending (`\n` on a tie), not their neighbours'. The file's own text is kept
+//! for context lines, and its final-newline state and byte-order mark are kept.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -335,9 +341,54 @@ pub enum Fit {
     IgnoringTrailingSpace,
     /// Equal once leading and trailing whitespace is ignored.
     IgnoringIndentation,
+    /// Equal once leading and trailing whitespace is ignored and typographic
+    /// dashes, quotes and spaces are read as ASCII ([`plain`]).
+    IgnoringPunctuation,
 }
 
-const LADDER: [Fit; 3] = [Fit::Exact, Fit::IgnoringTrailingSpace, Fit::IgnoringIndentation];
+const LADDER: [Fit; 4] = [Fit::Exact, Fit::IgnoringTrailingSpace, Fit::IgnoringIndentation, Fit::IgnoringPunctuation];
+
+/// The loosest rung, for the nearest partial match in an error.
+const LOOSEST: Fit = Fit::IgnoringPunctuation;
+
+/// The ASCII character a typographic one stands for, and its name for notes;
+/// `None` for any other character. The set is Codex's `seek_sequence`
+/// normalisation: Unicode dashes and the minus sign, curly and low quotes, and
+/// the non-breaking and fixed-width spaces.
+fn typographic(c: char) -> Option<(char, &'static str)> {
+    Some(match c {
+        '\u{2010}' => ('-', "a hyphen (U+2010)"),
+        '\u{2011}' => ('-', "a non-breaking hyphen"),
+        '\u{2012}' => ('-', "a figure dash"),
+        '\u{2013}' => ('-', "an en dash"),
+        '\u{2014}' => ('-', "an em dash"),
+        '\u{2015}' => ('-', "a horizontal bar"),
+        '\u{2212}' => ('-', "a minus sign"),
+        '\u{2018}' => ('\'', "a left single quote"),
+        '\u{2019}' => ('\'', "a right single quote"),
+        '\u{201A}' => ('\'', "a low single quote"),
+        '\u{201B}' => ('\'', "a reversed single quote"),
+        '\u{201C}' => ('"', "a left double quote"),
+        '\u{201D}' => ('"', "a right double quote"),
+        '\u{201E}' => ('"', "a low double quote"),
+        '\u{201F}' => ('"', "a reversed double quote"),
+        '\u{00A0}' => (' ', "a non-breaking space"),
+        '\u{202F}' => (' ', "a narrow non-breaking space"),
+        '\u{2002}' => (' ', "an en space"),
+        '\u{2003}' => (' ', "an em space"),
+        '\u{2004}'..='\u{2006}' | '\u{2008}' | '\u{205F}' => (' ', "a fixed-width space"),
+        '\u{2007}' => (' ', "a figure space"),
+        '\u{2009}' => (' ', "a thin space"),
+        '\u{200A}' => (' ', "a hair space"),
+        '\u{3000}' => (' ', "an ideographic space"),
+        _ => return None,
+    })
+}
+
+/// `c` as the punctuation-normalised rung reads it.
+fn plain(c: char) -> char {
+    typographic(c).map_or(c, |(ascii, _)| ascii)
+}
 
 impl Fit {
     fn same(self, file: &str, hunk: &str) -> bool {
@@ -345,6 +396,7 @@ impl Fit {
             Fit::Exact => file == hunk,
             Fit::IgnoringTrailingSpace => file.trim_end() == hunk.trim_end(),
             Fit::IgnoringIndentation => file.trim() == hunk.trim(),
+            Fit::IgnoringPunctuation => file.trim().chars().map(plain).eq(hunk.trim().chars().map(plain)),
         }
     }
 }
@@ -388,15 +440,11 @@ fn split(text: &str) -> Text<'_> {
     let mut lines = Vec::new();
     let mut rest = body;
     while !rest.is_empty() {
-        match rest.find('\n') {
+        match rest.find(['\n', '\r']) {
             Some(n) => {
-                let (line, ending) = if rest[..n].ends_with('\r') {
-                    (&rest[..n - 1], &rest[n - 1..=n])
-                } else {
-                    (&rest[..n], &rest[n..=n])
-                };
-                lines.push((line, ending));
-                rest = &rest[n + 1..];
+                let width = if rest[n..].starts_with("\r\n") { 2 } else { 1 };
+                lines.push((&rest[..n], &rest[n..n + width]));
+                rest = &rest[n + width..];
             }
             None => {
                 lines.push((rest, ""));
@@ -404,10 +452,16 @@ fn split(text: &str) -> Text<'_> {
             }
         }
     }
-    let crlf = lines.iter().filter(|(_, e)| *e == "\r\n").count();
-    let lf = lines.iter().filter(|(_, e)| *e == "\n").count();
+    let count = |ending: &str| lines.iter().filter(|(_, e)| *e == ending).count();
+    // The commonest ending, the earlier in this list on a tie.
+    let mut eol = "\n";
+    for ending in ["\r\n", "\r"] {
+        if count(ending) > count(eol) {
+            eol = ending;
+        }
+    }
     let final_newline = lines.last().is_none_or(|(_, e)| !e.is_empty());
-    Text { bom, lines, eol: if crlf > lf { "\r\n" } else { "\n" }, final_newline }
+    Text { bom, lines, eol, final_newline }
 }
 
 /// The first position at or after `from` where `pattern` matches, with how
@@ -428,7 +482,7 @@ fn seek(lines: &[(&str, &str)], pattern: &[&str], from: usize, at_end: bool) -> 
 fn longest_prefix(lines: &[(&str, &str)], pattern: &[&str], from: usize) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
     for s in from..lines.len() {
-        let n = pattern.iter().zip(&lines[s..]).take_while(|(p, (l, _))| Fit::IgnoringIndentation.same(l, p)).count();
+        let n = pattern.iter().zip(&lines[s..]).take_while(|(p, (l, _))| LOOSEST.same(l, p)).count();
         if n > 0 && best.is_none_or(|(_, m)| n > m) {
             best = Some((s, n));
         }
@@ -475,7 +529,9 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
         };
         let full = old(&hunk.lines);
         if full.iter().all(String::is_empty) && full.len() == hunk.trailing_blank {
-            // Only added lines (and perhaps blank separators): after the @@ line, or at the end.
+            // Only added lines (and perhaps blank separators): after the @@ line, or at
+            // the end. Without an @@ line the next hunk is still looked for from
+            // the cursor, as Codex does, so such a hunk need not be the last.
             let at = match anchor_line {
                 Some(i) if !hunk.end_of_file => i + 1,
                 _ => lines.len(),
@@ -490,7 +546,9 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
                 .collect();
             added += new.len();
             replacements.push((at, 0, new));
-            cursor = at;
+            if let Some(i) = anchor_line {
+                cursor = i + 1;
+            }
             continue;
         }
         let pattern: Vec<&str> = full.iter().map(String::as_str).collect();
@@ -513,6 +571,11 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
             Fit::IgnoringIndentation => notes.push(format!(
                 "hunk {n} matched at line {} only with indentation ignored; the file's own context lines were kept, added lines are as the patch gave them",
                 start + 1
+            )),
+            Fit::IgnoringPunctuation => notes.push(format!(
+                "hunk {n} matched at line {} only after normalising {}; the file's own context lines were kept, added lines are as the patch gave them",
+                start + 1,
+                normalised(start, &lines[start..start + len], &pattern[..len])
             )),
         }
         if !hunk.end_of_file {
@@ -549,6 +612,9 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
         replacements.push((start, len, new));
         cursor = start + len;
     }
+    // A pure addition at the end may come before later hunks; a stable sort
+    // keeps additions at the same place in the patch's order.
+    replacements.sort_by_key(|(start, _, _)| *start);
     let mut out: Vec<OutLine<'_>> = Vec::with_capacity(lines.len());
     let mut i = 0;
     for (start, len, new) in replacements {
@@ -570,6 +636,49 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
         });
     }
     Ok(Applied { text: result, added, removed, notes })
+}
+
+/// What the punctuation-normalised rung read as ASCII, for the note: the
+/// typographic characters that differ between a file line and its hunk line,
+/// by the file's (1-indexed) line, e.g. `an en dash on line 14`; one that was
+/// in the patch rather than the file says so. `matched` are the file's lines
+/// from the match on, the first of them at 0-indexed line `start`.
+fn normalised(start: usize, matched: &[(&str, &str)], pattern: &[&str]) -> String {
+    let mut by_line: Vec<String> = Vec::new();
+    for (k, ((file, _), hunk)) in matched.iter().zip(pattern).enumerate() {
+        let mut names: Vec<String> = Vec::new();
+        for (a, b) in file.trim().chars().zip(hunk.trim().chars()) {
+            let name = match (typographic(a), typographic(b)) {
+                _ if a == b => continue,
+                (Some((_, name)), _) => name.to_string(),
+                (None, Some((_, name))) => format!("{name} in the patch"),
+                (None, None) => continue,
+            };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if !names.is_empty() {
+            by_line.push(format!("{} on line {}", and_list(&names), start + k + 1));
+        }
+    }
+    const SHOWN: usize = 4;
+    let more = by_line.len().saturating_sub(SHOWN);
+    by_line.truncate(SHOWN);
+    let mut text = if by_line.is_empty() { "typographic punctuation".to_string() } else { and_list(&by_line) };
+    if more > 0 {
+        text.push_str(&format!(" (and on {more} more lines)"));
+    }
+    text
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Why a hunk's lines were not found, as precisely as can be said.
