@@ -1,6 +1,6 @@
 //! `apply_patch`: the `*** Begin Patch` format parsed and applied (placement,
 //! line endings, loose matches, refusals), the tool over a real directory (all
-//! or nothing, add/delete/move, escapes), and round trips over real code read in place —
+//! or nothing, add/delete/move, escapes), `edit` on CRLF files, and round trips over real code read in place —
 //! the Python standard library and the cargo registry — with patches made by
 //! `similar` from real changes.
 #![allow(clippy::unwrap_used)]
@@ -658,6 +658,75 @@ async fn a_mixed_file_patched_loosely_through_the_tool() {
     assert_eq!(
         std::fs::read(root.join("f.txt")).unwrap(),
         "first\r\nSECOND\r\nthird\r// Range 1\u{2013}10\r\nlimit = 20\r\nlast\nappended\r\n".as_bytes()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// `edit`: in a CRLF file, `\n` in old_string and new_string stands for CRLF.
+
+async fn edit(root: &Path, args: serde_json::Value) -> ToolResult {
+    registry(root).surface(Tier::Write).call("edit", args).await.unwrap()
+}
+
+/// Edits `f.txt` holding `original` and expects the file's bytes `expected`
+/// (unchanged on an error) and the result text `text`.
+async fn check_edit(original: &str, args: serde_json::Value, expected: &str, text: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("f.txt"), original).unwrap();
+    let mut args = args;
+    args["path"] = json!("f.txt");
+    let result = edit(root, args.clone()).await;
+    assert_eq!(result.text, text, "{args}");
+    assert_eq!(String::from_utf8(std::fs::read(root.join("f.txt")).unwrap()).unwrap(), expected, "{args}");
+}
+
+#[tokio::test]
+async fn edit_reads_newlines_as_the_files_crlf() {
+    check_edit(
+        "a\r\nb\r\nc\r\n",
+        json!({ "old_string": "a\nb", "new_string": "A\nB\nB2" }),
+        "A\r\nB\r\nB2\r\nc\r\n",
+        "replaced 1 occurrence in f.txt (matched with the file's CRLF line endings)",
+    )
+    .await;
+    check_edit(
+        "x\r\ny\r\nx\r\ny\r\n",
+        json!({ "old_string": "x\ny\n", "new_string": "z\n", "replace_all": true }),
+        "z\r\nz\r\n",
+        "replaced 2 occurrences in f.txt (matched with the file's CRLF line endings)",
+    )
+    .await;
+    check_edit(
+        "x\r\ny\r\nx\r\ny\r\n",
+        json!({ "old_string": "x\ny", "new_string": "z" }),
+        "x\r\ny\r\nx\r\ny\r\n",
+        "old_string occurs 2 times in f.txt; give more surrounding text to make it unique, or set replace_all; nothing was changed",
+    )
+    .await;
+    // An exact match needs no translation and says nothing.
+    check_edit(
+        "a\r\nb\r\n",
+        json!({ "old_string": "b", "new_string": "B" }),
+        "a\r\nB\r\n",
+        "replaced 1 occurrence in f.txt",
+    )
+    .await;
+    // An LF file: no translation, still refused when absent.
+    check_edit(
+        "a\nb\n",
+        json!({ "old_string": "a\r\nb", "new_string": "x" }),
+        "a\nb\n",
+        "old_string does not occur in f.txt; nothing was changed",
+    )
+    .await;
+    // The structured value carries the note too.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a\r\nb\r\n").unwrap();
+    let result = edit(dir.path(), json!({ "path": "f.txt", "old_string": "a\nb", "new_string": "c" })).await;
+    assert_eq!(
+        result.structured.unwrap(),
+        json!({ "path": "f.txt", "replacements": 1, "note": "matched with the file's CRLF line endings" })
     );
 }
 

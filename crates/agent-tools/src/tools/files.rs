@@ -7,6 +7,7 @@
 //! and writes the outcome with astmatch's `write_files`, the writer `resolve`
 //! uses: checked against what was read, atomic per file, all or nothing.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -30,7 +31,7 @@ pub struct WriteInput {
     pub content: String,
 }
 
-/// Replace text in a file: `old_string` must occur exactly once (give more context to make it unique) unless `replace_all` is true. When a language server covers the file, the result ends with the diagnostics this edit introduced.
+/// Replace text in a file: `old_string` must occur exactly once (give more context to make it unique) unless `replace_all` is true. In a file with CRLF line endings, `\n` in `old_string` and `new_string` stands for the file's `\r\n` when the text does not occur as given, and the result says so. When a language server covers the file, the result ends with the diagnostics this edit introduced.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
@@ -138,7 +139,22 @@ impl Tool for EditFile {
         if input.old_string.is_empty() {
             return Ok(ToolResult::error("old_string must not be empty (use write to create or replace a whole file)"));
         }
-        let count = text.matches(&input.old_string).count();
+        // Models write `\n`; in a CRLF file, when the text does not occur as
+        // given, read each `\n` as the file's `\r\n` (as Claude Code's Edit
+        // does) and write `new_string` the same way, so the file stays CRLF.
+        let mut old = Cow::Borrowed(input.old_string.as_str());
+        let mut new = Cow::Borrowed(input.new_string.as_str());
+        let mut note = None;
+        if !text.contains(old.as_ref()) && text.contains("\r\n") && old.contains('\n') {
+            let crlf = |s: &str| s.replace("\r\n", "\n").replace('\n', "\r\n");
+            let translated = crlf(&old);
+            if text.contains(&translated) {
+                old = Cow::Owned(translated);
+                new = Cow::Owned(crlf(&new));
+                note = Some("matched with the file's CRLF line endings".to_string());
+            }
+        }
+        let count = text.matches(old.as_ref()).count();
         let updated = match (count, input.replace_all) {
             (0, _) => {
                 return Ok(ToolResult::error(format!(
@@ -146,7 +162,7 @@ impl Tool for EditFile {
                     input.path
                 )));
             }
-            (1, _) | (_, true) => text.replace(&input.old_string, &input.new_string),
+            (1, _) | (_, true) => text.replace(old.as_ref(), &new),
             (n, false) => {
                 return Ok(ToolResult::error(format!(
                     "old_string occurs {n} times in {}; give more surrounding text to make it unique, or set replace_all; nothing was changed",
@@ -157,12 +173,13 @@ impl Tool for EditFile {
         if let Err(e) = write_atomic(&path, &updated) {
             return Ok(ToolResult::error(format!("could not write {}: {e}", input.path)));
         }
+        let noted = note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
         Ok(ToolResult::text(format!(
-            "replaced {count} occurrence{} in {}",
+            "replaced {count} occurrence{} in {}{noted}",
             if count == 1 { "" } else { "s" },
             self.0.relative(&path).display()
         ))
-        .with_output(&EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count }))
+        .with_output(&EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count, note }))
     }
 }
 
@@ -257,6 +274,9 @@ pub struct EditOutput {
     pub path: PathBuf,
     /// Occurrences replaced.
     pub replacements: usize,
+    /// How the text was matched when not as given (`\n` read as the file's CRLF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// `apply_patch`'s structured value.
