@@ -8,7 +8,9 @@
 //! means (`readOnlyHint` for read tier, `destructiveHint` where a call changes
 //! files or runs code), so a client with its own approval UI can use them. By
 //! default the client is the approval surface within the cap; with `--ask` the
-//! surface's approval gate asks over elicitation as well.
+//! surface's approval gate asks over elicitation as well. On MCP 2026-07-28
+//! sessions, where a server sends no requests, both ask in rounds of
+//! input-required results instead ([`crate::rounds`]).
 //!
 //! Progress: a `tools/call` whose `_meta` carries a `progressToken` gets
 //! `notifications/progress` (MCP 2025-06-18, "Progress") from the surface's
@@ -20,6 +22,8 @@
 //! dropped, which stops the tool's work (see each tool); rmcp sends no
 //! response for a cancelled request (its answer, our error, is dropped).
 
+use std::time::Duration;
+
 use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
@@ -29,8 +33,6 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
-
-use std::time::Duration;
 
 use crate::elicit::{PeerSlot, declares_form};
 use crate::rounds::Rounds;
