@@ -6,13 +6,24 @@
 //! through headers, so the translation units that include a header by way of
 //! another, or through a source that another includes, are found too).
 //!
+//! Re-exports are followed, name by name and transitively (at most
+//! [`MAX_REEXPORT_DEPTH`] modules deep): a Python module that binds names from
+//! the written one (`from .core import f`, `from pkg.core import *`, `from pkg
+//! import core`, as a package's `__init__.py` does) passes them on to the
+//! files that import those names from it (`from pkg import f`, `from pkg
+//! import *`) or the module itself (`import pkg`); a script's `export * from
+//! "./core"` or `export { f } from "./core"` passes them on to its importers
+//! (`import { f } from "./lib"`, a default or namespace import, `import()`,
+//! `require()`).
+//!
 //! For servers that report only the files they have open (pyright in
 //! `openFilesOnly` mode, clangd, tsserver), these are the other files a write
 //! can break. It is a text scan, not a build: path aliases and bare package
 //! specifiers (TypeScript `paths`, `node_modules`), include directories other
-//! than the including file's own and the root, and re-exports (a Python
-//! `__init__.py` or a TypeScript `index.ts` that re-exports the written module)
-//! are not followed.
+//! than the including file's own and the root, and names a module passes on
+//! other than by an import statement (`f = core.f`) are not followed. Rust and
+//! Go need no scan: rust-analyzer and gopls publish every file a change
+//! affects, `pub use` included.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -22,6 +33,9 @@ use crate::spec::Language;
 
 /// Files larger than this are not read (bytes).
 const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// How many re-exporting modules deep a chain of re-exports is followed.
+const MAX_REEXPORT_DEPTH: usize = 8;
 
 /// The importers of `written` under `root`, nearest first (the written
 /// file's directory, then by distance, then by path), without the written
@@ -41,23 +55,47 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
     let mut found: BTreeSet<PathBuf> = BTreeSet::new();
     match language {
         Language::Python => {
+            let parsed: Vec<(PathBuf, Vec<PyStatement>)> = sources
+                .iter()
+                .filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), python_statements_of(root, s, &t))))
+                .collect();
             let names = python_module_names(root, written);
-            for source in &sources {
-                if let Ok(text) = std::fs::read_to_string(source)
-                    && python_imports(root, source, &text).iter().any(|m| m.matches(written, &names, source))
-                {
+            let mut direct = Vec::new();
+            for (source, statements) in &parsed {
+                if statements.iter().any(|st| st.imports(written, &names, source)) {
                     found.insert(source.clone());
+                    direct.push((source.clone(), python_reexports(statements, written, &names, source)));
                 }
             }
+            follow_reexports(direct, &mut found, |target, exported| {
+                let names = python_module_names(root, target);
+                parsed
+                    .iter()
+                    .filter_map(|(source, statements)| {
+                        python_through(statements, target, &names, source, exported).map(|e| (source.clone(), e))
+                    })
+                    .collect()
+            });
         }
         Language::TypeScript | Language::JavaScript => {
-            for source in &sources {
-                if let Ok(text) = std::fs::read_to_string(source)
-                    && script_specifiers(&text).iter().any(|s| script_resolves_to(source, s, written))
-                {
+            let parsed: Vec<(PathBuf, String)> =
+                sources.iter().filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), t))).collect();
+            let mut direct = Vec::new();
+            for (source, text) in &parsed {
+                let clauses = script_clauses(text);
+                if clauses.iter().any(|c| script_resolves_to(source, &c.spec, written)) {
                     found.insert(source.clone());
+                    direct.push((source.clone(), script_reexports(&clauses, source, written, &Exported::All)));
                 }
             }
+            follow_reexports(direct, &mut found, |target, exported| {
+                parsed
+                    .iter()
+                    .filter_map(|(source, text)| {
+                        script_through(&script_clauses(text), source, target, exported).map(|e| (source.clone(), e))
+                    })
+                    .collect()
+            });
         }
         Language::C | Language::Cpp => {
             // Each source's includes, then a walk back from the written file
@@ -88,6 +126,83 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
     let mut out: Vec<PathBuf> = found.into_iter().filter(|p| !all_written.contains(p)).collect();
     out.sort_by_key(|p| (distance(home, p.parent().unwrap_or(root)), p.clone()));
     out
+}
+
+/// The names a module passes on from the written one: all of them (`from
+/// core import *`, `export * from "./core"`), or those bound here, by the
+/// name they have in this module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Exported {
+    All,
+    Names(BTreeSet<String>),
+}
+
+impl Exported {
+    fn contains(&self, name: &str) -> bool {
+        match self {
+            Exported::All => true,
+            Exported::Names(names) => names.contains(name),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Exported::Names(n) if n.is_empty())
+    }
+
+    /// Adds `other`; whether anything was new.
+    fn absorb(&mut self, other: &Exported) -> bool {
+        match (&mut *self, other) {
+            (Exported::All, _) => false,
+            (_, Exported::All) => {
+                *self = Exported::All;
+                true
+            }
+            (Exported::Names(mine), Exported::Names(theirs)) => {
+                let before = mine.len();
+                mine.extend(theirs.iter().cloned());
+                mine.len() > before
+            }
+        }
+    }
+}
+
+/// From the re-exporters found so far (`start`: each file with the names it
+/// passes on), the files that import those names from them, added to `found`,
+/// breadth first: `through(module, exported)` gives the files that import
+/// `exported` from `module`, each with what it passes on in turn. A module is
+/// followed again only when it is reached with names it did not pass on
+/// before, and no chain is followed more than [`MAX_REEXPORT_DEPTH`] deep.
+fn follow_reexports(
+    start: Vec<(PathBuf, Exported)>,
+    found: &mut BTreeSet<PathBuf>,
+    through: impl Fn(&Path, &Exported) -> Vec<(PathBuf, Exported)>,
+) {
+    let mut passed: std::collections::HashMap<PathBuf, Exported> = std::collections::HashMap::new();
+    let mut queue: VecDeque<(PathBuf, Exported, usize)> = VecDeque::new();
+    for (module, exported) in start {
+        if !exported.is_empty() {
+            passed.insert(module.clone(), exported.clone());
+            queue.push_back((module, exported, 1));
+        }
+    }
+    while let Some((module, exported, depth)) = queue.pop_front() {
+        for (importer, passes) in through(&module, &exported) {
+            found.insert(importer.clone());
+            if depth >= MAX_REEXPORT_DEPTH || passes.is_empty() || importer == module {
+                continue;
+            }
+            let grew = match passed.get_mut(&importer) {
+                Some(known) => known.absorb(&passes),
+                None => {
+                    passed.insert(importer.clone(), passes.clone());
+                    true
+                }
+            };
+            if grew {
+                queue.push_back((importer, passes, depth + 1));
+            }
+        }
+    }
 }
 
 /// The languages whose files can import a file of `language`.
@@ -153,31 +268,106 @@ fn python_module_names(root: &Path, path: &Path) -> Vec<String> {
 
 /// One imported module, as a statement names it.
 #[derive(Debug, PartialEq, Eq)]
-enum PyImport {
-    /// `import a.b` or `from a.b import c` (`a.b`, and `a.b.c`, which may be a module).
+enum PyModule {
+    /// `import a.b` or `from a.b import c` (`a.b`; `a.b.c` is the name's own).
     Absolute(String),
     /// `from .x import y` (the files it may be, resolved against the importing file's directory).
     Relative(Vec<PathBuf>),
 }
 
-impl PyImport {
-    fn matches(&self, written: &Path, names: &[String], importer: &Path) -> bool {
+impl PyModule {
+    /// Whether this is `target` (`names`: its dotted names), imported from `importer`.
+    fn is(&self, target: &Path, names: &[String], importer: &Path) -> bool {
         match self {
-            PyImport::Absolute(module) => {
+            PyModule::Absolute(module) => {
                 names.contains(module)
                     // A script beside the module imports it by its bare name.
-                    || (importer.parent() == written.parent()
-                        && written.file_stem().and_then(|s| s.to_str()) == Some(module.as_str()))
+                    || (importer.parent() == target.parent()
+                        && target.file_stem().and_then(|s| s.to_str()) == Some(module.as_str()))
             }
-            PyImport::Relative(files) => files.iter().any(|f| f == written),
+            PyModule::Relative(files) => files.iter().any(|f| f == target),
         }
     }
 }
 
-/// The modules a Python source imports, statement by statement (comments and
-/// strings on the statement's lines aside; continuation lines and
-/// parenthesised name lists joined).
-fn python_imports(root: &Path, path: &Path, text: &str) -> Vec<PyImport> {
+/// One name of a `from … import` list.
+#[derive(Debug, PartialEq, Eq)]
+struct PyName {
+    /// As the imported module has it.
+    name: String,
+    /// As the importing module binds it (`name as bound`).
+    bound: String,
+    /// The submodule it may be (`from a import b`: `a.b`).
+    module: PyModule,
+}
+
+/// One import statement: `import module` (not `from`, no names), or `from
+/// module import names` (or `*`).
+#[derive(Debug, PartialEq, Eq)]
+struct PyStatement {
+    module: PyModule,
+    from: bool,
+    star: bool,
+    names: Vec<PyName>,
+}
+
+impl PyStatement {
+    /// Whether it imports `target` (`names`: its dotted names): the module, or one of the names as a submodule.
+    fn imports(&self, target: &Path, names: &[String], importer: &Path) -> bool {
+        self.module.is(target, names, importer) || self.names.iter().any(|n| n.module.is(target, names, importer))
+    }
+}
+
+/// What the module with `statements` (at `source`) passes on from `written`:
+/// the names it binds from it, and the name it binds it to as a submodule.
+fn python_reexports(statements: &[PyStatement], written: &Path, names: &[String], source: &Path) -> Exported {
+    let mut out = Exported::Names(BTreeSet::new());
+    for st in statements.iter().filter(|st| st.from) {
+        if st.module.is(written, names, source) {
+            if st.star {
+                return Exported::All;
+            }
+            out.absorb(&Exported::Names(st.names.iter().map(|n| n.bound.clone()).collect()));
+        } else {
+            let bound = st.names.iter().filter(|n| n.module.is(written, names, source)).map(|n| n.bound.clone());
+            out.absorb(&Exported::Names(bound.collect()));
+        }
+    }
+    out
+}
+
+/// Whether the module with `statements` (at `source`) imports one of
+/// `exported` from `target` (`names`: its dotted names), or `target` itself
+/// (`import pkg`), and if so what it passes on in turn.
+fn python_through(
+    statements: &[PyStatement],
+    target: &Path,
+    names: &[String],
+    source: &Path,
+    exported: &Exported,
+) -> Option<Exported> {
+    let mut imports = false;
+    let mut passes = Exported::Names(BTreeSet::new());
+    for st in statements.iter().filter(|st| st.module.is(target, names, source)) {
+        if !st.from {
+            imports = true;
+        } else if st.star {
+            imports = true;
+            passes.absorb(exported);
+        } else {
+            let bound: BTreeSet<String> =
+                st.names.iter().filter(|n| exported.contains(&n.name)).map(|n| n.bound.clone()).collect();
+            imports |= !bound.is_empty();
+            passes.absorb(&Exported::Names(bound));
+        }
+    }
+    imports.then_some(passes)
+}
+
+/// The import statements of a Python source (comments and strings on the
+/// statement's lines aside; continuation lines and parenthesised name lists
+/// joined).
+fn python_statements_of(root: &Path, path: &Path, text: &str) -> Vec<PyStatement> {
     let dir = path.parent().unwrap_or(root);
     let mut out = Vec::new();
     for statement in python_statements(text) {
@@ -186,24 +376,35 @@ fn python_imports(root: &Path, path: &Path, text: &str) -> Vec<PyImport> {
             for item in rest.split(',') {
                 let module = item.split_whitespace().next().unwrap_or("");
                 if !module.is_empty() {
-                    out.push(PyImport::Absolute(module.to_string()));
+                    out.push(PyStatement {
+                        module: PyModule::Absolute(module.to_string()),
+                        from: false,
+                        star: false,
+                        names: Vec::new(),
+                    });
                 }
             }
         } else if let Some(rest) = statement.strip_prefix("from ") {
-            let Some((module, names)) = rest.split_once(" import ") else { continue };
+            let Some((module, list)) = rest.split_once(" import ") else { continue };
             let module = module.trim();
-            let names: Vec<&str> = names
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .split(',')
-                .filter_map(|n| n.split_whitespace().next())
-                .filter(|n| *n != "*")
-                .collect();
+            let mut star = false;
+            let mut names: Vec<(String, String)> = Vec::new();
+            for item in list.trim().trim_start_matches('(').trim_end_matches(')').split(',') {
+                let words: Vec<&str> = item.split_whitespace().collect();
+                match words.as_slice() {
+                    ["*"] => star = true,
+                    [name, "as", bound] => names.push((name.to_string(), bound.to_string())),
+                    [name, ..] => names.push((name.to_string(), name.to_string())),
+                    [] => {}
+                }
+            }
             let dots = module.chars().take_while(|c| *c == '.').count();
             if dots == 0 {
-                out.push(PyImport::Absolute(module.to_string()));
-                out.extend(names.iter().map(|n| PyImport::Absolute(format!("{module}.{n}"))));
+                let names = names
+                    .into_iter()
+                    .map(|(name, bound)| PyName { module: PyModule::Absolute(format!("{module}.{name}")), name, bound })
+                    .collect();
+                out.push(PyStatement { module: PyModule::Absolute(module.to_string()), from: true, star, names });
                 continue;
             }
             let mut base = dir.to_path_buf();
@@ -217,11 +418,18 @@ fn python_imports(root: &Path, path: &Path, text: &str) -> Vec<PyImport> {
                 base = rest.split('.').fold(base, |b, part| b.join(part));
                 files = vec![base.with_extension("py"), base.join("__init__.py")];
             }
-            for name in names {
-                files.push(base.join(format!("{name}.py")));
-                files.push(base.join(name).join("__init__.py"));
-            }
-            out.push(PyImport::Relative(files));
+            let names = names
+                .into_iter()
+                .map(|(name, bound)| PyName {
+                    module: PyModule::Relative(vec![
+                        base.join(format!("{name}.py")),
+                        base.join(&name).join("__init__.py"),
+                    ]),
+                    name,
+                    bound,
+                })
+                .collect();
+            out.push(PyStatement { module: PyModule::Relative(files), from: true, star, names });
         }
     }
     out
@@ -266,9 +474,31 @@ fn python_statements(text: &str) -> Vec<String> {
 
 // TypeScript and JavaScript
 
+/// How a script names a module.
+#[derive(Debug, PartialEq, Eq)]
+enum ScriptUse {
+    /// `import { a, b as c } from "x"`: `(a, c)`, `(b, c)`.
+    Named(Vec<(String, String)>),
+    /// A default or namespace import, `import "x"`, `import("x")`, `require("x")`.
+    Whole,
+    /// `export * from "x"`.
+    ExportAll,
+    /// `export { a, b as c } from "x"`.
+    ExportNamed(Vec<(String, String)>),
+    /// `export * as ns from "x"`.
+    ExportNamespace(String),
+}
+
+/// One module specifier a script names, and how.
+#[derive(Debug, PartialEq, Eq)]
+struct ScriptClause {
+    spec: String,
+    used: ScriptUse,
+}
+
 /// The module specifiers a script names: `… from "x"`, `import "x"`,
-/// `import("x")`, `require("x")`.
-fn script_specifiers(text: &str) -> Vec<String> {
+/// `import("x")`, `require("x")`, each with what the statement takes from it.
+fn script_clauses(text: &str) -> Vec<ScriptClause> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     for (at, _) in text.match_indices(['"', '\'', '`']) {
@@ -282,11 +512,100 @@ fn script_specifiers(text: &str) -> Vec<String> {
         if let Some(end) = rest.find(quote as char) {
             let spec = &rest[..end];
             if !spec.contains('\n') {
-                out.push(spec.to_string());
+                let used = match before.strip_suffix("from") {
+                    Some(head) if ends_with_word(before, "from") => script_use(head),
+                    _ => ScriptUse::Whole,
+                };
+                out.push(ScriptClause { spec: spec.to_string(), used });
             }
         }
     }
     out
+}
+
+/// What `import … from` or `export … from` takes, from the text before `from`.
+fn script_use(head: &str) -> ScriptUse {
+    let keyword = |word: &str| {
+        head.match_indices(word)
+            .filter(|(at, _)| {
+                let before_ok =
+                    !head[..*at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+                let after_ok = !head[at + word.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+                before_ok && after_ok
+            })
+            .map(|(at, _)| at)
+            .last()
+    };
+    let (import, export) = (keyword("import"), keyword("export"));
+    let (is_export, at) = match (import, export) {
+        (Some(i), Some(e)) if e > i => (true, e),
+        (Some(i), _) => (false, i),
+        (None, Some(e)) => (true, e),
+        (None, None) => return ScriptUse::Whole,
+    };
+    let clause = head[at + "import".len()..].trim();
+    let clause = clause.strip_prefix("type ").map(str::trim_start).unwrap_or(clause);
+    let list = |c: &str| -> Option<Vec<(String, String)>> {
+        let inner = c.strip_prefix('{')?.strip_suffix('}')?;
+        Some(
+            inner
+                .split(',')
+                .filter_map(|item| {
+                    let words: Vec<&str> = item.split_whitespace().skip_while(|w| *w == "type").collect();
+                    match words.as_slice() {
+                        [name, "as", bound] => Some((name.to_string(), bound.to_string())),
+                        [name, ..] => Some((name.to_string(), name.to_string())),
+                        [] => None,
+                    }
+                })
+                .collect(),
+        )
+    };
+    if is_export {
+        if clause == "*" {
+            return ScriptUse::ExportAll;
+        }
+        if let Some(ns) = clause.strip_prefix('*').map(str::trim_start).and_then(|c| c.strip_prefix("as ")) {
+            return ScriptUse::ExportNamespace(ns.trim().to_string());
+        }
+        return list(clause).map_or(ScriptUse::ExportAll, ScriptUse::ExportNamed);
+    }
+    list(clause).map_or(ScriptUse::Whole, ScriptUse::Named)
+}
+
+/// What the script with `clauses` (at `source`) passes on of `exported`
+/// from `target`.
+fn script_reexports(clauses: &[ScriptClause], source: &Path, target: &Path, exported: &Exported) -> Exported {
+    let mut out = Exported::Names(BTreeSet::new());
+    for clause in clauses.iter().filter(|c| script_resolves_to(source, &c.spec, target)) {
+        match &clause.used {
+            ScriptUse::ExportAll => {
+                out.absorb(exported);
+            }
+            ScriptUse::ExportNamed(names) => {
+                let bound = names.iter().filter(|(n, _)| exported.contains(n)).map(|(_, b)| b.clone());
+                out.absorb(&Exported::Names(bound.collect()));
+            }
+            ScriptUse::ExportNamespace(ns) => {
+                out.absorb(&Exported::Names(BTreeSet::from([ns.clone()])));
+            }
+            ScriptUse::Named(_) | ScriptUse::Whole => {}
+        }
+    }
+    out
+}
+
+/// Whether the script with `clauses` (at `source`) takes one of `exported`
+/// from `target`, and if so what it passes on in turn.
+fn script_through(clauses: &[ScriptClause], source: &Path, target: &Path, exported: &Exported) -> Option<Exported> {
+    let imports = clauses.iter().filter(|c| script_resolves_to(source, &c.spec, target)).any(|c| match &c.used {
+        ScriptUse::Whole | ScriptUse::ExportAll | ScriptUse::ExportNamespace(_) => true,
+        ScriptUse::Named(names) | ScriptUse::ExportNamed(names) => names.iter().any(|(n, _)| exported.contains(n)),
+    });
+    imports.then(|| script_reexports(clauses, source, target, exported))
 }
 
 /// Whether `text` ends with the keyword `word`, not with a longer identifier ending so.
@@ -377,14 +696,32 @@ mod tests {
         (dir, root)
     }
 
-    fn check(files: &[(&str, &str)], written: &str, expected: &[&str]) {
+    fn found(files: &[(&str, &str)], written: &str) -> Vec<String> {
         let (_dir, root) = tree(files);
         let written = root.join(written);
-        let found: Vec<String> = importers(&root, &written, std::slice::from_ref(&written))
+        importers(&root, &written, std::slice::from_ref(&written))
             .iter()
             .map(|p| p.strip_prefix(&root).map(|p| p.display().to_string()).unwrap_or_default())
-            .collect();
-        assert_eq!(found, expected);
+            .collect()
+    }
+
+    fn check(files: &[(&str, &str)], written: &str, expected: &[&str]) {
+        assert_eq!(found(files, written), expected);
+    }
+
+    /// A re-export case: its name, the files it adds to (or puts in place of)
+    /// the common ones, and the importers expected.
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+
+    fn check_cases(common: &[(&str, &str)], cases: &[Case<'_>], written: &str) {
+        for (name, extra, expected) in cases {
+            let mut files = common.to_vec();
+            for file in *extra {
+                files.retain(|(p, _)| p != &file.0);
+                files.push(*file);
+            }
+            assert_eq!(found(&files, written), *expected, "{name}");
+        }
     }
 
     #[test]
@@ -460,6 +797,109 @@ mod tests {
             &["src/esm.ts", "src/lazy.js", "src/main.ts", "src/multi.ts", "src/reexport.ts", "test/deep.test.ts"],
         );
         check(&files, "lib/index.ts", &["app.ts"]);
+    }
+
+    #[test]
+    fn python_reexports_reach_the_importers_of_the_reexporting_module() {
+        let core = ("pkg/core.py", "def f(x): ...\ndef g(): ...\n");
+        let app = ("app.py", "from pkg import f\n");
+        let cases: &[Case<'_>] = &[
+            ("package-relative", &[("pkg/__init__.py", "from .core import f\n")], &["pkg/__init__.py", "app.py"]),
+            ("absolute", &[("pkg/__init__.py", "from pkg.core import f\n")], &["pkg/__init__.py", "app.py"]),
+            (
+                "star and __all__",
+                &[("pkg/__init__.py", "from .core import *\n__all__ = [\"f\"]\n")],
+                &["pkg/__init__.py", "app.py"],
+            ),
+            (
+                "renamed",
+                &[("pkg/__init__.py", "from .core import f as f\n"), ("app.py", "from pkg import (\n    f,\n)\n")],
+                &["pkg/__init__.py", "app.py"],
+            ),
+            // `app.py` takes a name the package does not have from `core`.
+            ("other name", &[("pkg/__init__.py", "from .core import g\n")], &["pkg/__init__.py"]),
+            (
+                "the module itself",
+                &[("pkg/__init__.py", "from . import core\n"), ("app.py", "from pkg import core\n")],
+                &["pkg/__init__.py", "app.py"],
+            ),
+            (
+                "import of the package",
+                &[("pkg/__init__.py", "from .core import f\n"), ("app.py", "import pkg\n")],
+                &["pkg/__init__.py", "app.py"],
+            ),
+            (
+                "two packages deep",
+                &[
+                    ("pkg/__init__.py", "from .core import f as h\n"),
+                    ("top/__init__.py", "from pkg import *\n"),
+                    ("app.py", "from top import h\n"),
+                    ("miss.py", "from top import f\n"),
+                ],
+                &["pkg/__init__.py", "app.py", "top/__init__.py"],
+            ),
+            (
+                "a cycle",
+                &[
+                    ("pkg/__init__.py", "from .core import f\nfrom .other import f\n"),
+                    ("pkg/other.py", "from pkg import f\n"),
+                ],
+                &["pkg/__init__.py", "pkg/other.py", "app.py"],
+            ),
+        ];
+        check_cases(&[core, app, ("pkg/__init__.py", "")], cases, "pkg/core.py");
+    }
+
+    #[test]
+    fn script_reexports_reach_the_importers_of_the_reexporting_module() {
+        let core = ("lib/core.ts", "export function f(x: number) {}\nexport function g() {}\n");
+        let main = ("main.ts", "import { f } from \"./lib\";\n");
+        let cases: &[Case<'_>] = &[
+            ("export star", &[("lib/index.ts", "export * from \"./core\";\n")], &["lib/index.ts", "main.ts"]),
+            ("export named", &[("lib/index.ts", "export { f } from './core';\n")], &["lib/index.ts", "main.ts"]),
+            (
+                "export renamed",
+                &[("lib/index.ts", "export { g as f } from \"./core.js\";\n")],
+                &["lib/index.ts", "main.ts"],
+            ),
+            ("other name", &[("lib/index.ts", "export { g } from \"./core\";\n")], &["lib/index.ts"]),
+            (
+                "namespace",
+                &[
+                    ("lib/index.ts", "export * as core from \"./core\";\n"),
+                    ("main.ts", "import { core } from \"./lib\";\n"),
+                ],
+                &["lib/index.ts", "main.ts"],
+            ),
+            (
+                "default and require",
+                &[
+                    ("lib/index.ts", "export {\n  type f,\n} from \"./core\";\n"),
+                    ("main.ts", "import lib from \"./lib\";\n"),
+                    ("old.js", "const lib = require(\"./lib\");\n"),
+                ],
+                &["lib/index.ts", "main.ts", "old.js"],
+            ),
+            (
+                "two barrels deep",
+                &[
+                    ("lib/index.ts", "export * from \"./core\";\n"),
+                    ("api/index.ts", "export { f as run } from \"../lib\";\n"),
+                    ("main.ts", "import { run } from \"./api\";\n"),
+                    ("miss.ts", "import { f } from \"./api\";\n"),
+                ],
+                &["lib/index.ts", "main.ts", "api/index.ts"],
+            ),
+            (
+                "a cycle",
+                &[
+                    ("lib/index.ts", "export * from \"./core\";\nexport * from \"./more\";\n"),
+                    ("lib/more.ts", "export * from \".\";\n"),
+                ],
+                &["lib/index.ts", "lib/more.ts", "main.ts"],
+            ),
+        ];
+        check_cases(&[core, main], cases, "lib/core.ts");
     }
 
     #[test]
