@@ -348,6 +348,25 @@ async fn pyright_reports_the_importers_a_signature_change_breaks() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn pyright_reports_an_importer_that_imports_through_a_reexport() {
+    let _serial = SERIAL.lock().await;
+    let (_dir, root) = fixture("python-reexport");
+    let Some((surface, supervisor)) = surface(&root, Language::Python, "pyright").await else { return };
+    let signature = "def area(width: float, height: float) -> float:";
+    let changed = "def area(width: float, height: float, depth: float) -> float:";
+    // `app.py` imports `area` from `pkg`, whose `__init__.py` imports it from `pkg.core`.
+    let r = edit(&surface, "pkg/core.py", signature, changed).await;
+    assert_eq!(status(&r), "new", "{}", r.text);
+    assert_eq!(others(&r)["importers"].as_u64(), Some(2), "{}", r.text);
+    assert_eq!(broken_files(&r), [("app.py".to_string(), 1)], "{}", r.text);
+    assert_eq!(new_codes(&r, "app.py"), errors(&[("error", "reportCallIssue")]));
+    assert!(r.text.contains("app.py:5:"), "{}", r.text);
+    let r = edit(&surface, "pkg/core.py", changed, signature).await;
+    assert_eq!(status(&r), "no new", "{}", r.text);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn pyright_on_the_json_package() {
     let _serial = SERIAL.lock().await;
     let source = Path::new("/usr/lib/python3.11/json");
@@ -391,6 +410,27 @@ async fn typescript_reports_the_importers_a_signature_change_breaks() {
     assert!(r.text.contains("src/main.ts:12:"), "{}", r.text);
     assert!(r.text.contains("Expected 2 arguments, but got 1."), "{}", r.text);
     let r = edit(&surface, "src/shapes.ts", changed, signature).await;
+    assert_eq!(status(&r), "no new", "{}", r.text);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_reports_an_importer_that_imports_through_a_barrel() {
+    let _serial = SERIAL.lock().await;
+    let (_dir, root) = fixture("typescript-reexport");
+    let Some((surface, supervisor)) = surface(&root, Language::TypeScript, "typescript-language-server").await else {
+        return;
+    };
+    let signature = "export function area(width: number, height: number): number {";
+    let changed = "export function area(width: number, height: number, depth: number): number {";
+    // `src/main.ts` imports `area` from `./lib`, whose `index.ts` has `export * from "./core"`.
+    let r = edit(&surface, "src/lib/core.ts", signature, changed).await;
+    assert_eq!(status(&r), "new", "{}", r.text);
+    assert_eq!(others(&r)["importers"].as_u64(), Some(2), "{}", r.text);
+    assert_eq!(broken_files(&r), [("src/main.ts".to_string(), 1)], "{}", r.text);
+    assert_eq!(new_codes(&r, "src/main.ts"), errors(&[("error", "2554")]));
+    assert!(r.text.contains("src/main.ts:4:"), "{}", r.text);
+    let r = edit(&surface, "src/lib/core.ts", changed, signature).await;
     assert_eq!(status(&r), "no new", "{}", r.text);
     supervisor.shutdown().await;
 }
