@@ -17,8 +17,9 @@
 //!   checked, so its files lose their diagnostics until that is fixed).
 //! - **importers** (pyright in `openFilesOnly` mode, clangd, tsserver): the
 //!   server reports open files only. The files that import the written one
-//!   (`import`/`from`, `#include` through headers, relative module specifiers:
-//!   a text scan of the root, nearest first) are opened before the write, at
+//!   (`import`/`from`, `#include` through headers, relative module specifiers,
+//!   each re-export followed to the files that import through it: a text scan
+//!   of the root, nearest first) are opened before the write, at
 //!   most [`MAX_IMPORTERS`], and their diagnostics read then as the baseline;
 //!   after the write each one's are read again: pulled (pyright answers
 //!   `textDocument/diagnostic` against the texts it has now), asked of tsserver
