@@ -76,6 +76,9 @@ pub struct EnclosureStatus {
     /// bwrap: the secret places those binds or the host's `/` would show,
     /// masked (an empty read-only directory, an empty file).
     masked: Vec<PathBuf>,
+    /// bwrap: why the binds could not be worked out (a root or extra path
+    /// that does not exist); every enclosed call then fails the same way.
+    binds_error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -91,8 +94,12 @@ pub struct BindStatus {
 pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> EnclosureStatus {
     let checked = enclosure.check();
     let plan = match enclosure.mode {
-        enclosure::Mode::Bwrap => enclosure.plan(&std::process::Command::new("true")).unwrap_or_default(),
-        _ => enclosure::Plan::default(),
+        enclosure::Mode::Bwrap => enclosure.plan(&std::process::Command::new("true")).map_err(|e| e.to_string()),
+        _ => Ok(enclosure::Plan::default()),
+    };
+    let (plan, binds_error) = match plan {
+        Ok(plan) => (plan, None),
+        Err(error) => (enclosure::Plan::default(), Some(error)),
     };
     EnclosureStatus {
         language_servers: language_servers && !enclosure.is_host(),
@@ -109,6 +116,7 @@ pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> En
             })
             .collect(),
         masked: plan.masks.iter().map(|mask| mask.path.clone()).collect(),
+        binds_error,
     }
 }
 
@@ -284,7 +292,11 @@ impl Status {
                 .iter()
                 .map(|bind| format!("{} ({}, {})", bind.path.display(), bind.why, bind.access))
                 .collect();
-            let binds = if binds.is_empty() { "nothing".to_owned() } else { binds.join(", ") };
+            let binds = match &enclosure.binds_error {
+                Some(error) => format!("unknown: {error}"),
+                None if binds.is_empty() => "nothing".to_owned(),
+                None => binds.join(", "),
+            };
             let _ = writeln!(out, "  bound from outside the root: {binds}");
             if !enclosure.masked.is_empty() {
                 let masked: Vec<String> = enclosure.masked.iter().map(|path| path.display().to_string()).collect();

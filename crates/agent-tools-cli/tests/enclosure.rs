@@ -132,6 +132,7 @@ fn status_and_eval_in_bwrap() {
     for key in ["binds", "masked"] {
         assert!(status["enclosure"].as_object_mut().unwrap().remove(key).unwrap().is_array(), "{status}");
     }
+    assert!(status["enclosure"].as_object_mut().unwrap().remove("binds_error").unwrap().is_null(), "{status}");
     assert_eq!(
         status["enclosure"],
         json!({
@@ -141,6 +142,17 @@ fn status_and_eval_in_bwrap() {
             "why": null,
             "language_servers": false
         })
+    );
+    // A bind that cannot be worked out is said, not shown as nothing bound.
+    let missing = ["status", "--enclosure", "bwrap", "--set", "enclosure.ro_paths=[\"/nonexistent/data\"]"];
+    let out = agent_tools(dir.path(), &missing, &[]);
+    assert!(
+        stdout(&out).contains(
+            "\n  bound from outside the root: unknown: the enclosure's read-only path `/nonexistent/data` does not exist\n"
+        ),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
     );
     let out = agent_tools(dir.path(), &["status"], &[]);
     assert!(
