@@ -128,12 +128,7 @@ fn check_ast_grep() -> Option<String> {
 }
 
 fn install_ast_grep() -> Result<()> {
-    run_quiet(
-        Command::new(venv_bin("python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("ast-grep-cli=={AST_GREP_VERSION}")),
-    )?;
-    Ok(())
+    pip_install(&[&format!("ast-grep-cli=={AST_GREP_VERSION}")])
 }
 
 fn check_kernel_packages() -> Option<String> {
@@ -148,12 +143,7 @@ fn check_kernel_packages() -> Option<String> {
 }
 
 fn install_kernel_packages() -> Result<()> {
-    run_quiet(
-        Command::new(venv_bin("python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .args(KERNEL_PACKAGES),
-    )?;
-    Ok(())
+    pip_install(KERNEL_PACKAGES)
 }
 
 fn check_jupyter() -> Option<String> {
@@ -168,12 +158,7 @@ fn check_jupyter() -> Option<String> {
 }
 
 fn install_jupyter() -> Result<()> {
-    run_quiet(
-        Command::new(venv_bin("python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .args(JUPYTER_PACKAGES),
-    )?;
-    Ok(())
+    pip_install(JUPYTER_PACKAGES)
 }
 
 fn check_typescript() -> Option<String> {
@@ -294,12 +279,7 @@ fn check_pip_servers() -> Option<String> {
 }
 
 fn install_pip_servers() -> Result<()> {
-    run_quiet(
-        Command::new(venv_bin("python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .args(PIP_SERVERS),
-    )?;
-    Ok(())
+    pip_install(PIP_SERVERS)
 }
 
 fn check_pytest() -> Option<String> {
@@ -309,14 +289,16 @@ fn check_pytest() -> Option<String> {
 }
 
 fn install_pytest() -> Result<()> {
-    run_quiet(Command::new(venv_bin("python")).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        PYTEST,
-    ]))?;
+    pip_install(&[PYTEST])
+}
+
+/// `pip install` of pinned packages into the venv.
+fn pip_install(packages: &[&str]) -> Result<()> {
+    run_quiet(
+        Command::new(venv_bin("python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(packages),
+    )?;
     Ok(())
 }
 
@@ -328,15 +310,7 @@ fn check_mcp_python_sdk() -> Option<String> {
 }
 
 fn install_mcp_python_sdk() -> Result<()> {
-    run_quiet(Command::new(venv_bin("python")).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        MCP_PYTHON_SDK,
-    ]))?;
-    Ok(())
+    pip_install(&[MCP_PYTHON_SDK])
 }
 
 fn check_rust_analyzer() -> Option<String> {
