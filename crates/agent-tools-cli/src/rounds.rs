@@ -10,7 +10,7 @@
 //! The call runs once: it is a task of its own, kept here between rounds and
 //! suspended inside its question port ([`Asker`], reached through a task-local
 //! so that the tools and the ports know nothing of rounds). The state lives
-//! here; the client holds only `requestState`, `{call, round}` sealed with
+//! here; the client holds only `requestState`, the call's key for this round, sealed with
 //! HMAC-SHA256 (rmcp's `RequestStateCodec`, a random key per process) over the
 //! tool's name and arguments, with the question timeout as its TTL. So:
 //! - a forged or altered state, or one from another process or for other
@@ -99,8 +99,7 @@ struct Pending {
     task: tokio::task::JoinHandle<agent_tools::Result<ToolResult>>,
     questions: mpsc::UnboundedReceiver<Question>,
     progress: mpsc::UnboundedReceiver<Progress>,
-    /// The round whose question is out, and where its answer goes.
-    round: u64,
+    /// Where the answer to the question that is out goes.
     answer: Option<oneshot::Sender<Option<ElicitResult>>>,
     asked: Instant,
 }
@@ -111,11 +110,11 @@ impl Drop for Pending {
     }
 }
 
-/// What `requestState` carries, sealed.
+/// What `requestState` carries, sealed: the key the pending call is kept
+/// under, new for every question, so a state names one round only.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct State {
     call: u64,
-    round: u64,
 }
 
 /// The calls of this process that wait for a retry.
@@ -174,7 +173,7 @@ impl Rounds {
             let call = surface.call_with_progress(&name, args, Some(sink));
             if elicits { ASKER.scope(asker, call).await } else { call.await }
         });
-        Pending { task, questions, progress, round: 0, answer: None, asked: Instant::now() }
+        Pending { task, questions, progress, answer: None, asked: Instant::now() }
     }
 
     /// The pending call a retry's `requestState` names, its answer delivered;
@@ -190,10 +189,6 @@ impl Rounds {
         let Some(mut pending) = calls.remove(&state.call) else {
             return Err("this requestState was used already, or its call has ended; nothing was run".to_owned());
         };
-        if pending.round != state.round {
-            calls.insert(state.call, pending);
-            return Err("this requestState was used already (its question was answered); nothing was run".to_owned());
-        }
         drop(calls);
         let answer = pending.answer.take().filter(|answer| !answer.is_closed()).ok_or_else(expired)?;
         let reply = request
@@ -235,8 +230,7 @@ impl Rounds {
                     };
                 }
                 Some(question) = pending.questions.recv() => {
-                    pending.round += 1;
-                    let state = State { call: self.next.fetch_add(1, Ordering::Relaxed), round: pending.round };
+                    let state = State { call: self.next.fetch_add(1, Ordering::Relaxed) };
                     let options = SealOptions::new().associated_data(bound).ttl(self.timeout);
                     let sealed = self.codec.seal_json_with(&state, &options)
                         .map_err(|e| ErrorData::internal_error(format!("cannot seal the request state: {e}"), None))?;
@@ -250,7 +244,7 @@ impl Rounds {
                     pending.answer = Some(question.reply);
                     pending.asked = Instant::now();
                     self.calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(state.call, pending);
-                    tracing::debug!(tool = %name, round = state.round, "input required");
+                    tracing::debug!(tool = %name, call = state.call, "input required");
                     return Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into());
                 }
                 Some(report) = pending.progress.recv() => {
