@@ -333,3 +333,28 @@ async fn a_cancelled_ast_edit_stops_its_walk_and_stages_nothing() {
     let staged = call(&surface, "ast_edit", json!({"pattern": "$X.unwrap()", "rewrite": rewrite, "path": path})).await;
     assert_eq!(staged.structured.as_ref().unwrap()["edit_id"], "edit_1", "{}", staged.text);
 }
+
+#[tokio::test]
+async fn a_pattern_that_parses_only_with_error_recovery_is_matched_and_says_so() {
+    let code = "void f() {\n    if (a | b) abc;\n    if (c) { d(); }\n}\n";
+    let (_dir, surface) = setup(&[("a.cpp", code)]);
+    let result = call(&surface, "ast_grep", json!({"pattern": "if ($A)", "language": "cpp"})).await;
+    assert!(!result.is_error, "{}", result.text);
+    assert_eq!(
+        result.text,
+        "1 match (showing 1) in 1 file, pattern parsed as statement (cpp)\n\
+         note: pattern parsed only with error recovery (statement: missing \";\"); matched as ast-grep matches it: a missing token is left out and the code may go on there, and an ERROR node matches any node with the same leading children (docs/patterns.md)\n\
+         a.cpp:2:5: if (a | b) abc;  [$A = a | b]"
+    );
+    let s = result.structured.unwrap();
+    assert_eq!(s["recovered"], "statement: missing \";\"");
+    // A pattern that some context parses without error has no `recovered`.
+    let clean = call(&surface, "ast_grep", json!({"pattern": "d()", "language": "cpp"})).await;
+    assert!(clean.structured.unwrap().get("recovered").is_none(), "{}", clean.text);
+    // `$$X` is one node, named or an unnamed token; `$X` takes named nodes only.
+    let (_dir, surface) = setup(&[("a.rs", "fn f() { let (_, y) = (1, 2); }\n")]);
+    let any = call(&surface, "ast_grep", json!({"pattern": "let ($$X, $$Y) = $$$T;", "language": "rust"})).await;
+    assert!(any.text.contains("a.rs:1:10: let (_, y) = (1, 2);  [$X = _, $Y = y, $$$T = (1, 2)]"), "{}", any.text);
+    let named = call(&surface, "ast_grep", json!({"pattern": "let ($X, $Y) = $$$T;", "language": "rust"})).await;
+    assert!(named.text.starts_with("no matches"), "{}", named.text);
+}

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
-use crate::pattern::{Alternative, Context, MetaVar, PNode, Pattern, significant_children};
+use crate::pattern::{Alternative, Context, MetaVar, PNode, Pattern, counts, significant_children};
 
 /// The words of an alternative are all in `text`.
 fn has_words(alt: &Alternative, text: &[u8]) -> bool {
@@ -132,10 +132,10 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
                 any_ident |= *ident;
                 kinds.iter().for_each(|&k| root_kinds[k as usize] = true);
             }
+            PNode::Inner { error: true, .. } | PNode::Meta(_) => root_kinds.iter_mut().for_each(|k| *k = true),
             PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
                 kinds.iter().for_each(|&k| root_kinds[k as usize] = true)
             }
-            PNode::Meta(_) => root_kinds.iter_mut().for_each(|k| *k = true),
         }
     }
     if any_ident {
@@ -168,7 +168,9 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
         for alt in sequences.iter().filter(|_| holds) {
             matcher.match_runs(alt, node, &mut out, &mut seen);
         }
-        if holds && !node.is_extra() && root_kinds.get(node.kind_id() as usize).copied().unwrap_or(false) {
+        // An ERROR node's kind id is past the grammar's table: every shape may start there.
+        let kind_ok = node.is_error() || root_kinds.get(node.kind_id() as usize).copied().unwrap_or(false);
+        if holds && counts(node) && kind_ok {
             for alt in &singles {
                 matcher.env.clear();
                 let root = &alt.nodes[0];
@@ -211,6 +213,10 @@ fn matched_range(pattern: &Pattern, root: &PNode, node: Node<'_>) -> Range<usize
         return range;
     }
     let targets = significant_children(node);
+    // Only a `;` the pattern had no child for (a `$$X` may have matched it).
+    if targets.len() <= children.len() {
+        return range;
+    }
     match targets.split_last() {
         Some((last, rest)) if !last.is_named() && last.kind() == ";" => {
             range.start..rest.last().map_or(range.end, |n| n.end_byte())
@@ -376,7 +382,7 @@ impl<'a> Matcher<'a> {
         if self.cursor.goto_first_child() {
             loop {
                 let child = self.cursor.node();
-                if !child.is_extra() {
+                if counts(child) {
                     out.push(child);
                 }
                 if !self.cursor.goto_next_sibling() {
@@ -390,7 +396,8 @@ impl<'a> Matcher<'a> {
     /// A cheap test before the full match: can this node be where the pattern's root matches?
     fn root_candidate(&self, p: &PNode, node: Node<'_>) -> bool {
         match p {
-            PNode::Meta(_) => node.is_named(),
+            PNode::Meta(var) => var.any || node.is_named(),
+            PNode::Inner { error: true, .. } => true,
             PNode::Leaf { kinds, ident: true, .. } => kinds.contains(&node.kind_id()) || self.is_ident(node),
             PNode::Leaf { kinds, .. } | PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
                 kinds.contains(&node.kind_id())
@@ -435,7 +442,7 @@ impl<'a> Matcher<'a> {
     /// Does pattern node `p` match `t`? Bindings are pushed on success and undone on failure.
     fn node(&mut self, p: &'a PNode, t: Node<'a>) -> bool {
         match p {
-            PNode::Meta(var) => t.is_named() && self.bind(var, &[t], t.start_byte()),
+            PNode::Meta(var) => (var.any || t.is_named()) && self.bind(var, &[t], t.start_byte()),
             PNode::Leaf { kinds, text, ident, .. } => {
                 let kind_ok = kinds.contains(&t.kind_id()) || (*ident && self.is_ident(t));
                 if !kind_ok {
@@ -447,13 +454,13 @@ impl<'a> Matcher<'a> {
                 // A leaf in the pattern may be a node with only extras inside in the target.
                 self.children(t).is_empty() && self.text(t) == text.as_bytes()
             }
-            PNode::Inner { kinds, children, .. } => {
-                if !kinds.contains(&t.kind_id()) {
+            PNode::Inner { kinds, children, open, error } => {
+                if !*error && !kinds.contains(&t.kind_id()) {
                     return false;
                 }
                 let targets = self.children(t);
                 let mark = self.env.len();
-                if self.seq(children, 0, &targets, 0, true).is_some() {
+                if self.seq(children, 0, &targets, 0, !*open).is_some() {
                     true
                 } else {
                     self.env.truncate(mark);
@@ -586,7 +593,7 @@ fn same_tokens(source: &[u8], a: &[Node<'_>], b: &[Node<'_>]) -> bool {
 }
 
 fn leaves(node: Node<'_>, out: &mut Vec<Range<usize>>) {
-    if node.is_extra() {
+    if !counts(node) {
         return;
     }
     if node.child_count() == 0 {

@@ -46,12 +46,15 @@ impl fmt::Display for Context {
     }
 }
 
-/// A metavariable: `$NAME` (single) or `$$$NAME` (multi); `name` is `None` for
-/// `$_`, `$$$` and names starting with `_`, which bind nothing.
+/// A metavariable: `$NAME` (single), `$$NAME` (single, named or unnamed node) or
+/// `$$$NAME` (multi); `name` is `None` for `$_`, `$$_`, `$$$` and names starting
+/// with `_`, which bind nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MetaVar {
     pub(crate) name: Option<String>,
     pub(crate) multi: bool,
+    /// `$$NAME`: the one node may be an unnamed token (`_`, `;`), not only a named node.
+    pub(crate) any: bool,
 }
 
 /// One node of a compiled pattern.
@@ -67,6 +70,11 @@ pub(crate) enum PNode {
     Inner {
         kinds: Vec<u16>,
         children: Vec<PNode>,
+        /// The pattern's parse assumed a missing token in this node (error recovery):
+        /// the code's children after the pattern's last one are not compared.
+        open: bool,
+        /// An ERROR node of a recovered parse: it matches a node of any kind with these children.
+        error: bool,
     },
     /// A list node whose elements are one `$$$` run: it binds the node's children, or
     /// an empty run where the code has no such node (a Go block without statements).
@@ -123,15 +131,25 @@ pub struct Pattern {
     pub(crate) words: Vec<String>,
     /// Names bound by the pattern, in order of first appearance.
     pub(crate) bound: Vec<String>,
+    /// Set when no rung parses the pattern without error and it was compiled from an
+    /// error-recovered parse: what the parser had to recover from.
+    pub(crate) recovered: Option<String>,
 }
 
 impl Pattern {
     /// Compiles `pattern` for `lang` in every rung of the language's scaffold ladder
     /// that parses it without error.
     ///
+    /// When no rung does, the rungs' error-recovered parses are used, as ast-grep uses
+    /// its one: an ERROR node matches a node of any kind with the same leading children,
+    /// a token the parser had to assume (MISSING) is left out, and the code may go on
+    /// after the pattern's last child in the node that lacked it. [`Pattern::recovered`]
+    /// then says so. A fragment with unbalanced brackets, or whose recovered parse is an
+    /// ERROR with no named node in it, is not recovered.
+    ///
     /// Errors: [`Error::EmptyPattern`]; [`Error::OnlyMetavariables`] when the pattern has
     /// no code besides metavariables (it would match everything); [`Error::Unparseable`]
-    /// when no scaffold parses the fragment without error.
+    /// when no scaffold parses the fragment, even with error recovery.
     pub fn compile(pattern: &str, lang: Lang) -> Result<Pattern> {
         let fragment = dedent(pattern);
         if fragment.is_empty() {
@@ -183,13 +201,11 @@ impl Pattern {
                 }
                 if nodes.iter().all(|n| matches!(n, PNode::Meta(_) | PNode::Run { .. }))
                     || alternatives.iter().any(|a| a.nodes == nodes)
+                    || keyword_as_identifier(lang, &nodes)
                 {
                     continue;
                 }
-                let mut found = Vec::new();
-                collect_words(&nodes, &mut found);
-                found.sort_by_key(|w| std::cmp::Reverse(w.len()));
-                found.dedup();
+                let found = alt_words(&nodes);
                 let finders = found.iter().map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned()).collect();
                 // A file must hold the words of at least one alternative; only the words
                 // every alternative has can rule a file out.
@@ -199,6 +215,33 @@ impl Pattern {
                 });
                 alternatives.push(Alternative { context: scaffold.context, nodes, words: finders });
                 vars_seen.get_or_insert(vars);
+            }
+        }
+        let mut recovered = None;
+        if vars_seen.is_none() && balanced(&fragment) {
+            let mut notes: Vec<String> = Vec::new();
+            for scaffold in lang.scaffolds() {
+                let Some((alt, vars, note)) =
+                    recover_in_scaffold(&mut parser, &fragment, &tokens, lang, scaffold, &mut kinds, &ident_kinds)
+                else {
+                    continue;
+                };
+                if alternatives.iter().any(|a| a.nodes == alt.nodes) {
+                    continue;
+                }
+                let mine = alt_words(&alt.nodes);
+                words = Some(match words {
+                    None => mine,
+                    Some(before) => before.into_iter().filter(|w| mine.contains(w)).collect(),
+                });
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                alternatives.push(alt);
+                vars_seen.get_or_insert(vars);
+            }
+            if !notes.is_empty() {
+                recovered = Some(notes.join("; "));
             }
         }
         let Some(vars) = vars_seen else {
@@ -215,7 +258,7 @@ impl Pattern {
                 bound.push(name.clone());
             }
         }
-        Ok(Pattern { lang, alternatives, ident_kinds, words, bound })
+        Ok(Pattern { lang, alternatives, ident_kinds, words, bound, recovered })
     }
 
     /// The language the pattern was compiled for.
@@ -248,6 +291,150 @@ impl Pattern {
     /// without one of them cannot match.
     pub fn required_words(&self) -> &[String] {
         &self.words
+    }
+
+    /// When the pattern parses only with error recovery: what the parser recovered
+    /// from, in each context it was compiled in (`statement: missing ";"`). `None` for
+    /// a pattern that some rung parses without error.
+    pub fn recovered(&self) -> Option<&str> {
+        self.recovered.as_deref()
+    }
+}
+
+/// Statement keywords, reserved in every shipped language but Bash.
+const STATEMENT_KEYWORDS: &[&str] = &["if", "else", "for", "while", "do", "switch", "return"];
+
+/// Whether a shape reads a statement keyword as an identifier: C++'s expression rung
+/// parses `if ($A)` without error as a call of a function named `if`. No code holds
+/// such a call, so the shape is not the pattern's meaning and is dropped.
+fn keyword_as_identifier(lang: Lang, nodes: &[PNode]) -> bool {
+    lang != Lang::Bash
+        && nodes.iter().any(|n| match n {
+            PNode::Leaf { ident: true, text, .. } => STATEMENT_KEYWORDS.contains(&text.as_str()),
+            PNode::Inner { children, .. } => keyword_as_identifier(lang, children),
+            PNode::Leaf { .. } | PNode::Meta(_) | PNode::Run { .. } => false,
+        })
+}
+
+/// The literal words of a shape, longest first.
+fn alt_words(nodes: &[PNode]) -> Vec<String> {
+    let mut found = Vec::new();
+    collect_words(nodes, &mut found);
+    found.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    found.dedup();
+    found
+}
+
+/// Whether the fragment's brackets balance, outside string and character literals.
+/// A fragment that opens what it never closes (`foo(`) is not recovered: it is unparseable.
+fn balanced(fragment: &str) -> bool {
+    let mut stack = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in fragment.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => stack.push(c),
+            ')' | ']' | '}' => {
+                let open = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if stack.pop() != Some(open) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    stack.is_empty()
+}
+
+/// The error-recovered parse of the fragment in one scaffold, as a shape: the fragment
+/// must still be whole nodes of the tree, and not a bare ERROR of tokens.
+fn recover_in_scaffold(
+    parser: &mut Parser,
+    fragment: &str,
+    tokens: &[Token],
+    lang: Lang,
+    scaffold: &crate::lang::Scaffold,
+    kinds: &mut KindTable,
+    ident_kinds: &[bool],
+) -> Option<(Alternative, MetaVars, String)> {
+    if lang == Lang::Python && scaffold.context == Context::Member {
+        return None;
+    }
+    let choices = vec![0usize; tokens.len()];
+    let (text, vars, _) = spell(fragment, tokens, lang, &choices, Spelling::Plain);
+    let source = format!("{}{}{}", scaffold.prefix, text, scaffold.suffix);
+    let tree = parser.parse(&source, None)?;
+    let lead = text.len() - text.trim_start().len();
+    let start = scaffold.prefix.len() + lead;
+    let end = scaffold.prefix.len() + text.trim_end().len();
+    // The scaffold itself must be intact: every error lies inside the fragment.
+    let errors = error_ranges(&tree);
+    if errors.is_empty() || errors.iter().any(|r| r.start < start || r.end > end) {
+        return None;
+    }
+    let top = top_nodes(&tree, start, end)?;
+    let mut nodes: Vec<PNode> = top.iter().map(|n| compile_node(*n, &source, &vars, kinds, ident_kinds)).collect();
+    if nodes.len() == 1 {
+        let node = innermost(top[0], &source, &vars);
+        nodes = vec![compile_node(node, &source, &vars, kinds, ident_kinds)];
+    }
+    if nodes.iter().all(|n| matches!(n, PNode::Meta(_) | PNode::Run { .. }))
+        || nodes.iter().any(is_bare_error)
+        || keyword_as_identifier(lang, &nodes)
+    {
+        return None;
+    }
+    // What was recovered from, in the fragment's own words.
+    let unspell = |s: &str| {
+        let mut out = s.to_string();
+        for (placeholder, &i) in &vars.placeholders {
+            out = out.replace(placeholder.as_str(), &fragment[tokens[i].range.clone()]);
+        }
+        out
+    };
+    let mut what: Vec<String> = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_missing() {
+            what.push(format!("missing {:?}", node.kind()));
+        } else if node.is_error() {
+            what.push(format!("ERROR at `{}`", unspell(source[node.byte_range()].trim())));
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    let words = alt_words(&nodes);
+    let finders = words.iter().map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned()).collect();
+    let note = format!("{}: {}", scaffold.context, what.join(", "));
+    Some((Alternative { context: scaffold.context, nodes, words: finders }, vars, note))
+}
+
+/// An ERROR node with no named node in it: only tokens the grammar could not place.
+fn is_bare_error(node: &PNode) -> bool {
+    match node {
+        PNode::Inner { error: true, children, .. } => children.iter().all(|c| match c {
+            PNode::Leaf { kind, ident, .. } => !ident && !kind.chars().next().is_some_and(char::is_alphanumeric),
+            PNode::Inner { error, .. } => *error && is_bare_error(c),
+            PNode::Meta(_) | PNode::Run { .. } => false,
+        }),
+        _ => false,
     }
 }
 
@@ -295,7 +482,7 @@ fn innermost<'t>(mut node: Node<'t>, source: &str, vars: &MetaVars) -> Node<'t> 
         if vars.lookup(&source[node.byte_range()]).is_some() {
             return node;
         }
-        let children = significant_children(node);
+        let children: Children<'_> = significant_children(node).into_iter().filter(|c| !c.is_missing()).collect();
         if children.len() == 1 && children[0].byte_range() == node.byte_range() {
             node = children[0];
         } else {
@@ -341,14 +528,15 @@ pub(crate) struct Token {
     var: MetaVar,
 }
 
-/// Finds `$NAME`, `$$$NAME`, `$_` and `$$$` in the fragment.
+/// Finds `$NAME`, `$$NAME`, `$$$NAME`, `$_` and `$$$` in the fragment.
 pub(crate) fn scan_metavars(fragment: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut i = 0;
     while i < fragment.len() {
         if let Some((len, multi, name)) = parse_metavar(&fragment[i..]) {
+            let any = !multi && fragment[i..].starts_with("$$");
             let name = name.filter(|n| !n.starts_with('_')).map(str::to_string);
-            tokens.push(Token { range: i..i + len, var: MetaVar { name, multi } });
+            tokens.push(Token { range: i..i + len, var: MetaVar { name, multi, any } });
             i += len;
         } else {
             i += fragment[i..].chars().next().map_or(1, char::len_utf8);
@@ -477,9 +665,12 @@ fn error_ranges(tree: &Tree) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Parses a metavariable at the start of `text`: (length in bytes, multi, name).
+/// `$$NAME` is a single metavariable (one node, named or unnamed).
 pub(crate) fn parse_metavar(text: &str) -> Option<(usize, bool, Option<&str>)> {
     let (multi, rest) = if let Some(rest) = text.strip_prefix("$$$") {
         (true, rest)
+    } else if let Some(rest) = text.strip_prefix("$$").filter(|r| metavar_name_len(r) > 0) {
+        (false, rest)
     } else if let Some(rest) = text.strip_prefix('$') {
         (false, rest)
     } else {
@@ -507,10 +698,16 @@ fn metavar_name_len(text: &str) -> usize {
 /// A node's children, kept on the stack when there are few (most nodes).
 pub(crate) type Children<'t> = smallvec::SmallVec<[Node<'t>; 8]>;
 
-/// Children that count for matching: comments and other extras are left out.
+/// Children that count for matching: comments and other extras are left out. An
+/// ERROR node is an extra to tree-sitter, yet it holds code, so it counts.
 pub(crate) fn significant_children<'t>(node: Node<'t>) -> Children<'t> {
     let mut cursor = node.walk();
-    node.children(&mut cursor).filter(|c| !c.is_extra()).collect()
+    node.children(&mut cursor).filter(|c| counts(*c)).collect()
+}
+
+/// Whether a child node counts for matching (see [`significant_children`]).
+pub(crate) fn counts(node: Node<'_>) -> bool {
+    !node.is_extra() || node.is_error()
 }
 
 /// The maximal nodes inside `[start, end)`, if they are siblings that cover it exactly.
@@ -526,7 +723,7 @@ fn top_nodes(tree: &Tree, start: usize, end: usize) -> Option<Vec<Node<'_>>> {
                 continue;
             }
             if s >= start && e <= end {
-                if !child.is_extra() {
+                if counts(child) {
                     found.push(child);
                 }
             } else {
@@ -607,13 +804,19 @@ fn compile_node(node: Node<'_>, source: &str, vars: &MetaVars, kinds: &mut KindT
         }
         return compile_node(children[0], source, vars, kinds, ident_kinds);
     }
-    let children = significant_children(node);
-    if children.is_empty() {
+    let all = significant_children(node);
+    let error = node.is_error();
+    if all.is_empty() {
         let ident = ident_kinds.get(node.kind_id() as usize).copied().unwrap_or(false);
         return PNode::Leaf { kinds: kinds.ids(node), kind: node.kind().to_string(), text: text.to_string(), ident };
     }
+    // A token the parser had to assume is not the pattern's: it is left out, and the
+    // code may hold anything after the pattern's last child here (ast-grep's reading).
+    let children: Vec<Node<'_>> = all.iter().copied().filter(|c| !c.is_missing()).collect();
     PNode::Inner {
         kinds: kinds.ids(node),
+        open: error || children.len() < all.len(),
+        error,
         children: children.into_iter().map(|c| compile_node(c, source, vars, kinds, ident_kinds)).collect(),
     }
 }

@@ -161,6 +161,9 @@ pub struct SearchReport {
     /// Every scaffold context the pattern parsed in to a distinct shape, in ladder order;
     /// a node matches when any of those shapes matches, and each match names its own.
     pub contexts: Vec<Context>,
+    /// When the pattern parsed only with error recovery, what was recovered from
+    /// ([`crate::Pattern::recovered`]); `None` otherwise.
+    pub recovered: Option<String>,
     /// Every match found, including those not returned.
     pub total: usize,
     /// The first `max_results` matches, ordered by file path, then position.
@@ -239,6 +242,7 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
         lang: walked.lang,
         context: walked.pattern.context(),
         contexts: walked.pattern.contexts(),
+        recovered: walked.pattern.recovered().map(str::to_string),
         total,
         matches,
         files_searched: walked.files_searched,

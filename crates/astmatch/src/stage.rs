@@ -41,6 +41,9 @@ pub struct StagedEdit {
     pub context: Context,
     /// Every scaffold context the pattern parsed in to a distinct shape, in ladder order.
     pub contexts: Vec<Context>,
+    /// When the pattern parsed only with error recovery, what was recovered from
+    /// ([`crate::Pattern::recovered`]); `None` otherwise.
+    pub recovered: Option<String>,
     /// Replacements across all files: exactly what accept applies.
     pub replacements: usize,
     /// Matches found (a match whose rewrite leaves the code as it was is not a replacement).
@@ -386,6 +389,7 @@ impl EditStore {
             lang: walked.lang,
             context: walked.pattern.context(),
             contexts: walked.pattern.contexts(),
+            recovered: walked.pattern.recovered().map(str::to_string),
             replacements,
             matches,
             files_searched,

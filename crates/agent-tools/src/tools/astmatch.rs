@@ -134,7 +134,7 @@ impl<'de> Deserialize<'de> for Language {
     }
 }
 
-/// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one node, `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in every scaffold that accepts it (statement, expression, class member, declaration, type) and matches where any of those shapes does; the result names the contexts. When a `$$$` run could end at several places, the earliest end that lets the rest match wins. A pattern no scaffold accepts is reported as unparseable, and one that is only metavariables is refused. Returns `file:line:column: code` per match, with captures.
+/// Structural search: finds code by shape rather than by text. The pattern is a code fragment parsed by the same grammar as the files, so it matches however the code is spaced, wrapped or commented, and never inside a string literal or a comment. `$NAME` matches one named node, `$$NAME` one node that may also be an unnamed token (`_`, `;`), `$$$NAME` a run of zero or more siblings, and `$_` any node without binding it. A metavariable repeated in one pattern must capture the same code: `if ($X != null) $X.dispose()` matches a guard that disposes what it tested, not one that disposes something else. The fragment is parsed in every scaffold that accepts it (statement, expression, class member, declaration, type) and matches where any of those shapes does; the result names the contexts. When a `$$$` run could end at several places, the earliest end that lets the rest match wins. A pattern that parses only with error recovery (C++ `if ($A)` with no body, a Rust closure's `|$A, $B|`) is matched from that parse as ast-grep matches it, and the result says so; one no scaffold accepts even then is reported as unparseable, and one that is only metavariables is refused. Returns `file:line:column: code` per match, with captures.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstGrepInput {
@@ -208,6 +208,11 @@ pub struct AstGrepOutput {
     pub context: &'static str,
     /// Every context the pattern parsed in.
     pub contexts: Vec<&'static str>,
+    /// Present when no context parses the pattern without error and it was matched from
+    /// its error-recovered parse, as ast-grep does (docs/patterns.md, "Error recovery"):
+    /// what the parser recovered from, per context (`statement: missing ";"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<String>,
     /// The language searched.
     pub language: &'static str,
     pub files_searched: usize,
@@ -306,6 +311,9 @@ pub struct AstEditOutput {
     pub refused: Vec<RefusedFileOutput>,
     pub context: &'static str,
     pub contexts: Vec<&'static str>,
+    /// As in `ast_grep`: present when the pattern was matched from its error-recovered parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<String>,
     pub language: &'static str,
     pub skipped: SkippedOutput,
 }
@@ -612,6 +620,9 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
             report.lang
         )
     };
+    if let Some(note) = &report.recovered {
+        text.push_str(&recovery_line(note));
+    }
     let several_contexts = report.contexts.len() > 1;
     for m in &report.matches {
         text.push_str(&format!("\n{}:{}:{}: {}", slash(&m.file), m.line, m.column, first_line(&m.text)));
@@ -677,6 +688,7 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
         matches,
         context: report.context.as_str(),
         contexts: report.contexts.iter().map(|c| c.as_str()).collect(),
+        recovered: report.recovered.clone(),
         language: report.lang.id(),
         files_searched: report.files_searched,
         files_matched: report.files_matched,
@@ -720,6 +732,7 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
             .collect(),
         context: staged.context.as_str(),
         contexts: staged.contexts.iter().map(|c| c.as_str()).collect(),
+        recovered: staged.recovered.clone(),
         language: staged.lang.id(),
         skipped: skipped_value(&staged.skipped),
     };
@@ -776,6 +789,9 @@ fn staged_result(staged: &StagedEdit) -> ToolResult {
             text
         }
     };
+    if let Some(note) = &staged.recovered {
+        text.push_str(&recovery_line(note));
+    }
     let dropped: Vec<String> = staged
         .files
         .iter()
@@ -840,6 +856,13 @@ fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
         hits: stats.hits,
         misses: stats.misses,
     }
+}
+
+/// The line that says a pattern was matched from its error-recovered parse.
+fn recovery_line(note: &str) -> String {
+    format!(
+        "\nnote: pattern parsed only with error recovery ({note}); matched as ast-grep matches it: a missing token is left out and the code may go on there, and an ERROR node matches any node with the same leading children (docs/patterns.md)"
+    )
 }
 
 /// `statement`, or `statement and type` when the pattern parsed in several contexts.
