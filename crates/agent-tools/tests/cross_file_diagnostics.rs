@@ -218,7 +218,9 @@ async fn rust_analyzer_reports_callers_in_other_files_and_other_crates() {
     let _serial = SERIAL.lock().await;
     let (_dir, root) = cargo_workspace();
     let Some((surface, supervisor)) = surface(&root, Language::Rust, "rust-analyzer").await else { return };
-    // A caller in another crate of the workspace: `a` still compiles, `b` does not.
+    // A caller in another crate of the workspace, through a re-export (`b` calls
+    // `a::twice`, which `a/src/lib.rs` re-exports with `pub use other::twice`): `a`
+    // still compiles, `b` does not. rust-analyzer publishes it; no importer scan is needed.
     let r = edit(&surface, "a/src/other.rs", "pub fn twice(x: i32) -> i32 {", "pub fn twice(x: i32, _y: i32) -> i32 {")
         .await;
     assert_eq!(status(&r), "new", "{}", r.text);
