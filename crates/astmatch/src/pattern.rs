@@ -327,11 +327,12 @@ fn alt_words(nodes: &[PNode]) -> Vec<String> {
 
 /// Whether the fragment's brackets balance, outside string and character literals.
 /// A fragment that opens what it never closes (`foo(`) is not recovered: it is unparseable.
+/// A quote with no match later on its line (a Rust lifetime `'a`) opens no literal.
 fn balanced(fragment: &str) -> bool {
     let mut stack = Vec::new();
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    for c in fragment.chars() {
+    for (i, c) in fragment.char_indices() {
         if let Some(q) = quote {
             if escaped {
                 escaped = false;
@@ -343,7 +344,13 @@ fn balanced(fragment: &str) -> bool {
             continue;
         }
         match c {
-            '"' | '\'' | '`' => quote = Some(c),
+            '"' | '\'' | '`' => {
+                let rest = &fragment[i + 1..];
+                let line = if c == '`' { rest } else { rest.split('\n').next().unwrap_or("") };
+                if line.contains(c) {
+                    quote = Some(c);
+                }
+            }
             '(' | '[' | '{' => stack.push(c),
             ')' | ']' | '}' => {
                 let open = match c {
@@ -400,12 +407,21 @@ fn recover_in_scaffold(
         return None;
     }
     // What was recovered from, in the fragment's own words.
+    // Longer placeholders first, so `zz_mv10` is not read as `zz_mv1` and a `0`.
+    let mut placeholders: Vec<(&String, &usize)> = vars.placeholders.iter().collect();
+    placeholders.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
     let unspell = |s: &str| {
         let mut out = s.to_string();
-        for (placeholder, &i) in &vars.placeholders {
+        for &(placeholder, &i) in &placeholders {
             out = out.replace(placeholder.as_str(), &fragment[tokens[i].range.clone()]);
         }
-        out
+        // The note is one line: a long ERROR is shown by its start.
+        let first = out.lines().next().unwrap_or("").to_string();
+        if first.chars().count() > 60 || out.contains('\n') {
+            format!("{}…", first.chars().take(60).collect::<String>())
+        } else {
+            first
+        }
     };
     let mut what: Vec<String> = Vec::new();
     let mut stack = vec![tree.root_node()];
