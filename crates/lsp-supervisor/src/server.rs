@@ -368,6 +368,11 @@ impl Server {
         self.conn.death()
     }
 
+    /// [`Server::death`], waiting for the reader to record it when the process has already exited.
+    pub async fn settled_death(&self) -> Option<Death> {
+        self.conn.settled_death().await
+    }
+
     /// Whether the capability (`definitionProvider`, …) is on, statically or by registration of `method`.
     pub fn supports(&self, capability: &str, method: &str) -> bool {
         let statically = match self.capabilities.get(capability) {

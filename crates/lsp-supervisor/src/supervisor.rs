@@ -264,6 +264,8 @@ impl Supervisor {
         let suspect = self.slots.lock().await.get(&key).and_then(|slot| slot.server.clone());
         if let Some(server) = suspect {
             server.kill_if_hung(self.config.request_timeout.min(crate::transport::HUNG_PROBE)).await;
+            // One that exited between requests is dead, even before its reader says so.
+            server.settled_death().await;
         }
         let docs = {
             let mut slots = self.slots.lock().await;

@@ -151,6 +151,23 @@ impl Connection {
         self.death.borrow().clone()
     }
 
+    /// [`Connection::death`], waiting for it when the process has already exited (a
+    /// zombie, or reaped) but the reader has not yet recorded why: a server that died
+    /// between requests is then restarted, not sent the next request.
+    pub async fn settled_death(&self) -> Option<Death> {
+        if let Some(death) = self.death() {
+            return Some(death);
+        }
+        let exited = self.pid.is_some_and(|pid| exit_status_of(pid).is_some());
+        if !exited {
+            return None;
+        }
+        let mut death = self.death.clone();
+        // The reader records it within its grace for the exit status, once it reads the end of output.
+        let _ = tokio::time::timeout(EXIT_GRACE * 4, death.wait_for(Option::is_some)).await;
+        self.death()
+    }
+
     /// The last lines the server wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         tail_text(&self.stderr)
