@@ -44,5 +44,6 @@ pub use interpreter::{Interpreter, InterpreterReport, InterpreterSource, find_in
 pub use language::Language;
 pub use magics::rewrite_python;
 pub use output::{Cut, Image, MimeBundle, Output, OutputObserver, StreamName};
-pub use session::{Cell, CellResult, CellStatus, KernelInfo, Kernels, TimeoutAction};
+pub use process::KernelInfo;
+pub use session::{Cell, CellResult, CellStatus, Kernels, TimeoutAction};
 pub use spawn::{HostSpawner, Launch, Spawner};

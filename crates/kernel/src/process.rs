@@ -4,6 +4,7 @@
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -23,7 +24,6 @@ use crate::protocol::{
     HostFrame, KernelFrame, NODE_BOOTSTRAP, NODE_DRIVER, PYTHON_BOOTSTRAP, PYTHON_DRIVER, STDIO_SHIM,
 };
 use crate::scanner::{Piece, SyncScanner};
-use crate::session::KernelInfo;
 use crate::spawn::Launch;
 use crate::{Error, Interpreter, KernelConfig, Language, Result, Spawner, StreamName, ToolBridge};
 
@@ -41,6 +41,16 @@ pub(crate) enum Event {
     FramesClosed,
     Raw(StreamName, String),
     Sync(StreamName),
+}
+
+/// The kernel a cell ran in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub language: Language,
+    /// Interpreter version, e.g. `3.11.7` or `20.20.2`.
+    pub version: String,
+    pub executable: PathBuf,
+    pub pid: u32,
 }
 
 /// How a cell's run ended, before it is turned into a public result.

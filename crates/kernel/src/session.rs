@@ -8,7 +8,6 @@
 //! cell's result says what became of the cancelled one.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use crate::magics::rewrite_python;
 use crate::output::{Collector, OutputObserver};
-use crate::process::{Process, RunEnd};
+use crate::process::{KernelInfo, Process, RunEnd};
 use crate::{
     Cut, HostSpawner, Image, InterpreterReport, KernelConfig, Language, Output, Result, Spawner, ToolBridge,
     find_interpreter, interpreter_reports,
@@ -63,16 +62,6 @@ pub enum CellStatus {
     /// The kernel process died during the cell (segfault, `os._exit`,
     /// `process.exit`); `exit` says how. The next call starts a fresh kernel.
     Crashed { exit: String },
-}
-
-/// The kernel a cell ran in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelInfo {
-    pub language: Language,
-    /// Interpreter version, e.g. `3.11.7` or `20.20.2`.
-    pub version: String,
-    pub executable: PathBuf,
-    pub pid: u32,
 }
 
 /// The outcome of one cell, in Jupyter's output model.
