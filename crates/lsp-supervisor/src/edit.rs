@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::change::FileChange;
 use crate::encoding::{PositionEncoding, from_lsp_column, line_starts};
 use crate::error::{Error, Result};
 use crate::results::{Cursor, Location};
-use crate::supervisor::FileChange;
 use crate::uri::uri_to_path;
 
 /// What a rename changed, and the uses of the old name it left.

@@ -22,6 +22,7 @@
 //!   or nothing, inside the root only, and tells the servers what changed.
 
 mod capture;
+mod change;
 mod checker;
 mod coverage;
 mod detect;
@@ -44,6 +45,7 @@ mod transport;
 mod uri;
 mod watch;
 
+pub use crate::change::FileChange;
 pub use crate::checker::ProjectDiagnostics;
 pub use crate::detect::{Binary, RootChoice, choose_root, find_root, index_cache_dir};
 pub use crate::diagnostics::{MAX_IMPORTERS, OtherFile, OtherFilesBefore, OtherFilesReport};
@@ -56,7 +58,7 @@ pub use crate::results::{
     ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
 pub use crate::spec::{CustomLanguage, Language, OtherFiles, RootRule, ServerSpec};
-pub use crate::supervisor::{Activity, FileChange, Supervisor, SupervisorConfig, project_roots};
+pub use crate::supervisor::{Activity, Supervisor, SupervisorConfig, project_roots};
 pub use crate::uri::{path_to_uri, uri_to_path};
 
 /// For `cargo xtask trials` only (the `fault-injection` feature): a rename's
@@ -69,7 +71,7 @@ pub mod trials {
 
     pub use write_set::fault;
 
-    use crate::supervisor::FileChange;
+    use crate::change::FileChange;
 
     /// A planned edit: read from disk, nothing written.
     pub struct PlannedEdit(crate::edit::Plan);

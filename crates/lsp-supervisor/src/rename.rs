@@ -27,13 +27,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::change::FileChange;
 use crate::edit::{ChangedFile, Leftover, Plan, RenameOutcome, not_an_identifier, plan_workspace_edit};
 use crate::encoding::{from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
 use crate::navigation::{convert_locations, range_to_location};
 use crate::server::Server;
 use crate::spec::Language;
-use crate::supervisor::{FileChange, Supervisor};
+use crate::supervisor::Supervisor;
 use crate::uri::path_to_uri;
 
 /// How many uses outside the edit the server is asked about.

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
+use crate::change::FileChange;
 use crate::encoding::PositionEncoding;
 use crate::error::{Error, Result};
 use crate::spec::{Language, ServerSpec};
-use crate::supervisor::FileChange;
 use crate::transport::{Connection, Death, Incoming, RequestError};
 use crate::uri::{path_to_uri, uri_to_path};
 

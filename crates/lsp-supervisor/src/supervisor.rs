@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::change::FileChange;
 use crate::detect::{RootChoice, choose_root, project_search_path, resolve_binary};
 use crate::error::{Error, Result};
 use crate::results::{Availability, ServerExit, ServerStatus};
@@ -536,13 +537,4 @@ impl Supervisor {
             }
         }
     }
-}
-
-/// LSP `FileChangeType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum FileChange {
-    Created = 1,
-    Changed = 2,
-    Deleted = 3,
 }

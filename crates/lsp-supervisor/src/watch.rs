@@ -21,8 +21,8 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::event::{CreateKind, ModifyKind, RenameMode};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::change::FileChange;
 use crate::server::Server;
-use crate::supervisor::FileChange;
 
 /// How long the watcher waits after the last event before it delivers.
 const QUIET: Duration = Duration::from_millis(50);

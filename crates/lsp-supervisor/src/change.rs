@@ -1,0 +1,11 @@
+//! What happened to a file on disk, in LSP's terms: the vocabulary the watcher,
+//! the supervisor, the servers and the edits share.
+
+/// LSP `FileChangeType` (`workspace/didChangeWatchedFiles`): the discriminants are the protocol's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FileChange {
+    Created = 1,
+    Changed = 2,
+    Deleted = 3,
+}
