@@ -8,7 +8,7 @@
 //! It asks nobody and holds no state; the asking (a permission card through the
 //! question port) and the remembering live in the surface.
 //!
-//! Rules of the decision (SPEC §3, "Approval"):
+//! Rules of the decision (documented for users under "Approval: permission prompts"):
 //! - every configured [`Rule`] that applies to the call is collected, and the
 //!   strictest of their actions wins: deny > ask > allow;
 //! - a deny is final; otherwise a session grant covering the call allows it
