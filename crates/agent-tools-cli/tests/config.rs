@@ -187,10 +187,10 @@ fn a_custom_language_server_is_used_for_its_language() {
 }
 
 #[test]
-fn the_readme_example_is_a_valid_configuration() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
-    let start = readme.find("```toml\n# agent-tools.toml\n").expect("the README's example agent-tools.toml") + 8;
-    let example = &readme[start..start + readme[start..].find("```\n").unwrap()];
+fn the_documented_example_is_a_valid_configuration() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md")).unwrap();
+    let start = docs.find("```toml\n# agent-tools.toml\n").expect("docs/config.md's example agent-tools.toml") + 8;
+    let example = &docs[start..start + docs[start..].find("```\n").unwrap()];
     let dir = root_with(example);
     let out = agent_tools(dir.path(), &["config", "--json"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

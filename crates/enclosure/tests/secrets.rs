@@ -4,7 +4,7 @@
 //! bubblewrap that tries to read every canary, list every directory, and find
 //! the canary's text under every mount, in its environment and in every
 //! `/proc/*/environ` (`fixtures/enclosure/probe-secrets.sh`). Also: what
-//! `ro_paths` can and cannot widen, and the README's lists against the code's.
+//! `ro_paths` can and cannot widen, and the lists in docs/enclosure.md against the code's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -222,15 +222,15 @@ fn a_root_that_holds_the_home_still_hides_its_secrets() {
     assert_eq!(leaks, Vec::<&(String, String)>::new(), "{report:?}");
 }
 
-/// The README's lists (what is bound back, what a tool's directory brings,
+/// The lists in docs/enclosure.md (what is bound back, what a tool's directory brings,
 /// what stays hidden) are the code's.
 #[test]
-fn the_readme_lists_what_is_bound_and_what_is_hidden() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+fn the_docs_list_what_is_bound_and_what_is_hidden() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/enclosure.md")).unwrap();
     // The `code` items of the line that starts with `label`, between `from` and `to` (or its end).
     let listed = |label: &str, from: &str, to: &str, prefix: &str| -> Vec<String> {
-        let line = readme.lines().map(str::trim_start).find(|line| line.starts_with(label));
-        let line = line.unwrap_or_else(|| panic!("README has no line {label:?}"));
+        let line = docs.lines().map(str::trim_start).find(|line| line.starts_with(label));
+        let line = line.unwrap_or_else(|| panic!("docs/enclosure.md has no line {label:?}"));
         let start = line.find(from).unwrap() + from.len();
         let end = if to.is_empty() { line.len() } else { start + line[start..].find(to).unwrap() };
         let items = line[start..end].split('`').skip(1).step_by(2);
