@@ -43,3 +43,14 @@ pub use crate::tools::diagnostics::{DiagnosticsOnWrite, WithDiagnostics, WriteRe
 pub use crate::tools::kernel::KernelWiring;
 pub use crate::tools::lsp::{LspCaps, LspWiring};
 pub use crate::workspace::{PathError, Workspace, resolve_path, resolve_path_for_write};
+
+/// The Rust examples of `README.md`, run as doctests (`cargo test -p agent-tools --doc`),
+/// so the quick start a newcomer copies compiles and does what it says.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
+/// The Rust examples of `docs/tools.md`, run as doctests like the README's.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tools.md")]
+pub struct ToolsDocDoctests;
