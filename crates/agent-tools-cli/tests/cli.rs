@@ -385,6 +385,34 @@ fn every_client_snippet_in_the_readme_starts_a_server_that_initializes() {
     }
 }
 
+/// The README's install line builds this crate, whose binary is the command every
+/// client snippet starts.
+#[test]
+fn the_readmes_install_line_builds_the_agent_tools_command() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let blocks = fenced_blocks(readme_section(&readme, "## Install"), "sh");
+    assert_eq!(blocks, ["cargo install --locked --path crates/agent-tools-cli"]);
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).ends_with("crates/agent-tools-cli"));
+    let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let manifest: toml::Value = toml::from_str(&manifest).unwrap();
+    assert_eq!(manifest["package"]["name"].as_str(), Some("agent-tools-cli"));
+    assert_eq!(manifest["bin"][0]["name"].as_str(), Some("agent-tools"));
+}
+
+/// CI runs the test command the README states: `.ci/run` runs both of its steps.
+#[test]
+fn ci_runs_the_test_command_the_readme_states() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let blocks = fenced_blocks(readme_section(&readme, "## Run the tests"), "sh");
+    assert_eq!(blocks, ["cargo xtask setup && cargo test --workspace"]);
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let commands: Vec<&str> = ci.lines().map(|line| line.trim().trim_end_matches("</dev/null").trim_end()).collect();
+    for step in blocks[0].split(" && ") {
+        assert!(commands.contains(&step), ".ci/run does not run `{step}`");
+    }
+}
+
 /// The text under `heading` up to the next heading of its level.
 fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
     let start = readme.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("README has no `{heading}`"));
