@@ -13,17 +13,24 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dap_types::{
-    EvaluateResponse, ScopesResponse, SetBreakpointsResponse, StackFrame, StackTraceResponse, VariablesResponse,
+use dap_types::requests::{
+    ConfigurationDone, Continue, Disconnect, Evaluate, Initialize, Next, Pause, Scopes, SetBreakpoints,
+    SetExceptionBreakpoints, StackTrace, StepIn, StepOut, Threads, Variables,
 };
-use serde_json::{Value, json};
+use dap_types::{
+    ConfigurationDoneArguments, ContinueArguments, DisconnectArguments, EvaluateArguments, EvaluateArgumentsContext,
+    InitializeRequestArguments, InitializeRequestArgumentsPathFormat, NextArguments, PauseArguments, ScopesArguments,
+    SetBreakpointsArguments, SetExceptionBreakpointsArguments, Source, SourceBreakpoint, StackFrame,
+    StackTraceArguments, StepInArguments, StepOutArguments, VariablesArguments,
+};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::adapter::{AdapterCommand, AdapterId};
 use crate::error::{Error, Result};
 use crate::process::{self, AdapterProcess};
 use crate::state::{IdKind, State};
-use crate::transport::{Client, EventSink, decode};
+use crate::transport::{Client, EventSink};
 use crate::types::{
     Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
     Start, Started, Stop, Terminated, ThreadInfo, Value as VarValue,
@@ -126,14 +133,34 @@ pub enum Resume {
 }
 
 impl Resume {
-    fn command(self) -> &'static str {
+    /// Sends the request (`continue`, `next`, `stepIn`, `stepOut`) for `thread`; its
+    /// response body says nothing a caller uses (the stop comes as an event).
+    async fn send(self, client: &Client, thread: u64, timeout: Duration) -> Result<()> {
+        let thread_id = thread;
         match self {
-            Resume::Continue => "continue",
-            Resume::StepOver => "next",
-            Resume::StepIn => "stepIn",
-            Resume::StepOut => "stepOut",
+            Resume::Continue => {
+                client.typed_body::<Continue>(&ContinueArguments { thread_id, single_thread: None }, timeout).await?;
+            }
+            Resume::StepOver => {
+                let arguments = NextArguments { thread_id, single_thread: None, granularity: None };
+                client.typed::<Next>(&arguments, timeout).await?;
+            }
+            Resume::StepIn => {
+                let arguments = StepInArguments { thread_id, single_thread: None, target_id: None, granularity: None };
+                client.typed::<StepIn>(&arguments, timeout).await?;
+            }
+            Resume::StepOut => {
+                let arguments = StepOutArguments { thread_id, single_thread: None, granularity: None };
+                client.typed::<StepOut>(&arguments, timeout).await?;
+            }
         }
+        Ok(())
     }
+}
+
+/// `variables` of one reference, unfiltered and unpaged (the session caps what it shows).
+fn variables_of(variables_reference: u64) -> VariablesArguments {
+    VariablesArguments { variables_reference, filter: None, start: None, count: None, format: None }
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
@@ -214,24 +241,29 @@ impl Session {
         breakpoints: &BTreeMap<PathBuf, Vec<u64>>,
     ) -> Result<Started> {
         let timeout = self.limits.start_timeout;
-        let initialize = json!({
-            "clientID": "agent-tools",
-            "clientName": "agent-tools",
-            "adapterID": self.adapter.name(),
-            "locale": "en",
-            "linesStartAt1": true,
-            "columnsStartAt1": true,
-            "pathFormat": "path",
-            "supportsVariableType": true,
-            "supportsVariablePaging": false,
-            "supportsRunInTerminalRequest": false,
-            "supportsStartDebuggingRequest": false,
-            "supportsProgressReporting": false,
-            "supportsInvalidatedEvent": false,
-            "supportsMemoryReferences": false,
-        });
-        self.capabilities = self.client.request("initialize", initialize, timeout).await?;
-        // Not awaited yet: debugpy answers it only after configurationDone.
+        let initialize = InitializeRequestArguments {
+            client_id: Some("agent-tools".into()),
+            client_name: Some("agent-tools".into()),
+            adapter_id: self.adapter.name().into(),
+            locale: Some("en".into()),
+            lines_start_at1: Some(true),
+            columns_start_at1: Some(true),
+            path_format: Some(InitializeRequestArgumentsPathFormat::Path),
+            supports_variable_type: Some(true),
+            supports_variable_paging: Some(false),
+            supports_run_in_terminal_request: Some(false),
+            supports_memory_references: Some(false),
+            supports_progress_reporting: Some(false),
+            supports_invalidated_event: Some(false),
+            supports_memory_event: Some(false),
+            supports_args_can_be_interpreted_by_shell: Some(false),
+            supports_start_debugging_request: Some(false),
+        };
+        // The capabilities are read by hand: a filter without the `label` the specification
+        // requires would make `dap-types` refuse the whole answer, and only two fields are used.
+        self.capabilities = self.client.typed_body::<Initialize>(&initialize, timeout).await?;
+        // Not awaited yet: debugpy answers it only after configurationDone. The arguments of
+        // `launch` and `attach` are each adapter's own, so they have no type.
         let reply = self.client.send(request, arguments).await?;
         let mut reply = tokio::spawn(reply.wait(timeout));
         let mut reply_result: Option<Result<Value>> = None;
@@ -272,17 +304,16 @@ impl Session {
             placed.push(self.send_breakpoints(file, lines).await?);
         }
         if let Some(filters) = self.capabilities.get("exceptionBreakpointFilters").and_then(Value::as_array) {
-            let defaults: Vec<&Value> = filters
+            let filters: Vec<String> = filters
                 .iter()
                 .filter(|f| f.get("default").and_then(Value::as_bool) == Some(true))
-                .filter_map(|f| f.get("filter"))
+                .filter_map(|f| f.get("filter").and_then(Value::as_str).map(str::to_owned))
                 .collect();
-            self.client
-                .request("setExceptionBreakpoints", json!({ "filters": defaults }), self.limits.request_timeout)
-                .await?;
+            let arguments = SetExceptionBreakpointsArguments { filters, filter_options: None, exception_options: None };
+            self.client.typed_body::<SetExceptionBreakpoints>(&arguments, self.limits.request_timeout).await?;
         }
         if self.capabilities.get("supportsConfigurationDoneRequest").and_then(Value::as_bool) == Some(true) {
-            self.client.request("configurationDone", json!({}), self.limits.request_timeout).await?;
+            self.client.typed::<ConfigurationDone>(&ConfigurationDoneArguments, self.limits.request_timeout).await?;
         }
         match reply_result {
             Some(result) => result?,
@@ -312,14 +343,30 @@ impl Session {
     /// Sends one file's breakpoints (an empty list clears the file) and reports where they landed.
     pub async fn send_breakpoints(&self, file: &Path, lines: &[u64]) -> Result<FileBreakpoints> {
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-        let arguments = json!({
-            "source": { "name": name, "path": file },
-            "breakpoints": lines.iter().map(|line| json!({ "line": line })).collect::<Vec<_>>(),
-            "lines": lines,
-            "sourceModified": false,
-        });
-        let body = self.client.request("setBreakpoints", arguments, self.limits.request_timeout).await?;
-        let response: SetBreakpointsResponse = decode("setBreakpoints", body)?;
+        let breakpoint = |&line: &u64| SourceBreakpoint {
+            line,
+            column: None,
+            condition: None,
+            hit_condition: None,
+            log_message: None,
+            mode: None,
+        };
+        let arguments = SetBreakpointsArguments {
+            source: Source {
+                name,
+                path: Some(file.to_string_lossy().into_owned()),
+                source_reference: None,
+                presentation_hint: None,
+                origin: None,
+                sources: None,
+                adapter_data: None,
+                checksums: None,
+            },
+            breakpoints: Some(lines.iter().map(breakpoint).collect()),
+            lines: Some(lines.to_vec()),
+            source_modified: Some(false),
+        };
+        let response = self.client.typed::<SetBreakpoints>(&arguments, self.limits.request_timeout).await?;
         let placed = lines
             .iter()
             .zip(response.breakpoints.iter().map(Some).chain(std::iter::repeat(None)))
@@ -391,10 +438,9 @@ impl Session {
         let launched = matches!(self.start, Start::Launch { .. });
         let mut process = self.process.lock().await;
         if let Some(process) = process.as_mut() {
-            let _ = self
-                .client
-                .request("disconnect", json!({ "terminateDebuggee": launched }), Duration::from_millis(500))
-                .await;
+            let arguments =
+                DisconnectArguments { restart: None, terminate_debuggee: Some(launched), suspend_debuggee: None };
+            let _ = self.client.typed::<Disconnect>(&arguments, Duration::from_millis(500)).await;
             process.kill(Duration::from_secs(2)).await;
         }
         if launched {
@@ -422,16 +468,8 @@ impl Session {
             Some(thread) => thread,
             None => self.first_thread().await.ok()?,
         };
-        let body = self
-            .client
-            .request(
-                "stackTrace",
-                json!({ "threadId": thread, "startFrame": 0, "levels": 1 }),
-                self.limits.request_timeout,
-            )
-            .await
-            .ok()?;
-        let response: StackTraceResponse = decode("stackTrace", body).ok()?;
+        let arguments = StackTraceArguments { thread_id: thread, start_frame: Some(0), levels: Some(1), format: None };
+        let response = self.client.typed::<StackTrace>(&arguments, self.limits.request_timeout).await.ok()?;
         let frame = response.stack_frames.into_iter().next()?;
         lock(&self.state).issue(IdKind::Frame, [frame.id]);
         Some(location(&frame))
@@ -458,8 +496,7 @@ impl Session {
             state.resume();
             previous
         };
-        let arguments = json!({ "threadId": thread });
-        if let Err(error) = self.client.request(how.command(), arguments, self.limits.request_timeout).await {
+        if let Err(error) = how.send(&self.client, thread, self.limits.request_timeout).await {
             // Refused by the adapter: the program did not move, so the stop (and its ids) still stands.
             let mut state = lock(&self.state);
             if matches!(error, Error::Request { .. }) && state.phase == Phase::Running {
@@ -479,8 +516,9 @@ impl Session {
                 }
                 let before = stop.number;
                 lock(&self.state).resume();
-                let arguments = json!({ "threadId": stop.thread_id.unwrap_or(thread) });
-                self.client.request("continue", arguments, self.limits.request_timeout).await?;
+                Resume::Continue
+                    .send(&self.client, stop.thread_id.unwrap_or(thread), self.limits.request_timeout)
+                    .await?;
                 outcome = self.wait_run(before, self.limits.run_timeout).await;
             }
         }
@@ -503,7 +541,7 @@ impl Session {
             Some(thread) => thread,
             None => self.threads().await?.first().map_or(1, |t| t.id),
         };
-        self.client.request("pause", json!({ "threadId": thread }), self.limits.request_timeout).await?;
+        self.client.typed::<Pause>(&PauseArguments { thread_id: thread }, self.limits.request_timeout).await?;
         let outcome = self.wait_run(before, self.limits.run_timeout).await;
         Ok(self.sigstop_is_pause(outcome))
     }
@@ -529,7 +567,7 @@ impl Session {
     /// The debuggee's threads.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>> {
         self.require_live()?;
-        let body = self.client.request("threads", Value::Null, self.limits.request_timeout).await?;
+        let body = self.client.typed_body::<Threads>(&(), self.limits.request_timeout).await?;
         // Read by hand: delve lists a placeholder thread with id -1 while the program runs,
         // which `dap-types`' unsigned ids refuse; it is no thread and is left out.
         let threads = body.get("threads").and_then(Value::as_array).ok_or_else(|| Error::Unreadable {
@@ -561,17 +599,18 @@ impl Session {
             None => self.first_thread().await?,
         };
         let cap = self.limits.stack_cap;
-        let arguments = json!({ "threadId": thread, "startFrame": 0, "levels": cap });
-        let body = self.client.request("stackTrace", arguments, self.limits.request_timeout).await?;
-        let response: StackTraceResponse = decode("stackTrace", body)?;
+        let frames_of = |levels: usize| StackTraceArguments {
+            thread_id: thread,
+            start_frame: Some(0),
+            levels: Some(levels as u64),
+            format: None,
+        };
+        let response = self.client.typed::<StackTrace>(&frames_of(cap), self.limits.request_timeout).await?;
         let mut frames = response.stack_frames;
         let mut total = response.total_frames.map(|t| t as usize).unwrap_or(frames.len()).max(frames.len());
         if frames.len() >= cap && response.total_frames.is_none() {
-            // No total from the adapter: ask for everything once, to count.
-            let all = json!({ "threadId": thread, "startFrame": 0, "levels": 0 });
-            if let Ok(body) = self.client.request("stackTrace", all, self.limits.request_timeout).await
-                && let Ok(all) = decode::<StackTraceResponse>("stackTrace", body)
-            {
+            // No total from the adapter: ask for everything once (`levels` 0), to count.
+            if let Ok(all) = self.client.typed::<StackTrace>(&frames_of(0), self.limits.request_timeout).await {
                 total = all.stack_frames.len().max(total);
             }
         }
@@ -584,8 +623,7 @@ impl Session {
     /// The scopes of a frame from the current stop.
     pub async fn scopes(&self, frame_id: u64) -> Result<Vec<ScopeInfo>> {
         lock(&self.state).check(IdKind::Frame, frame_id)?;
-        let body = self.client.request("scopes", json!({ "frameId": frame_id }), self.limits.request_timeout).await?;
-        let response: ScopesResponse = decode("scopes", body)?;
+        let response = self.client.typed::<Scopes>(&ScopesArguments { frame_id }, self.limits.request_timeout).await?;
         lock(&self.state).issue(IdKind::Reference, response.scopes.iter().map(|s| s.variables_reference));
         Ok(response
             .scopes
@@ -603,9 +641,8 @@ impl Session {
             return None;
         }
         let locals = scopes.iter().find(|s| s.name == "Locals")?;
-        let arguments = json!({ "variablesReference": locals.reference });
-        let body = self.client.request("variables", arguments, self.limits.request_timeout).await.ok()?;
-        let response: VariablesResponse = decode("variables", body).ok()?;
+        let response =
+            self.client.typed::<Variables>(&variables_of(locals.reference), self.limits.request_timeout).await.ok()?;
         // lldb-dap 19 lists one pseudo-variable, `<error>`: "no variable information is available in debug info".
         if response.variables.iter().any(|v| v.name != "<error>") {
             return None;
@@ -619,9 +656,7 @@ impl Session {
     /// The children of a reference from the current stop, capped, values cut.
     pub async fn variables(&self, reference: u64) -> Result<Capped<VarValue>> {
         lock(&self.state).check(IdKind::Reference, reference)?;
-        let arguments = json!({ "variablesReference": reference });
-        let body = self.client.request("variables", arguments, self.limits.request_timeout).await?;
-        let response: VariablesResponse = decode("variables", body)?;
+        let response = self.client.typed::<Variables>(&variables_of(reference), self.limits.request_timeout).await?;
         let total = response.variables.len();
         let items: Vec<VarValue> = response
             .variables
@@ -656,9 +691,9 @@ impl Session {
                     Some(thread) => thread,
                     None => self.first_thread().await?,
                 };
-                let arguments = json!({ "threadId": thread, "startFrame": 0, "levels": 1 });
-                let body = self.client.request("stackTrace", arguments, self.limits.request_timeout).await?;
-                let response: StackTraceResponse = decode("stackTrace", body)?;
+                let arguments =
+                    StackTraceArguments { thread_id: thread, start_frame: Some(0), levels: Some(1), format: None };
+                let response = self.client.typed::<StackTrace>(&arguments, self.limits.request_timeout).await?;
                 let frame = response
                     .stack_frames
                     .first()
@@ -668,11 +703,20 @@ impl Session {
             }
         };
         // debugpy runs statements in the repl context; lldb-dap would take repl input as a command.
-        let context = if self.adapter == AdapterId::Debugpy { "repl" } else { "watch" };
-        let arguments = json!({ "expression": expression, "frameId": frame_id, "context": context });
+        let context = if self.adapter == AdapterId::Debugpy {
+            EvaluateArgumentsContext::Repl
+        } else {
+            EvaluateArgumentsContext::Watch
+        };
+        let arguments = EvaluateArguments {
+            expression: expression.to_owned(),
+            frame_id: Some(frame_id),
+            context: Some(context),
+            format: None,
+        };
         let asked = Instant::now();
-        let body = match self.client.request("evaluate", arguments, self.limits.request_timeout).await {
-            Ok(body) => body,
+        let response = match self.client.typed::<Evaluate>(&arguments, self.limits.request_timeout).await {
+            Ok(response) => response,
             Err(Error::Timeout { after, .. }) => {
                 return Err(Error::Invalid(format!(
                     "the evaluation got no answer within {} s and was given up; the program is still stopped where it was, though the adapter may answer other requests only once the expression finishes",
@@ -692,7 +736,6 @@ impl Session {
             }
             Err(error) => return Err(error),
         };
-        let response: EvaluateResponse = decode("evaluate", body)?;
         lock(&self.state).issue(IdKind::Reference, [response.variables_reference]);
         Ok(self.value(expression.to_owned(), response.result, response.type_, response.variables_reference))
     }
@@ -739,8 +782,12 @@ impl Session {
         // Ended first, so the adapter's exit on disconnect is not taken for a crash.
         lock(&self.state).end(reason);
         if live {
-            let arguments = json!({ "restart": false, "terminateDebuggee": end_debuggee });
-            if let Err(error) = self.client.request("disconnect", arguments, Duration::from_secs(2)).await {
+            let arguments = DisconnectArguments {
+                restart: Some(false),
+                terminate_debuggee: Some(end_debuggee),
+                suspend_debuggee: None,
+            };
+            if let Err(error) = self.client.typed::<Disconnect>(&arguments, Duration::from_secs(2)).await {
                 tracing::debug!(%error, "disconnect before kill");
             }
         }

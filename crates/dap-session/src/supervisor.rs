@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dap_types::requests::{Attach, Launch, Request as _};
 use serde_json::{Value, json};
 
 use crate::adapter::{self, AdapterId, AdapterReport, Detection};
@@ -239,7 +240,7 @@ impl DebugSupervisor {
         };
         let adapter = match spec.adapter.or(inferred) {
             Some(adapter) => adapter,
-            None => self.only_usable(&spec.root, "launch").await?,
+            None => self.only_usable(&spec.root, Launch::COMMAND).await?,
         };
         if spec.module.is_some() && adapter != AdapterId::Debugpy {
             return Err(Error::Invalid(format!("a module (`-m`) is run by debugpy, not {adapter}")));
@@ -275,14 +276,14 @@ impl DebugSupervisor {
             arguments["output"] = json!(binary);
             scratch.push(binary);
         }
-        self.open(conversation, &spec.root, adapter, start, "launch", arguments, None, scratch).await
+        self.open(conversation, &spec.root, adapter, start, Launch::COMMAND, arguments, None, scratch).await
     }
 
     /// Attaches to a debuggee already running with a debug server on `spec.port`.
     pub async fn attach(&self, conversation: &str, spec: AttachSpec) -> Result<Started> {
         let adapter = match spec.adapter {
             Some(adapter) => adapter,
-            None => self.only_usable(&spec.root, "attach").await?,
+            None => self.only_usable(&spec.root, Attach::COMMAND).await?,
         };
         let start = Start::Attach { host: spec.host.clone(), port: spec.port, pid: spec.pid };
         let (arguments, connect) = match (adapter, spec.pid) {
@@ -312,7 +313,7 @@ impl DebugSupervisor {
         }
         let address = connect.clone();
         let opened =
-            self.open(conversation, &spec.root, adapter, start, "attach", arguments, connect, Vec::new()).await;
+            self.open(conversation, &spec.root, adapter, start, Attach::COMMAND, arguments, connect, Vec::new()).await;
         match (opened, address) {
             // Whatever listens there is not a debug server that speaks DAP.
             (

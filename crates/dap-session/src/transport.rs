@@ -75,11 +75,12 @@ pub struct PendingReply {
 
 /// The answer to a reverse request this client does not serve.
 pub fn refusal(command: &str) -> String {
+    use dap_types::requests::{Request as _, RunInTerminal, StartDebugging};
     match command {
-        "runInTerminal" => {
+        RunInTerminal::COMMAND => {
             "runInTerminal is not supported: this client has no terminal; launch the program from the adapter (console: internalConsole)".to_owned()
         }
-        "startDebugging" => {
+        StartDebugging::COMMAND => {
             "startDebugging is not supported: this client runs one debug session per conversation".to_owned()
         }
         other => format!("{other} is not supported by this client"),
@@ -142,9 +143,24 @@ impl Client {
         arguments: &R::Arguments,
         timeout: Duration,
     ) -> Result<R::Response> {
-        let arguments = to_value(arguments)?;
-        let body = self.request(R::COMMAND, arguments, timeout).await?;
+        let body = self.typed_body::<R>(arguments, timeout).await?;
         decode::<R::Response>(R::COMMAND, body)
+    }
+
+    /// A request with typed arguments whose response body is read by hand, for the
+    /// answers real adapters give that `dap-types` refuses (delve's thread id -1 while
+    /// the program runs; capabilities whose filters lack a `label`).
+    pub async fn typed_body<R: dap_types::requests::Request>(
+        &self,
+        arguments: &R::Arguments,
+        timeout: Duration,
+    ) -> Result<Value> {
+        self.request(R::COMMAND, to_value(arguments)?, timeout).await
+    }
+
+    /// [`Client::send`] with typed arguments, the reply awaited later.
+    pub async fn send_typed<R: dap_types::requests::Request>(&self, arguments: &R::Arguments) -> Result<PendingReply> {
+        self.send(R::COMMAND, to_value(arguments)?).await
     }
 }
 
@@ -171,8 +187,24 @@ impl PendingReply {
     }
 }
 
+/// Typed arguments as JSON. `dap-types` writes an unset optional field as `null`; the
+/// specification says such a field is left out, and some adapters refuse a `null` where
+/// they read a number or a string, so every `null` inside an object is dropped.
 fn to_value<T: Serialize>(value: &T) -> Result<Value> {
-    serde_json::to_value(value).map_err(|e| Error::Invalid(format!("cannot encode arguments: {e}")))
+    let mut value = serde_json::to_value(value).map_err(|e| Error::Invalid(format!("cannot encode arguments: {e}")))?;
+    drop_nulls(&mut value);
+    Ok(value)
+}
+
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }
 
 /// Decodes a response body; a unit response tolerates any body.
