@@ -355,7 +355,7 @@ fn registry(
     let builder = Registry::builder()
         .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
         .with_lsp(lsp)
-        .with_file_tools(workspace, Some(diagnostics))
+        .with_checked_file_tools(workspace, diagnostics)
         .with_debug(debug);
     Ok(Arc::new(wiring.apply(builder).build()?))
 }

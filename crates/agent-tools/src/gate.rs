@@ -12,7 +12,7 @@ use question_port::{Card, Choice, Outcome, QuestionPort};
 use serde_json::Value;
 
 use crate::approval::{ApprovalPolicy, CallFacts, Decision, SessionGrants, decide};
-use crate::surface::Refusal;
+use crate::refusal::Refusal;
 use crate::tool::{CallPreview, ToolSpec};
 
 /// The option that runs this one call.

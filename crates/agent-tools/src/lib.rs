@@ -17,6 +17,7 @@ pub mod approval;
 mod error;
 mod gate;
 mod progress;
+mod refusal;
 mod registry;
 mod result;
 mod schema;
@@ -30,19 +31,40 @@ pub use crate::approval::{Action, ApprovalPolicy, CallFacts, Decision, Rule, Sco
 pub use crate::error::{Error, Result};
 pub use crate::gate::{ALLOW_ONCE, ALLOW_SESSION, ApprovalWiring, DENY, permission_card};
 pub use crate::progress::{Pacing, Progress, ProgressSink, WAITING_FOR_USER};
+pub use crate::refusal::Refusal;
 pub use crate::registry::{Registry, RegistryBuilder};
 pub use crate::result::{Image, ToolResult};
 pub use crate::schema::{input_schema, output_schema};
-pub use crate::surface::{Refusal, Surface};
+pub use crate::surface::Surface;
 pub use crate::tier::{ParseTierError, Tier};
-pub use crate::tool::{CallContext, CallPreview, DynTool, Tool, ToolFuture, ToolSpec};
+pub use crate::tool::{CallContext, CallPreview, CallerFuture, DynTool, Tool, ToolCaller, ToolFuture, ToolSpec};
+#[cfg(feature = "ask")]
 pub use crate::tools::ask_user::QuestionWiring;
+#[cfg(feature = "search")]
 pub use crate::tools::astmatch::AstmatchWiring;
+#[cfg(feature = "debug")]
 pub use crate::tools::debug::DebugWiring;
+#[cfg(feature = "lsp")]
 pub use crate::tools::diagnostics::{DiagnosticsOnWrite, WithDiagnostics, WriteReport};
+#[cfg(feature = "eval")]
 pub use crate::tools::kernel::KernelWiring;
+#[cfg(feature = "lsp")]
 pub use crate::tools::lsp::{LspCaps, LspWiring};
 pub use crate::workspace::{PathError, Workspace, resolve_path, resolve_path_for_write};
+
+// The leaf crates behind the toolsets, for the types their wirings take (a
+// `Supervisor`, a `Roster`, a `QuestionPort`), so a host needs no other dependency.
+#[cfg(feature = "search")]
+pub use astmatch;
+#[cfg(feature = "debug")]
+pub use dap_session;
+#[cfg(feature = "eval")]
+pub use kernel;
+#[cfg(feature = "lsp")]
+pub use lsp_supervisor;
+pub use question_port;
+#[cfg(feature = "vibe")]
+pub use vibe_roster;
 
 /// The Rust examples of `README.md`, run as doctests (`cargo test -p agent-tools --doc`),
 /// so the quick start a newcomer copies compiles and does what it says.

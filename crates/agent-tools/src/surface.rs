@@ -15,55 +15,18 @@
 //! with it, the per-tool lock is released, and the tool's own future is
 //! dropped (each tool stops its work on drop).
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::progress::{Pacer, Pacing, Progress, ProgressSink, WAITING_FOR_USER};
+use crate::refusal::Refusal;
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
 use crate::schema::OutputCheck;
 use crate::tier::Tier;
 use crate::tool::{CallContext, ToolSpec};
-
-/// Why a call did not reach its tool. Shown to the model as an error result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// No tool of that name on this surface.
-    UnknownTool { name: String, available: Vec<&'static str> },
-    /// The tool exists but its tier is above the surface's cap.
-    AboveCap { name: &'static str, tier: Tier, cap: Tier },
-    /// The arguments do not decode into the tool's input.
-    BadArguments { tool: &'static str, message: String },
-    /// The approval gate refused the call (a policy rule, or the human's
-    /// answer, or nobody there to answer); the tool did not run.
-    Denied { name: &'static str, reason: String },
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::UnknownTool { name, available } if available.is_empty() => {
-                write!(f, "unknown tool '{name}'; this surface has no tools")
-            }
-            Refusal::UnknownTool { name, available } => {
-                write!(f, "unknown tool '{name}'; available tools: {}", available.join(", "))
-            }
-            Refusal::AboveCap { name, tier, cap } => {
-                write!(f, "refused: {name} is {tier} tier; this surface is capped at {cap}")
-            }
-            Refusal::BadArguments { tool, message } => write!(f, "invalid arguments for {tool}: {message}"),
-            Refusal::Denied { name, reason } => write!(
-                f,
-                "refused: {name} did not run, because {reason}; do not retry the same call unchanged (do the task another way, or ask the user)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 /// The registry seen through a tier cap. Cheap to clone; clones share the
 /// registry, its resources and its locks.
@@ -193,7 +156,7 @@ impl Surface {
         let gate = self.registry.gate();
         let checked = gate.map(|_| (args.clone(), entry.tool.preview_json(&args).unwrap_or_default()));
         let mut cx = CallContext::new(self.cap);
-        cx.surface = Some(self.clone());
+        cx.caller = Some(Arc::new(self.clone()));
         cx.progress = progress;
         // The future is not polled until the gate has said yes: nothing of the tool runs before.
         let future = match entry.tool.call_json(args, &cx) {
@@ -295,5 +258,18 @@ mod tests {
     fn a_tool_without_an_output_schema_is_not_checked() {
         let result = ToolResult::text("ok").with_structured(json!([1, 2]));
         assert_eq!(check_output("t", None, result.clone()), (result, None));
+    }
+}
+
+impl crate::tool::ToolCaller for Surface {
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> crate::tool::CallerFuture<'a> {
+        Box::pin(self.try_call(name, args))
+    }
+}
+
+impl Registry {
+    /// A surface of this registry capped at `cap`.
+    pub fn surface(self: &Arc<Self>, cap: Tier) -> Surface {
+        Surface::new(Arc::clone(self), cap)
     }
 }

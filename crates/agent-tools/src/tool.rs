@@ -21,9 +21,10 @@ use crate::tier::Tier;
 pub struct CallContext {
     /// The cap of the surface the call came through.
     pub cap: Tier,
-    /// The surface itself, so a tool that calls other tools (the kernel's
-    /// in-cell `tool()` bridge) goes through the same gate; `None` outside a surface.
-    pub surface: Option<crate::surface::Surface>,
+    /// A handle to call other tools through the same surface (its cap and its gate),
+    /// for a tool that calls tools (the kernel's in-cell `tool()` bridge); `None`
+    /// outside a surface.
+    pub caller: Option<std::sync::Arc<dyn ToolCaller>>,
     /// Where [`CallContext::progress`] goes; `None` when the caller asked for
     /// no progress.
     pub progress: Option<ProgressSink>,
@@ -32,7 +33,7 @@ pub struct CallContext {
 impl CallContext {
     /// A context for a call through a surface capped at `cap`.
     pub fn new(cap: Tier) -> CallContext {
-        CallContext { cap, surface: None, progress: None }
+        CallContext { cap, caller: None, progress: None }
     }
 
     /// Reports how the call is going (a message a person can read, and
@@ -51,6 +52,20 @@ impl CallContext {
         self.progress.is_some()
     }
 }
+
+/// What a tool may do with the surface its call came through: call another of its
+/// tools, refused above its cap and asked through its gate as any call is. Nothing
+/// else of the surface (its listing, its pacing) is reachable from a tool. The
+/// surface is the one implementation.
+pub trait ToolCaller: Send + Sync + std::fmt::Debug {
+    /// Calls tool `name` with `args`: the outer `Err` is a host failure, the inner one
+    /// the [`crate::Refusal`] that kept the call from its tool.
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> CallerFuture<'a>;
+}
+
+/// What [`ToolCaller::call`] returns.
+pub type CallerFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<std::result::Result<ToolResult, crate::refusal::Refusal>>> + Send + 'a>>;
 
 /// A tool, typed: its input, name, tier and handler in one place.
 ///

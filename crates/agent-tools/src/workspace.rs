@@ -193,3 +193,8 @@ impl Workspace {
         path.strip_prefix(&self.root).unwrap_or(path)
     }
 }
+
+/// A message with the root's absolute path taken out of the paths in it.
+pub(crate) fn relative_text(ws: &Workspace, text: &str) -> String {
+    text.replace(&format!("{}/", ws.root().display()), "")
+}

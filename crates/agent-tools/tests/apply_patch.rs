@@ -353,7 +353,7 @@ fn a_hunk_that_does_not_match_says_where_and_why() {
 
 fn registry(root: &Path) -> Arc<Registry> {
     let workspace = Workspace::new(root).unwrap();
-    Arc::new(Registry::builder().with_file_tools(workspace, None).build().unwrap())
+    Arc::new(Registry::builder().with_file_tools(workspace).build().unwrap())
 }
 
 async fn apply(root: &Path, patch: &str) -> ToolResult {

@@ -44,7 +44,7 @@ fn surface(workspace: &Workspace) -> Surface {
     let registry = Registry::builder()
         .with_astmatch(AstmatchWiring::new(workspace.clone()))
         .with_lsp(LspWiring::new(supervisor, workspace.clone()))
-        .with_file_tools(workspace.clone(), None)
+        .with_file_tools(workspace.clone())
         .with_debug(DebugWiring::new(debug, workspace.clone(), "confinement"))
         .with_kernels(KernelWiring::new(Arc::new(kernel::Kernels::new(kernel))))
         .build()

@@ -77,7 +77,7 @@ async fn surface(root: &Path, language: Language, server: &str) -> Option<(Surfa
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     let registry = Registry::builder()
         .with_lsp(LspWiring::new(Arc::clone(&supervisor), workspace.clone()))
-        .with_file_tools(workspace, Some(diagnostics))
+        .with_checked_file_tools(workspace, diagnostics)
         .build()
         .unwrap();
     Some((Arc::new(registry).surface(Tier::Write), supervisor))

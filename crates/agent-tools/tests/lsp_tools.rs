@@ -33,7 +33,7 @@ fn surface(root: &Path, env: &[(&str, &str)], diagnostics_timeout: Duration) -> 
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     let registry = Registry::builder()
         .with_lsp(LspWiring::new(Arc::clone(&supervisor), workspace.clone()))
-        .with_file_tools(workspace, Some(diagnostics))
+        .with_checked_file_tools(workspace, diagnostics)
         .build()
         .unwrap();
     (Arc::new(registry).surface(Tier::Write), supervisor)

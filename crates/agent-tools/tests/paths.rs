@@ -132,7 +132,7 @@ async fn dangling_symlinks_are_followed_and_loops_refused() {
     );
 
     // Through the tool: nothing is written outside.
-    let surface = Arc::new(Registry::builder().with_file_tools(ws, None).build().unwrap()).surface(Tier::Exec);
+    let surface = Arc::new(Registry::builder().with_file_tools(ws).build().unwrap()).surface(Tier::Exec);
     let result = surface.call("write", json!({"path": "dangling_out", "content": "x = 1\n"})).await;
     let text = match result {
         Ok(result) => {

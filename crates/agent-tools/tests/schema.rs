@@ -20,9 +20,9 @@ fn listing() -> Value {
         Registry::builder()
             .with_astmatch(AstmatchWiring::new(workspace.clone()))
             .with_lsp(agent_tools::LspWiring::new(Arc::clone(&supervisor), workspace.clone()))
-            .with_file_tools(
+            .with_checked_file_tools(
                 workspace.clone(),
-                Some(Arc::new(agent_tools::DiagnosticsOnWrite::new(supervisor, workspace.clone()))),
+                Arc::new(agent_tools::DiagnosticsOnWrite::new(supervisor, workspace.clone())),
             )
             .with_kernels(kernels)
             .with_debug(agent_tools::DebugWiring::new(

@@ -53,8 +53,12 @@ impl std::fmt::Debug for QuestionWiring {
     }
 }
 
-pub(crate) fn register(builder: RegistryBuilder, wiring: QuestionWiring) -> RegistryBuilder {
-    builder.register(AskUser(wiring))
+impl RegistryBuilder {
+    /// Wires a question port and the target space its cards are shown in:
+    /// registers `ask_user`.
+    pub fn with_question_port(self, wiring: QuestionWiring) -> RegistryBuilder {
+        self.register(AskUser(wiring))
+    }
 }
 
 /// Asks the human operator a question and waits for the answer: the only way to ask the operator anything. Never write the question as a chat message instead, which ends the turn. The question is shown as a numbered card; the human picks option(s), types an answer where allowed, or skips. A skip is a success: proceed on an assumption you state and do not ask again. A timeout is an error with the same instruction. With no human attached the call fails at once rather than wait. Not for permission to act ("may I do this?"): that is a separate gate.

@@ -50,10 +50,14 @@ impl AstmatchWiring {
     }
 }
 
-pub(crate) fn register(builder: RegistryBuilder, wiring: AstmatchWiring) -> RegistryBuilder {
-    let cache = Arc::new(ParseCache::new(wiring.parse_cache_bytes));
-    let shared = Arc::new(Shared { wiring, store: EditStore::new(), cache });
-    builder.register(AstGrep(Arc::clone(&shared))).register(AstEdit(Arc::clone(&shared))).register(Resolve(shared))
+impl RegistryBuilder {
+    /// Wires structural search and staged rewrite: registers `ast_grep`,
+    /// `ast_edit` and `resolve`, which share one edit store for the run.
+    pub fn with_astmatch(self, wiring: AstmatchWiring) -> RegistryBuilder {
+        let cache = Arc::new(ParseCache::new(wiring.parse_cache_bytes));
+        let shared = Arc::new(Shared { wiring, store: EditStore::new(), cache });
+        self.register(AstGrep(Arc::clone(&shared))).register(AstEdit(Arc::clone(&shared))).register(Resolve(shared))
+    }
 }
 
 struct Shared {

@@ -99,8 +99,12 @@ impl DebugWiring {
     }
 }
 
-pub(crate) fn register(builder: RegistryBuilder, wiring: DebugWiring) -> RegistryBuilder {
-    builder.register(Debug(wiring))
+impl RegistryBuilder {
+    /// Wires a debug supervisor, the working directory and the conversation
+    /// whose session it drives: registers `debug`.
+    pub fn with_debug(self, wiring: DebugWiring) -> RegistryBuilder {
+        self.register(Debug(wiring))
+    }
 }
 
 /// The `debug` operation.
@@ -297,7 +301,7 @@ impl Debug {
     async fn run(&self, input: DebugInput) -> Answer {
         let debug = &self.0.supervisor;
         let conv = self.conv();
-        let err = |e: dap_session::Error| crate::tools::lsp::relative_text(&self.0.workspace, &e.to_string());
+        let err = |e: dap_session::Error| crate::workspace::relative_text(&self.0.workspace, &e.to_string());
         match input.op {
             DebugOp::Adapters => {
                 let reports = debug.adapters(self.root()).await;

@@ -580,6 +580,21 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
     }
 }
 
+impl crate::registry::RegistryBuilder {
+    /// Registers the plain `write`, `edit` and `apply_patch` file tools, each wrapped
+    /// with diagnostics on write ([`WithDiagnostics`]).
+    pub fn with_checked_file_tools(
+        self,
+        workspace: crate::workspace::Workspace,
+        diagnostics: Arc<DiagnosticsOnWrite>,
+    ) -> crate::registry::RegistryBuilder {
+        use crate::tools::files::{ApplyPatch, EditFile, WriteFile};
+        self.register(WithDiagnostics::new(WriteFile(workspace.clone()), Arc::clone(&diagnostics)))
+            .register(WithDiagnostics::new(EditFile(workspace.clone()), Arc::clone(&diagnostics)))
+            .register(WithDiagnostics::new(ApplyPatch(workspace), diagnostics))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use lsp_supervisor::{Location, OtherFile, Severity};

@@ -14,11 +14,23 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::registry::RegistryBuilder;
 use crate::result::ToolResult;
 use crate::schema::output_schema;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::tools::patch::{self, Section};
+
+impl RegistryBuilder {
+    /// Registers the plain `write`, `edit` and `apply_patch` file tools, for hosts
+    /// that have none. [`RegistryBuilder::with_checked_file_tools`] (feature `lsp`)
+    /// registers them with diagnostics on write instead.
+    pub fn with_file_tools(self, workspace: crate::workspace::Workspace) -> RegistryBuilder {
+        self.register(WriteFile(workspace.clone()))
+            .register(EditFile(workspace.clone()))
+            .register(ApplyPatch(workspace))
+    }
+}
 use crate::workspace::Workspace;
 
 /// Write a whole file (created with its directories if missing, replaced if present). Paths are relative to the working directory and must stay inside it. When a language server covers the file, the result ends with the diagnostics this write introduced.
@@ -530,7 +542,7 @@ impl Tool for ApplyPatch {
                 }
             }
         }
-        let writes: Vec<astmatch::FileWrite> = plan
+        let writes: Vec<write_set::FileWrite> = plan
             .files
             .into_iter()
             .filter_map(|f| {
@@ -539,12 +551,17 @@ impl Tool for ApplyPatch {
                     Now::Text(text) => Some(text.into_bytes()),
                     Now::Bytes => f.disk.clone(),
                 };
-                (after != f.disk).then_some(astmatch::FileWrite { path: f.path, shown: f.shown, before: f.disk, after })
+                (after != f.disk).then_some(write_set::FileWrite {
+                    path: f.path,
+                    shown: f.shown,
+                    before: f.disk,
+                    after,
+                })
             })
             .collect();
-        match astmatch::write_files(&writes) {
+        match write_set::write_files(&writes) {
             Ok(()) => {}
-            Err(astmatch::Error::Conflict { files }) => {
+            Err(write_set::Error::Conflict { files }) => {
                 let files = files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
                 return Ok(ToolResult::error(format!(
                     "refused: {files} changed while the patch was being applied; nothing was written — read the file(s) again and make a new patch"

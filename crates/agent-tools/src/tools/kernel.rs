@@ -27,9 +27,8 @@ use crate::progress::{Progress, ProgressSink};
 use crate::registry::RegistryBuilder;
 use crate::result::{Image, ToolResult};
 use crate::schema::output_schema;
-use crate::surface::Surface;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Tool, ToolCaller};
 
 /// The resource behind `eval`: the run's kernels (one per language).
 #[derive(Debug, Clone)]
@@ -43,8 +42,11 @@ impl KernelWiring {
     }
 }
 
-pub(crate) fn register(builder: RegistryBuilder, wiring: KernelWiring) -> RegistryBuilder {
-    builder.register(Eval(wiring))
+impl RegistryBuilder {
+    /// Wires a run's kernels: registers `eval`.
+    pub fn with_kernels(self, wiring: KernelWiring) -> RegistryBuilder {
+        self.register(Eval(wiring))
+    }
 }
 
 /// The kernel's language.
@@ -114,7 +116,7 @@ impl Tool for Eval {
             EvalLanguage::Javascript => kernel::Language::JavaScript,
         };
         let bridge: Option<Arc<dyn ToolBridge>> =
-            cx.surface.clone().map(|surface| Arc::new(SurfaceBridge { surface }) as Arc<dyn ToolBridge>);
+            cx.caller.clone().map(|caller| Arc::new(SurfaceBridge { caller }) as Arc<dyn ToolBridge>);
         let observer = cx.progress.clone().map(last_line_reporter);
         let cell = Cell { language, code: &input.code, reset: input.reset, bridge, observer };
         match self.0.kernels.execute(cell).await {
@@ -156,19 +158,19 @@ fn last_line_reporter(sink: ProgressSink) -> OutputObserver {
     })
 }
 
-/// Routes a cell's `tool()` calls through the surface that ran the cell.
+/// Routes a cell's `tool()` calls through the surface that ran the cell, by its caller handle.
 struct SurfaceBridge {
-    surface: Surface,
+    caller: Arc<dyn ToolCaller>,
 }
 
 impl ToolBridge for SurfaceBridge {
     fn call(&self, name: String, args: Value) -> BoxFuture<std::result::Result<Value, String>> {
-        let surface = self.surface.clone();
+        let caller = self.caller.clone();
         Box::pin(async move {
             if name == Eval::NAME {
                 return Err("eval cannot be called from inside a cell".to_owned());
             }
-            match surface.try_call(&name, args).await {
+            match caller.call(&name, args).await {
                 Ok(Ok(result)) if result.is_error => Err(result.text),
                 Ok(Ok(result)) => Ok(result.structured.unwrap_or(Value::String(result.text))),
                 Ok(Err(refusal)) => Err(refusal.to_string()),

@@ -25,6 +25,7 @@ use crate::tools::lsp_output::{
     StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
 };
 use crate::workspace::Workspace;
+use crate::workspace::relative_text;
 
 /// References shown at most, by default ([`LspCaps`]).
 pub const REFERENCES_CAP: usize = 50;
@@ -71,8 +72,12 @@ impl LspWiring {
     }
 }
 
-pub(crate) fn register(builder: RegistryBuilder, wiring: LspWiring) -> RegistryBuilder {
-    builder.register(Lsp(wiring.clone())).register(LspRename(wiring))
+impl RegistryBuilder {
+    /// Wires a language-server supervisor and the working directory:
+    /// registers `lsp` and `lsp_rename`.
+    pub fn with_lsp(self, wiring: LspWiring) -> RegistryBuilder {
+        self.register(Lsp(wiring.clone())).register(LspRename(wiring))
+    }
 }
 
 /// The `lsp` action.
@@ -321,11 +326,6 @@ pub(crate) async fn reporting_servers<T>(
             }
         }
     }
-}
-
-/// A message with the root's absolute path taken out of the paths in it.
-pub(crate) fn relative_text(ws: &Workspace, text: &str) -> String {
-    text.replace(&format!("{}/", ws.root().display()), "")
 }
 
 fn cursor_note(ws: &Workspace, cursor: &Cursor) -> String {

@@ -5,13 +5,21 @@
 //! replacement, and `patch.rs`, the `apply_patch` format), which has no
 //! resource and no leaf crate of its own.
 
+#[cfg(feature = "ask")]
 pub mod ask_user;
+#[cfg(feature = "search")]
 pub mod astmatch;
+#[cfg(feature = "debug")]
 pub mod debug;
+#[cfg(feature = "lsp")]
 pub mod diagnostics;
 pub mod files;
+#[cfg(feature = "eval")]
 pub mod kernel;
+#[cfg(feature = "lsp")]
 pub mod lsp;
+#[cfg(feature = "lsp")]
 pub mod lsp_output;
 pub mod patch;
+#[cfg(feature = "vibe")]
 pub mod vibe;

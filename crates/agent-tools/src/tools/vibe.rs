@@ -58,13 +58,16 @@ pub struct WorkersOutput {
     pub workers: Vec<WorkerOutput>,
 }
 
-pub(crate) fn register(builder: RegistryBuilder, roster: Roster) -> RegistryBuilder {
-    builder
-        .register(VibeSpawn(roster.clone()))
-        .register(VibeSend(roster.clone()))
-        .register(VibeWait(roster.clone()))
-        .register(VibeKill(roster.clone()))
-        .register(VibeList(roster))
+impl RegistryBuilder {
+    /// Turns vibe mode on with this roster of background workers: registers
+    /// `vibe_spawn`, `vibe_send`, `vibe_wait`, `vibe_kill` and `vibe_list`.
+    pub fn with_vibe_roster(self, roster: Roster) -> RegistryBuilder {
+        self.register(VibeSpawn(roster.clone()))
+            .register(VibeSend(roster.clone()))
+            .register(VibeWait(roster.clone()))
+            .register(VibeKill(roster.clone()))
+            .register(VibeList(roster))
+    }
 }
 
 /// A worker's tier.
