@@ -144,15 +144,15 @@ const fn known(lang: Lang, pattern: &'static str, kind: Kind, reason: &'static s
 
 use Kind::*;
 
-const NESTED: &str = "we rewrite matches nested inside a capture too (docs/patterns.md, "Nested matches": one accept leaves no match behind); ast-grep drops an edit that starts inside another";
+const NESTED: &str = "we rewrite matches nested inside a capture too (docs/patterns.md, Nested matches: one accept leaves no match behind); ast-grep drops an edit that starts inside another";
 const BLANK: &str =
     "a blank line inside a multi-line capture stays empty with us; ast-grep writes the indentation onto it";
 const TRAILING: &str = "ast-grep ignores the code's children after the pattern's last one, so it also matches (and its rewrite drops) an `else`, `elif`, `from` or extra value";
 const TABS: &str = "ast-grep's indentation code counts only spaces: in tab-indented files it leaves template lines without the match's indentation and adds an empty line before the template's last line";
-const LANDING: &str = "a multi-line capture landing on a line another capture continues is re-based on that line with us (docs/patterns.md, "Rewriting"), on the match's first line by ast-grep";
+const LANDING: &str = "a multi-line capture landing on a line another capture continues is re-based on that line with us (docs/patterns.md, Rewriting), on the match's first line by ast-grep";
 const LITERAL: &str = "we never re-indent lines inside a string (that would change the literal); ast-grep does";
-const UNIT: &str = "we convert the template's four-space levels to the file's two-space step (docs/patterns.md, "Rewriting"); ast-grep keeps the template's spaces";
-const EMPTY_LINE: &str = "a template line holding only an empty `$$$` capture disappears with us (docs/patterns.md, "Rewriting"); ast-grep leaves a line of indentation";
+const UNIT: &str = "we convert the template's four-space levels to the file's two-space step (docs/patterns.md, Rewriting); ast-grep keeps the template's spaces";
+const EMPTY_LINE: &str = "a template line holding only an empty `$$$` capture disappears with us (docs/patterns.md, Rewriting); ast-grep leaves a line of indentation";
 
 const KNOWN: &[Known] = &[
     known(Lang::Rust, "$X.unwrap()", Nested, NESTED),
@@ -222,7 +222,7 @@ const KNOWN: &[Known] = &[
         Lang::Go,
         "$T.Errorf($F, $$$A)",
         OnlyOursEmptyMulti,
-        "`t.Errorf(\"msg\")` has no `,`: an empty `$$$A` takes the pattern's `,` with it (docs/patterns.md, "Rewriting"); ast-grep requires the `,` and misses these calls",
+        "`t.Errorf(\"msg\")` has no `,`: an empty `$$$A` takes the pattern's `,` with it (docs/patterns.md, Rewriting); ast-grep requires the `,` and misses these calls",
     ),
     known(Lang::Go, "$X.Run($N, $F)", TabIndent, TABS),
     known(Lang::Go, "return $X, nil", TheirsIgnoresTrailing, TRAILING),
