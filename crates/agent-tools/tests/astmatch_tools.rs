@@ -358,3 +358,25 @@ async fn a_pattern_that_parses_only_with_error_recovery_is_matched_and_says_so()
     let named = call(&surface, "ast_grep", json!({"pattern": "let ($X, $Y) = $$$T;", "language": "rust"})).await;
     assert!(named.text.starts_with("no matches"), "{}", named.text);
 }
+
+#[tokio::test]
+async fn ast_grep_says_where_the_word_occurs_inside_macro_bodies_it_did_not_search() {
+    let code = "fn f() {\n    a.unwrap();\n    assert!(b.unwrap() > 0);\n    let v = vec![c.unwrap(), d.unwrap()];\n}\n";
+    let (_dir, surface) = setup(&[("lib.rs", code)]);
+    let result = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "language": "rust"})).await;
+    assert_eq!(
+        result.text,
+        "1 match (showing 1) in 1 file, pattern parsed as statement (rust)\n\
+         lib.rs:2:5: a.unwrap()  [$X = a]\n\
+         note: `unwrap` also occurs 3 times inside macro invocations (`assert!(…)`, `vec![…]`), whose bodies are token trees that a pattern does not match into, so those places were not searched; a one-identifier pattern (`unwrap`) or a text search finds them"
+    );
+    assert_eq!(result.structured.unwrap()["in_macros"], json!({"word": "unwrap", "count": 3}));
+    // A one-identifier pattern does match inside macro bodies: nothing is left unsearched.
+    let word = call(&surface, "ast_grep", json!({"pattern": "unwrap", "language": "rust"})).await;
+    assert!(word.text.starts_with("4 matches"), "{}", word.text);
+    assert!(word.structured.unwrap().get("in_macros").is_none());
+    // Other languages have no token trees.
+    let (_dir, surface) = setup(&[("a.py", "x.unwrap()\nprint(y.unwrap())\n")]);
+    let python = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "language": "python"})).await;
+    assert!(python.text.starts_with("2 matches") && !python.text.contains("note:"), "{}", python.text);
+}

@@ -201,6 +201,41 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
     }
 }
 
+/// How often the pattern's longest word occurs inside the bodies of Rust macro
+/// invocations (`assert!(…)`, `vec![…]`): a body is a token tree, which no pattern but
+/// a single identifier matches into, so these places are not searched. Zero for other
+/// languages, for a one-identifier pattern, and for a pattern without a word.
+pub(crate) fn macro_occurrences(pattern: &Pattern, tree: &Tree, source: &[u8]) -> usize {
+    let single_identifier =
+        pattern.alternatives.iter().any(|a| matches!(a.nodes.as_slice(), [PNode::Leaf { ident: true, .. }]));
+    let Some(word) = pattern.words.first().filter(|_| pattern.lang == crate::Lang::Rust && !single_identifier) else {
+        return 0;
+    };
+    // Where the word occurs, found once: a node holds an occurrence when one starts and
+    // ends inside it, told by a binary search, so the walk reads no text again.
+    let at: Vec<usize> = memchr::memmem::find_iter(source, word.as_bytes()).collect();
+    let within = |node: Node<'_>| {
+        let first = at.partition_point(|&o| o < node.start_byte());
+        let end = at.partition_point(|&o| o + word.len() <= node.end_byte());
+        end.saturating_sub(first)
+    };
+    let mut count = 0;
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let held = within(node);
+        if held == 0 {
+            continue;
+        }
+        if node.kind() == "token_tree" && node.parent().is_some_and(|p| p.kind() == "macro_invocation") {
+            count += held;
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    count
+}
+
 /// The range a single-node match covers: the node, less a trailing `;` that the
 /// pattern left out under automatic semicolon insertion (so a rewrite keeps it).
 fn matched_range(pattern: &Pattern, root: &PNode, node: Node<'_>) -> Range<usize> {

@@ -11,7 +11,7 @@ use tree_sitter::{Parser, Tree};
 use crate::cache::ParseCache;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
-use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches};
+use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches, macro_occurrences};
 use crate::pattern::{Context, Pattern};
 
 /// How a search runs.
@@ -174,6 +174,19 @@ pub struct SearchReport {
     pub files_matched: usize,
     /// Files skipped, by reason.
     pub skipped: Skipped,
+    /// Rust only: where the pattern's longest word occurs inside macro invocations'
+    /// bodies (`assert!(…)`), which are token trees no pattern but a single identifier
+    /// matches into, so those places were not searched. `None` when it occurs in none.
+    pub in_macros: Option<InMacros>,
+}
+
+/// Occurrences of a word inside Rust macro bodies, which a search does not match into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InMacros {
+    /// The pattern's longest literal word (`unwrap` for `$X.unwrap()`).
+    pub word: String,
+    /// How often it occurs inside macro invocations' bodies, over the files searched.
+    pub count: usize,
 }
 
 /// The matches in one file, with the file's text.
@@ -199,6 +212,8 @@ pub(crate) struct Walked {
     pub(crate) files: Vec<FileMatches>,
     pub(crate) files_searched: usize,
     pub(crate) skipped: Skipped,
+    /// See [`SearchReport::in_macros`].
+    pub(crate) in_macros: usize,
 }
 
 /// Picks the language: given, or from the scope's extension when it is a file.
@@ -248,6 +263,10 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
         files_searched: walked.files_searched,
         files_matched: walked.files.len(),
         skipped: walked.skipped,
+        in_macros: (walked.in_macros > 0)
+            .then(|| walked.pattern.required_words().first().cloned())
+            .flatten()
+            .map(|word| InMacros { word, count: walked.in_macros }),
     })
 }
 
@@ -316,8 +335,9 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
     let pattern = Pattern::compile(pattern, lang)?;
 
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
+    let in_macros = AtomicUsize::new(0);
     let visit = |path: &Path| {
-        let outcome = search_file(path, &pattern, options, layout);
+        let outcome = search_file(path, &pattern, options, layout, &in_macros);
         if let Some(control) = &options.control {
             control.visited.fetch_add(1, Ordering::Relaxed);
         }
@@ -368,7 +388,7 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
     }
     let (mut files, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
     files.sort_by(|a, b| a.relative.cmp(&b.relative));
-    Ok(Walked { lang, pattern, files, files_searched, skipped })
+    Ok(Walked { lang, pattern, files, files_searched, skipped, in_macros: in_macros.into_inner() })
 }
 
 enum SkipReason {
@@ -384,7 +404,13 @@ enum FileOutcome {
     Skipped(SkipReason),
 }
 
-fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: bool) -> FileOutcome {
+fn search_file(
+    path: &Path,
+    pattern: &Pattern,
+    options: &SearchOptions,
+    layout: bool,
+    in_macros: &AtomicUsize,
+) -> FileOutcome {
     let meta = match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
         Ok(meta) => meta,
@@ -399,6 +425,7 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: 
             return FileOutcome::NoMatch;
         }
         let matches = find_matches(pattern, &tree, source.as_bytes());
+        in_macros.fetch_add(macro_occurrences(pattern, &tree, source.as_bytes()), Ordering::Relaxed);
         if matches.is_empty() {
             return FileOutcome::NoMatch;
         }
@@ -419,6 +446,7 @@ fn search_file(path: &Path, pattern: &Pattern, options: &SearchOptions, layout: 
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
     let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch };
     let matches = find_matches(pattern, &tree, source.as_bytes());
+    in_macros.fetch_add(macro_occurrences(pattern, &tree, source.as_bytes()), Ordering::Relaxed);
     let had_errors = tree.root_node().has_error();
     let lines =
         if layout && !matches.is_empty() { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };

@@ -121,12 +121,13 @@ impl Connection {
         let heard = Arc::new(AtomicU64::new(0));
         let cut_because: Arc<Mutex<Option<String>>> = Arc::default();
         tokio::spawn(write_loop(stdin, out_rx));
-        tokio::spawn(stderr_loop(stderr, Arc::clone(&tail)));
+        let stderr_done = tokio::spawn(stderr_loop(stderr, Arc::clone(&tail)));
         let reader = Reader {
             incoming: in_tx,
             pending: Arc::clone(&pending),
             death: death_tx,
             tail: Arc::clone(&tail),
+            stderr_done,
             pid: child.id(),
             heard: Arc::clone(&heard),
             cut_because: Arc::clone(&cut_because),
@@ -320,13 +321,15 @@ struct Reader {
     pending: Pending,
     death: watch::Sender<Option<Death>>,
     tail: Arc<Mutex<VecDeque<u8>>>,
+    /// The stderr task, which ends when the server's stderr does.
+    stderr_done: tokio::task::JoinHandle<()>,
     pid: Option<u32>,
     heard: Arc<AtomicU64>,
     cut_because: Arc<Mutex<Option<String>>>,
 }
 
 async fn read_loop(stdout: ChildStdout, reader: Reader) {
-    let Reader { incoming, pending, death, tail, pid, heard, cut_because } = reader;
+    let Reader { incoming, pending, death, tail, stderr_done, pid, heard, cut_because } = reader;
     let mut reader = BufReader::new(stdout);
     let what = loop {
         match read_frame(&mut reader).await {
@@ -353,6 +356,9 @@ async fn read_loop(stdout: ChildStdout, reader: Reader) {
                 None => None,
             };
             let status = status.unwrap_or_else(|| "closed its output".to_string());
+            // What it wrote to stderr before it went is read to the end (bounded: a child
+            // it left behind may hold the pipe open), so the report carries its last words.
+            let _ = tokio::time::timeout(EXIT_GRACE, stderr_done).await;
             match lock(&cut_because).take() {
                 Some(why) => format!("{why} ({status})"),
                 None => status,

@@ -226,6 +226,21 @@ pub struct AstGrepOutput {
     pub truncated: bool,
     /// The run's parse cache after the search.
     pub parse_cache: ParseCacheOutput,
+    /// Rust only, present when the pattern's longest word also occurs inside macro
+    /// invocations' bodies (`assert!(…)`, `vec![…]`): token trees that no pattern but a
+    /// single identifier matches into, so those places were not searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_macros: Option<InMacrosOutput>,
+}
+
+/// Where a word occurs that the search could not look into.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InMacrosOutput {
+    /// The pattern's longest literal word.
+    pub word: String,
+    /// Its occurrences inside macro bodies, over the files searched.
+    pub count: usize,
 }
 
 /// One match.
@@ -652,6 +667,14 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
         text.push('\n');
         text.push_str(&line);
     }
+    if let Some(m) = &report.in_macros {
+        text.push_str(&format!(
+            "\nnote: `{}` also occurs {} inside macro invocations (`assert!(…)`, `vec![…]`), whose bodies are token trees that a pattern does not match into, so those places were not searched; a one-identifier pattern (`{}`) or a text search finds them",
+            m.word,
+            plural(m.count, "time"),
+            m.word
+        ));
+    }
     let matches: Vec<MatchOutput> = report
         .matches
         .iter()
@@ -699,6 +722,7 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
         skipped: skipped_value(&report.skipped),
         truncated,
         parse_cache: cache_value(cache),
+        in_macros: report.in_macros.as_ref().map(|m| InMacrosOutput { word: m.word.clone(), count: m.count }),
     })
 }
 
