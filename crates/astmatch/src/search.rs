@@ -185,7 +185,8 @@ pub struct SearchReport {
 pub struct InMacros {
     /// The pattern's longest literal word (`unwrap` for `$X.unwrap()`).
     pub word: String,
-    /// How often it occurs inside macro invocations' bodies, over the files searched.
+    /// How often it occurs inside macro invocations' bodies, over the files searched
+    /// that hold all the pattern's words (the others are ruled out unparsed).
     pub count: usize,
 }
 
@@ -425,7 +426,7 @@ fn search_file(
             return FileOutcome::NoMatch;
         }
         let matches = find_matches(pattern, &tree, source.as_bytes());
-        in_macros.fetch_add(macro_occurrences(pattern, &tree, source.as_bytes()), Ordering::Relaxed);
+        count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
         if matches.is_empty() {
             return FileOutcome::NoMatch;
         }
@@ -446,7 +447,7 @@ fn search_file(
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
     let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch };
     let matches = find_matches(pattern, &tree, source.as_bytes());
-    in_macros.fetch_add(macro_occurrences(pattern, &tree, source.as_bytes()), Ordering::Relaxed);
+    count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
     let had_errors = tree.root_node().has_error();
     let lines =
         if layout && !matches.is_empty() { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
@@ -454,6 +455,14 @@ fn search_file(
         cache.put(path, pattern.lang(), meta.len(), modified, Arc::from(source.as_str()), tree);
     }
     if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors, lines) }
+}
+
+/// Adds a file's [`SearchReport::in_macros`] occurrences; a walk for a rewrite
+/// (`layout`) reports none, so it counts none.
+fn count_in_macros(pattern: &Pattern, tree: &Tree, source: &[u8], layout: bool, in_macros: &AtomicUsize) {
+    if !layout {
+        in_macros.fetch_add(macro_occurrences(pattern, tree, source), Ordering::Relaxed);
+    }
 }
 
 /// Languages whose files one grammar reads: a `.js` file may be searched as TypeScript
