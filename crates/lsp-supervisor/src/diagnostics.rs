@@ -213,11 +213,17 @@ impl Supervisor {
                 message: format!("a report without items: {answer}"),
             });
         };
+        // The server checks the workspace once it has loaded, and that check's
+        // progress may begin a while after the load ends: until the first check
+        // has ended, the check's findings are missing, whatever the pull said.
+        let checks = server.spec.checks_on_save && !server.spec.background_progress.is_empty();
+        let first_check = checks && !server.background_ended();
+        while first_check && !server.background_ended() && server.next_change(deadline).await {}
         // A check (this save's, or one still running from before) ends with its
         // progress, and its publication follows right behind.
-        let waited = checked || server.busy().is_some();
+        let waited = checked || first_check || server.busy().is_some();
         while server.busy().is_some() && server.next_change(deadline).await {}
-        let complete = server.busy().is_none();
+        let complete = server.busy().is_none() && (!checks || server.background_ended());
         if waited {
             let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
             while server.next_change(until).await {}

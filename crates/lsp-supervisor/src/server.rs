@@ -432,6 +432,13 @@ impl Server {
         Load::Ready
     }
 
+    /// Whether a progress of [`ServerSpec::background_progress`] (rust-analyzer's
+    /// `cargo check`) has ended at least once since the server started.
+    pub fn background_ended(&self) -> bool {
+        let state = lock(&self.state);
+        state.progress_ended.iter().any(|t| self.spec.background_progress.iter().any(|b| t.starts_with(b)))
+    }
+
     /// What the server is loading ([`Server::load`]), if it is not ready.
     pub fn loading(&self) -> Option<String> {
         match self.load() {
