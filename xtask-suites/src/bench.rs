@@ -26,7 +26,7 @@ use crate::setup::ast_grep_path;
 use crate::{run_quiet, workspace_root};
 
 /// Patterns chosen as questions an agent asks, where ast-grep and we mean the same
-/// thing (the differential test in `crates/astmatch/tests/differential.rs` checks
+/// thing (the differential test in `crates/astmatch/tests/it/differential.rs` checks
 /// these and more location by location). The first of each language are where the
 /// pre-filter rules out most files; the rest are everyday patterns whose words are in
 /// most files, so every file is parsed and matched.
@@ -297,7 +297,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         if n != m {
             mismatches += 1;
             println!(
-                "    !!! MISMATCH: ours found {n}, ast-grep found {m} (see `cargo test -p astmatch --test differential`)"
+                "    !!! MISMATCH: ours found {n}, ast-grep found {m} (see `cargo test -p astmatch --test it differential::`)"
             );
         }
     }

@@ -1,6 +1,6 @@
 // A second real MCP client for `agent-tools serve`: the official TypeScript
 // SDK (@modelcontextprotocol/sdk, installed by `cargo xtask setup` into
-// .tools/node). Driven by tests/sdk_client_mcp.rs, which passes a JSON
+// .tools/node). Driven by tests/it/sdk_client_mcp.rs, which passes a JSON
 // argument { bin, root, node_modules, timeout_ms, sleep_s } and reads one
 // JSON line of findings from stdout; the test decides, this script only
 // reports. Everything else goes to stderr. It speaks MCP 2025-11-25 (the

@@ -2,7 +2,7 @@
 // structured result against the tool's declared `outputSchema` (ajv, once
 // `listTools` has been read), runs a cell past the root's configured eval
 // budget, and starts a server whose configuration file is bad. Driven by
-// tests/sdk_client_mcp.rs with a JSON argument { bin, root, bad_root,
+// tests/it/sdk_client_mcp.rs with a JSON argument { bin, root, bad_root,
 // node_modules, path } and reports one JSON line of findings on stdout; the
 // test decides. Everything else goes to stderr.
 import { createRequire } from 'node:module';

@@ -1,0 +1,15 @@
+//! The integration tests of `agent-tools-cli`, one module a subject, in one test binary:
+//! one link instead of one a file. Run one module with `cargo test -p agent-tools-cli --test it MODULE::`.
+
+mod apply_patch_mcp;
+mod approval_mcp;
+mod ask_user_mcp;
+mod cancel_mcp;
+mod cli;
+mod common;
+mod config;
+mod debug_mcp;
+mod enclosure;
+mod lsp_mcp;
+mod mcp;
+mod sdk_client_mcp;

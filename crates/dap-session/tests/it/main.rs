@@ -1,0 +1,8 @@
+//! The integration tests of `dap-session`, one module a subject, in one test binary:
+//! one link instead of one a file. Run one module with `cargo test -p dap-session --test it MODULE::`.
+
+mod common;
+mod enclosed;
+mod fixture_adapter;
+mod real_adapters;
+mod real_programs;

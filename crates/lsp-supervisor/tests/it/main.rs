@@ -1,0 +1,11 @@
+//! The integration tests of `lsp-supervisor`, one module a subject, in one test binary:
+//! one link instead of one a file. Run one module with `cargo test -p lsp-supervisor --test it MODULE::`.
+
+mod checker_output;
+mod common;
+mod disk_view;
+mod enclosed;
+mod fixture_server;
+mod real_servers;
+mod roots;
+mod status_reload;
