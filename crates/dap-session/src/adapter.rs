@@ -372,13 +372,30 @@ fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)>
     candidates
 }
 
+/// Linux's "text file busy": the executable is open for writing somewhere.
+const ETXTBSY: i32 = 26;
+
 /// Runs `program args` and says whether it exited 0 within the timeout.
 async fn probe(program: &Path, args: &[&str], timeout: Duration) -> Result<(), String> {
     let mut command = tokio::process::Command::new(program);
     command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
     let shown = format!("`{} {}`", program.display(), args.join(" "));
     // Only the last line of stderr is shown: 64 KiB of each pipe is plenty.
-    match tokio::time::timeout(timeout, crate::capture::output(&mut command, 64 << 10)).await {
+    let run = async {
+        let mut tries = 0;
+        loop {
+            match crate::capture::output(&mut command, 64 << 10).await {
+                // ETXTBSY: a file just written is still open for writing in a
+                // child forked meanwhile, until that child execs; it passes.
+                Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                result => return result,
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, run).await {
         Err(_) => Err(format!("{shown} did not finish within {} ms", timeout.as_millis())),
         Ok(Err(e)) => Err(format!("{shown} does not run: {e}")),
         Ok(Ok(output)) if output.status.success() => Ok(()),

@@ -72,6 +72,11 @@ impl Default for Limits {
     }
 }
 
+/// How much longer than the request timeout an evaluation under debugpy is
+/// waited for: pydevd interrupts it a second before that timeout, and its
+/// answer may come late on a loaded machine.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+
 /// How long `attach` waits, once configured, for a stop that comes at once
 /// (a breakpoint in a loop) before it returns with the program running.
 pub const ATTACH_SETTLE: Duration = Duration::from_secs(2);
@@ -715,7 +720,15 @@ impl Session {
             format: None,
         };
         let asked = Instant::now();
-        let response = match self.client.typed::<Evaluate>(&arguments, self.limits.request_timeout).await {
+        // pydevd interrupts the evaluation a second before the request timeout
+        // (PYDEVD_INTERRUPT_THREAD_TIMEOUT); on a loaded machine its answer may
+        // come after the timeout, so it is waited for a little longer.
+        let wait = if self.adapter == AdapterId::Debugpy {
+            self.limits.request_timeout + INTERRUPT_GRACE
+        } else {
+            self.limits.request_timeout
+        };
+        let response = match self.client.typed::<Evaluate>(&arguments, wait).await {
             Ok(response) => response,
             Err(Error::Timeout { after, .. }) => {
                 return Err(Error::Invalid(format!(
