@@ -76,10 +76,10 @@ pub fn run(options: &Options) -> Result<()> {
     check_toolchain()?;
     let root = workspace_root();
     let fuzz_dir = root.join("fuzz");
-    println!("== building the fuzz targets (nightly, release with debug assertions)");
+    println!("== building the fuzz targets (nightly, {})", profile_name(options));
     let status = Command::new("cargo")
         .current_dir(&root)
-        .args(["+nightly", "fuzz", "build", "-O", "--fuzz-dir"])
+        .args(["+nightly", "fuzz", "build", profile_flag(options), "--fuzz-dir"])
         .arg(&fuzz_dir)
         .stdin(Stdio::null())
         .status()
@@ -117,6 +117,17 @@ pub fn run(options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// `cargo fuzz`'s profile: a smoke run (5 s a target, from the seeds) builds
+/// unoptimized, so a cold build is not spent optimizing the grammars' C; a
+/// real run builds optimized, with debug assertions.
+fn profile_flag(options: &Options) -> &'static str {
+    if options.smoke { "--dev" } else { "-O" }
+}
+
+fn profile_name(options: &Options) -> &'static str {
+    if options.smoke { "unoptimized, for the smoke run" } else { "release with debug assertions" }
+}
+
 /// Nightly must be installed (rustup), and `cargo fuzz` is installed from crates.io when missing.
 fn check_toolchain() -> Result<()> {
     let nightly = Command::new("cargo").args(["+nightly", "--version"]).stdin(Stdio::null()).output();
@@ -139,7 +150,7 @@ fn run_target(root: &Path, fuzz_dir: &Path, target: &str, corpus: &Path, options
     std::fs::create_dir_all(&artifacts)?;
     let out = Command::new("cargo")
         .current_dir(root)
-        .args(["+nightly", "fuzz", "run", "-O", "--fuzz-dir"])
+        .args(["+nightly", "fuzz", "run", profile_flag(options), "--fuzz-dir"])
         .arg(fuzz_dir)
         .arg(target)
         .arg(corpus)
