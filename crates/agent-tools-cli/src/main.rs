@@ -158,7 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         flags.set(assignment)?;
     }
     if let Some(mode) = &cli.enclosure {
-        flags.flag("enclosure.mode", mode, "--enclosure");
+        flags.flag(config::EnclosureSettings::mode, mode, "--enclosure");
     }
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask, accept } => {
@@ -170,11 +170,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let op = args.get("op").and_then(|o| o.as_str()).map(str::to_string);
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
-            let enclosure = wiring::enclosure(&workspace, &config, cap);
-            let kernel_wiring = wiring::kernels(&workspace, &config, &enclosure);
+            let settings = &config.settings;
+            let enclosure = wiring::enclosure(&workspace, settings, cap);
+            let kernel_wiring = wiring::kernels(&workspace, settings, &enclosure);
             let kernel_set = std::sync::Arc::clone(&kernel_wiring.kernels);
             let kernels = Some(kernel_wiring);
-            let approval = ask.then(|| wiring::terminal_approval(&config));
+            let approval = ask.then(|| wiring::terminal_approval(settings));
             // One call: nothing would reuse a parse tree, so none is kept.
             let registry = registry(
                 workspace,
@@ -185,7 +186,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     approval,
                     enclosure: Some(enclosure),
                 },
-                &config,
+                settings,
                 0,
             )?;
             let runtime = runtime()?;
@@ -255,9 +256,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Tools { cap, vibe } => {
             let workspace = workspace(None)?;
-            let config = config::Config::load(workspace.root(), &flags)?;
-            let enclosure = wiring::enclosure(&workspace, &config, cap);
-            let kernels = Some(wiring::kernels(&workspace, &config, &enclosure));
+            let settings = config::Config::load(workspace.root(), &flags)?.settings;
+            let enclosure = wiring::enclosure(&workspace, &settings, cap);
+            let kernels = Some(wiring::kernels(&workspace, &settings, &enclosure));
             // Only listed: no worker is ever started by `tools`.
             let vibe = vibe.then(wiring::listing_roster);
             let registry = registry(
@@ -269,7 +270,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     approval: None,
                     enclosure: Some(enclosure),
                 },
-                &config,
+                &settings,
                 0,
             )?;
             let surface = registry.surface(cap);
@@ -281,11 +282,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let peer = elicit::PeerSlot::default();
             let workspace = workspace(root)?;
             vibe.flags(&mut flags);
-            let config = config::Config::load(workspace.root(), &flags)?;
-            let enclosure = wiring::enclosure(&workspace, &config, cap);
-            let kernels = Some(wiring::kernels(&workspace, &config, &enclosure));
-            let approval = ask.then(|| wiring::elicited_approval(&peer, &config));
-            let vibe = vibe.roster(&config, &enclosure)?;
+            let settings = config::Config::load(workspace.root(), &flags)?.settings;
+            let enclosure = wiring::enclosure(&workspace, &settings, cap);
+            let kernels = Some(wiring::kernels(&workspace, &settings, &enclosure));
+            let approval = ask.then(|| wiring::elicited_approval(&peer, &settings));
+            let vibe = vibe.roster(&settings, &enclosure)?;
             let wiring = wiring::Wiring {
                 question: Some(wiring::elicitation(&peer)),
                 vibe,
@@ -294,9 +295,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 enclosure: Some(enclosure),
             };
             // A run's searches reuse the parse trees of unchanged files.
-            let registry = registry(workspace, wiring, &config, astmatch::DEFAULT_CACHE_BYTES)?;
-            let question_timeout =
-                config.duration("ask.timeout_s").unwrap_or(agent_tools_cli::rounds::QUESTION_TIMEOUT);
+            let registry = registry(workspace, wiring, &settings, astmatch::DEFAULT_CACHE_BYTES)?;
+            let question_timeout = settings.ask.timeout_s.duration();
             runtime()?.block_on(serve::serve(registry.surface(cap), peer, question_timeout))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -316,13 +316,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
-            let mut report = status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, &config));
-            let enclosure = wiring::enclosure(&workspace, &config, Tier::Exec);
-            report.enclosure = status::enclosure(&enclosure, config.flag("enclosure.language_servers"));
+            let settings = &config.settings;
+            let mut report = status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, settings));
+            let enclosure = wiring::enclosure(&workspace, settings, Tier::Exec);
+            report.enclosure = status::enclosure(&enclosure, *settings.enclosure.language_servers);
             report.configuration = config.file.to_string();
             let runtime = runtime()?;
-            report.language_servers = runtime.block_on(status::language_servers(&workspace, &config));
-            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace, &config));
+            report.language_servers = runtime.block_on(status::language_servers(&workspace, settings));
+            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace, settings));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
             } else {
@@ -346,12 +347,12 @@ fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
 fn registry(
     workspace: Workspace,
     wiring: wiring::Wiring,
-    config: &config::Config,
+    settings: &config::Settings,
     parse_cache_bytes: usize,
 ) -> anyhow::Result<Arc<Registry>> {
     let enclosure = wiring.enclosure.clone().unwrap_or_else(|| enclosure::Enclosure::host(workspace.root()));
-    let (lsp, diagnostics) = wiring::lsp(&workspace, config, &enclosure);
-    let debug = wiring::debug(&workspace, config, &enclosure);
+    let (lsp, diagnostics) = wiring::lsp(&workspace, settings, &enclosure);
+    let debug = wiring::debug(&workspace, settings, &enclosure);
     let builder = Registry::builder()
         .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
         .with_lsp(lsp)

@@ -132,8 +132,8 @@ pub struct AdapterStatus {
 }
 
 /// Detects the debug adapters at the root (each binary is probed with `--version` or similar).
-pub async fn debug_adapters(workspace: &Workspace, config: &crate::config::Config) -> Vec<AdapterStatus> {
-    let detection = crate::wiring::debug_config(config).detection;
+pub async fn debug_adapters(workspace: &Workspace, settings: &crate::config::Settings) -> Vec<AdapterStatus> {
+    let detection = crate::wiring::debug_config(settings).detection;
     dap_session::detect_all(workspace.root(), &detection)
         .await
         .into_iter()
@@ -167,8 +167,8 @@ pub struct ServerAvailability {
 }
 
 /// Detection of every known language server at the workspace root (each binary's probe runs once).
-pub async fn language_servers(workspace: &Workspace, config: &crate::config::Config) -> Vec<ServerAvailability> {
-    let supervisor = lsp_supervisor::Supervisor::new(crate::wiring::lsp_config(workspace, config));
+pub async fn language_servers(workspace: &Workspace, settings: &crate::config::Settings) -> Vec<ServerAvailability> {
+    let supervisor = lsp_supervisor::Supervisor::new(crate::wiring::lsp_config(workspace, settings));
     supervisor
         .availability(workspace.root())
         .await
