@@ -22,6 +22,8 @@
 
 mod adapter;
 mod define;
+#[cfg(test)]
+mod docs;
 mod env;
 mod field;
 mod flags;
