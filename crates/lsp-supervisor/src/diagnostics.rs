@@ -38,8 +38,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use lsp_types::request::{self as req, Request};
+use lsp_types::{
+    Diagnostic as Item, DiagnosticSeverity, DocumentDiagnosticReport, DocumentDiagnosticReportResult, NumberOrString,
+    Position, Range, TextDocumentIdentifier,
+};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::encoding::{PositionEncoding, lines};
 use crate::error::{Error, Result};
@@ -48,7 +53,7 @@ use crate::results::{Diagnostic, FileDiagnostics, Severity};
 use crate::server::Server;
 use crate::spec::{Language, OtherFiles};
 use crate::supervisor::Supervisor;
-use crate::uri::path_to_uri;
+use crate::uri::file_uri;
 
 /// At most this many files that import a written one are opened and read per write.
 pub const MAX_IMPORTERS: usize = 20;
@@ -100,7 +105,7 @@ impl Supervisor {
         Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete, published_at })
     }
 
-    pub(crate) async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Value>> {
+    pub(crate) async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Item>> {
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout.min(Duration::from_secs(5));
         Ok(self.collect_diagnostics(server, path, saved, deadline).await?.0)
     }
@@ -115,7 +120,7 @@ impl Supervisor {
         path: &Path,
         saved: bool,
         deadline: tokio::time::Instant,
-    ) -> Result<(Vec<Value>, bool)> {
+    ) -> Result<(Vec<Item>, bool)> {
         let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
         let (_, sent) = server.sync(path, language).await?;
         let (version, read_version, sent_after) = server.doc_sync(path).unwrap_or((0, -1, server.publish_seq()));
@@ -137,7 +142,7 @@ impl Supervisor {
         changed: bool,
         before: u64,
         deadline: tokio::time::Instant,
-    ) -> Result<(Vec<Value>, bool)> {
+    ) -> Result<(Vec<Item>, bool)> {
         let begins = server.progress_begins();
         if saved {
             server.saved(path);
@@ -159,7 +164,7 @@ impl Supervisor {
             return Ok((items, false));
         }
         if let Some(own) = server.spec.pulled_source
-            && server.supports("diagnosticProvider", "textDocument/diagnostic")
+            && server.supports::<req::DocumentDiagnosticRequest>()
         {
             let (items, complete) = self.pulled_and_checked(server, path, own, checked, deadline).await?;
             // The save's check never began: its findings are not in this answer.
@@ -169,9 +174,11 @@ impl Supervisor {
         if server.pulls_diagnostics() {
             let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
             // A "full" report has items; "unchanged" means the last pushed/pulled list stands.
-            let items = match answer.get("items").and_then(Value::as_array) {
-                Some(items) => items.clone(),
-                None => server.published(path).map(|p| p.items).unwrap_or_default(),
+            let items = match answer {
+                DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(full)) => {
+                    full.full_document_diagnostic_report.items
+                }
+                _ => server.published(path).map(|p| p.items).unwrap_or_default(),
             };
             return Ok((items, true));
         }
@@ -202,17 +209,17 @@ impl Supervisor {
         own: &str,
         checked: bool,
         deadline: tokio::time::Instant,
-    ) -> Result<(Vec<Value>, bool)> {
+    ) -> Result<(Vec<Item>, bool)> {
         let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
         // No `previousResultId` is sent, so the report is a full one with its items.
-        let Some(mut items) = answer.get("items").and_then(Value::as_array).cloned() else {
-            return Err(Error::Response {
+        let DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(full)) = answer else {
+            return Err(Error::Protocol {
                 server: server.spec.id,
-                method: "textDocument/diagnostic",
-                code: 0,
-                message: format!("a report without items: {answer}"),
+                method: req::DocumentDiagnosticRequest::METHOD,
+                why: "a report without items, when no result id was sent".to_string(),
             });
         };
+        let mut items = full.full_document_diagnostic_report.items;
         // The server checks the workspace once it has loaded, and that check's
         // progress may begin a while after the load ends: until the first check
         // has ended, the check's findings are missing, whatever the pull said.
@@ -229,7 +236,7 @@ impl Supervisor {
             while server.next_change(until).await {}
         }
         let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
-        items.extend(pushed.into_iter().filter(|d| d.get("source").and_then(Value::as_str) != Some(own)));
+        items.extend(pushed.into_iter().filter(|d| d.source.as_deref() != Some(own)));
         Ok((items, complete))
     }
 }
@@ -250,7 +257,7 @@ struct ServerBefore {
     /// The last publication's sequence number when the write was about to happen.
     seq: u64,
     /// [`OtherFiles::Published`]: every file's published items then.
-    published: HashMap<PathBuf, Vec<Value>>,
+    published: HashMap<PathBuf, Vec<Item>>,
     /// [`OtherFiles::Published`]: whether the server had settled, so that a
     /// file it had not published had nothing.
     settled: bool,
@@ -441,7 +448,7 @@ impl Supervisor {
                 OtherFiles::Published => {
                     report.complete =
                         !written_pending && settled(server, self.config.settle_empty, deadline, false).await;
-                    let mut fresh: Vec<(PathBuf, Vec<Value>)> = server
+                    let mut fresh: Vec<(PathBuf, Vec<Item>)> = server
                         .publications()
                         .into_iter()
                         .filter(|(p, x)| x.seq > s.seq && !written.contains(p) && p.starts_with(&self.config.root))
@@ -495,7 +502,7 @@ async fn importer_after_write(
     seq: u64,
     unchanged: bool,
     deadline: tokio::time::Instant,
-) -> Option<Vec<Value>> {
+) -> Option<Vec<Item>> {
     let language = Language::from_path(path)?;
     let (_, sent) = server.sync(path, language).await.ok()?;
     // Asked (pulled, or of tsserver), the answer is for the texts the server has now;
@@ -536,7 +543,7 @@ async fn settled(server: &Server, quiet: Duration, deadline: tokio::time::Instan
 }
 
 /// Raw diagnostics converted against the file's text now.
-async fn convert_all(items: &[Value], path: &Path, encoding: PositionEncoding) -> Vec<Diagnostic> {
+async fn convert_all(items: &[Item], path: &Path, encoding: PositionEncoding) -> Vec<Diagnostic> {
     let text = crate::encoding::read_text(path).await.unwrap_or_default();
     let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
     let mut out: Vec<Diagnostic> =
@@ -556,14 +563,20 @@ async fn tsserver_diagnostics(
     command: &str,
     path: &Path,
     deadline: tokio::time::Instant,
-) -> Result<(Vec<Value>, bool)> {
-    let uri = path_to_uri(path);
+) -> Result<(Vec<Item>, bool)> {
+    let uri = file_uri(path);
+    let method = req::ExecuteCommand::METHOD;
     let mut items = Vec::new();
     for request in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"] {
-        let params = json!({ "command": command, "arguments": [request, { "file": uri }] });
+        // tsserver's own request and response, which lsp-types does not type: JSON.
+        let params = lsp_types::ExecuteCommandParams {
+            command: command.to_string(),
+            arguments: vec![Value::from(request), serde_json::json!({ "file": uri.as_str() })],
+            work_done_progress_params: Default::default(),
+        };
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let answer = match server.request_with("workspace/executeCommand", params, remaining).await {
-            Ok(answer) => answer,
+        let answer = match server.request_with::<req::ExecuteCommand>(params, remaining).await {
+            Ok(answer) => answer.unwrap_or(Value::Null),
             Err(Error::Timeout { .. }) => return Ok((items, false)),
             Err(e) => return Err(e),
         };
@@ -572,7 +585,7 @@ async fn tsserver_diagnostics(
             let message = answer.get("message").and_then(Value::as_str).unwrap_or("no reason given");
             return Err(Error::Response {
                 server: server.spec.id,
-                method: "workspace/executeCommand",
+                method,
                 code: 0,
                 message: format!("tsserver {request} failed: {message}"),
             });
@@ -581,7 +594,7 @@ async fn tsserver_diagnostics(
         let Some(body) = answer.get("body").and_then(Value::as_array) else {
             return Err(Error::Response {
                 server: server.spec.id,
-                method: "workspace/executeCommand",
+                method,
                 code: 0,
                 message: format!("tsserver {request} answered without a list of diagnostics: {answer}"),
             });
@@ -592,24 +605,33 @@ async fn tsserver_diagnostics(
 }
 
 /// One tsserver `protocol.Diagnostic` as the LSP `Diagnostic` typescript-language-server publishes for it.
-fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
-    let position = |location: &Value| -> Option<Value> {
+fn tsserver_to_lsp(diagnostic: &Value) -> Option<Item> {
+    let position = |location: &Value| -> Option<Position> {
         let line = location.get("line")?.as_u64()?.checked_sub(1)?;
         let character = location.get("offset")?.as_u64()?.checked_sub(1)?;
-        Some(json!({ "line": line, "character": character }))
+        Some(Position { line: u32::try_from(line).ok()?, character: u32::try_from(character).ok()? })
     };
     let severity = match diagnostic.get("category").and_then(Value::as_str) {
-        Some("warning") => 2,
-        Some("suggestion") => 4,
-        _ => 1,
+        Some("warning") => DiagnosticSeverity::WARNING,
+        Some("suggestion") => DiagnosticSeverity::HINT,
+        _ => DiagnosticSeverity::ERROR,
     };
-    Some(json!({
-        "range": { "start": position(diagnostic.get("start")?)?, "end": position(diagnostic.get("end")?)? },
-        "message": diagnostic.get("text").and_then(Value::as_str).unwrap_or_default(),
-        "severity": severity,
-        "code": diagnostic.get("code").cloned().unwrap_or(Value::Null),
-        "source": diagnostic.get("source").and_then(Value::as_str).unwrap_or("typescript"),
-    }))
+    let code = match diagnostic.get("code") {
+        Some(Value::String(s)) => Some(NumberOrString::String(s.clone())),
+        Some(Value::Number(n)) => Some(match n.as_i64().and_then(|n| i32::try_from(n).ok()) {
+            Some(n) => NumberOrString::Number(n),
+            None => NumberOrString::String(n.to_string()),
+        }),
+        _ => None,
+    };
+    Some(Item {
+        range: Range { start: position(diagnostic.get("start")?)?, end: position(diagnostic.get("end")?)? },
+        message: diagnostic.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+        severity: Some(severity),
+        code,
+        source: Some(diagnostic.get("source").and_then(Value::as_str).unwrap_or("typescript").to_string()),
+        ..Default::default()
+    })
 }
 
 /// A `textDocument/diagnostic` answer for the file's text now; `None` when
@@ -617,11 +639,21 @@ fn tsserver_to_lsp(diagnostic: &Value) -> Option<Value> {
 /// `ServerCancelled` -32802, `ContentModified` -32801: rust-analyzer cancels
 /// pulls while it reloads the workspace, as after the first `cargo check`
 /// writes `Cargo.lock`) is asked again after its next change or 100 ms.
-async fn pull(server: &Server, path: &Path, deadline: tokio::time::Instant) -> Result<Option<Value>> {
+async fn pull(
+    server: &Server,
+    path: &Path,
+    deadline: tokio::time::Instant,
+) -> Result<Option<DocumentDiagnosticReportResult>> {
     loop {
-        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
+        let params = crate::protocol::DocumentDiagnosticParams(lsp_types::DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier { uri: file_uri(path) },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match server.request_with("textDocument/diagnostic", params, remaining).await {
+        match server.request_with::<crate::protocol::DocumentDiagnostic>(params, remaining).await {
             Ok(answer) => return Ok(Some(answer)),
             Err(Error::Timeout { .. }) => return Ok(None),
             Err(Error::Response { code: -32802 | -32801, .. }) => {
@@ -656,7 +688,7 @@ async fn wait_published(
     after: u64,
     deadline: tokio::time::Instant,
     waits: Waits,
-) -> Result<(Vec<Value>, bool)> {
+) -> Result<(Vec<Item>, bool)> {
     let Waits { settle, settle_empty, stands } = waits;
     loop {
         if let Some(death) = server.death() {
@@ -703,22 +735,20 @@ async fn wait_published(
 }
 
 fn convert_diagnostic(
-    item: &Value,
+    item: &Item,
     path: &Path,
     file_lines: &[String],
     encoding: PositionEncoding,
 ) -> Option<Diagnostic> {
-    let range = item.get("range")?;
-    let code = match item.get("code") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    };
+    let code = item.code.as_ref().map(|code| match code {
+        NumberOrString::String(s) => s.clone(),
+        NumberOrString::Number(n) => n.to_string(),
+    });
     Some(Diagnostic {
-        location: range_to_location(path, range, file_lines, encoding),
-        severity: Severity::from_lsp(item.get("severity").and_then(Value::as_i64)),
+        location: range_to_location(path, &item.range, file_lines, encoding),
+        severity: Severity::from_lsp(item.severity),
         code,
-        source: item.get("source").and_then(Value::as_str).map(str::to_string),
-        message: item.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+        source: item.source.clone(),
+        message: item.message.clone(),
     })
 }

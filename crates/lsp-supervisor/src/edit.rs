@@ -14,7 +14,7 @@ use crate::change::FileChange;
 use crate::encoding::{PositionEncoding, from_lsp_column, line_starts};
 use crate::error::{Error, Result};
 use crate::results::{Cursor, Location};
-use crate::uri::uri_to_path;
+use crate::uri::uri_path;
 
 /// What a rename changed, and the uses of the old name it left.
 #[derive(Debug, Clone, Serialize)]
@@ -68,19 +68,30 @@ pub struct ChangedFile {
     pub change: &'static str,
 }
 
-/// The files a `WorkspaceEdit` touches, for showing a code action.
+/// The files a `WorkspaceEdit` (JSON) touches, for showing a code action; none when it is not one.
 pub fn edited_files(edit: &Value) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
-        out.extend(changes.keys().filter_map(|u| uri_to_path(u)));
-    }
-    for change in edit.get("documentChanges").and_then(Value::as_array).into_iter().flatten() {
-        for key in ["/textDocument/uri", "/uri", "/oldUri", "/newUri"] {
-            if let Some(path) = change.pointer(key).and_then(Value::as_str).and_then(uri_to_path) {
-                out.push(path);
+    crate::protocol::decode::<lsp_types::WorkspaceEdit>(edit).map(|e| files_of(&e)).unwrap_or_default()
+}
+
+/// The files a `WorkspaceEdit` touches.
+pub(crate) fn files_of(edit: &lsp_types::WorkspaceEdit) -> Vec<PathBuf> {
+    use lsp_types::{DocumentChangeOperation, DocumentChanges, ResourceOp};
+    let mut uris: Vec<&lsp_types::Uri> = edit.changes.iter().flat_map(|c| c.keys()).collect();
+    match &edit.document_changes {
+        None => {}
+        Some(DocumentChanges::Edits(edits)) => uris.extend(edits.iter().map(|e| &e.text_document.uri)),
+        Some(DocumentChanges::Operations(operations)) => {
+            for operation in operations {
+                match operation {
+                    DocumentChangeOperation::Edit(e) => uris.push(&e.text_document.uri),
+                    DocumentChangeOperation::Op(ResourceOp::Create(c)) => uris.push(&c.uri),
+                    DocumentChangeOperation::Op(ResourceOp::Rename(r)) => uris.extend([&r.old_uri, &r.new_uri]),
+                    DocumentChangeOperation::Op(ResourceOp::Delete(d)) => uris.push(&d.uri),
+                }
             }
         }
     }
+    let mut out: Vec<PathBuf> = uris.into_iter().filter_map(uri_path).collect();
     out.sort();
     out.dedup();
     out
@@ -88,7 +99,7 @@ pub fn edited_files(edit: &Value) -> Vec<PathBuf> {
 
 /// The path of a `file:` URI; any other scheme refuses the edit.
 fn file_path(uri: &lsp_types::Uri) -> Result<PathBuf> {
-    uri_to_path(uri.as_str()).ok_or_else(|| Error::EditRefused(format!("a non-file URI {}", uri.as_str())))
+    uri_path(uri).ok_or_else(|| Error::EditRefused(format!("a non-file URI {}", uri.as_str())))
 }
 
 /// A text edit on a file's text as it was: byte range replaced, and the new text.
@@ -345,14 +356,26 @@ pub(crate) fn apply_workspace_edit(
     edit: &Value,
     encoding: PositionEncoding,
 ) -> Result<(Vec<(PathBuf, FileChange)>, usize)> {
-    let plan = plan_workspace_edit(root, edit, encoding)?;
+    let plan = plan_json(root, edit, encoding)?;
     let edits = plan.edits;
     Ok((plan.commit()?, edits))
 }
 
+/// [`plan_workspace_edit`] of a `WorkspaceEdit` written as JSON (the trials', the tests').
+#[cfg(any(test, feature = "fault-injection"))]
+pub(crate) fn plan_json(root: &Path, edit: &Value, encoding: PositionEncoding) -> Result<Plan> {
+    let edit = crate::protocol::decode(edit)
+        .map_err(|e| Error::EditRefused(format!("the server's answer is not a WorkspaceEdit of the protocol ({e})")))?;
+    plan_workspace_edit(root, edit, encoding)
+}
+
 /// A `WorkspaceEdit` (either `changes` or `documentChanges`) applied to an
 /// in-memory view of the files: nothing is written until [`Plan::commit`].
-pub(crate) fn plan_workspace_edit(root: &Path, edit: &Value, encoding: PositionEncoding) -> Result<Plan> {
+pub(crate) fn plan_workspace_edit(
+    root: &Path,
+    edit: lsp_types::WorkspaceEdit,
+    encoding: PositionEncoding,
+) -> Result<Plan> {
     let mut plan = Plan {
         root: root.to_path_buf(),
         files: BTreeMap::new(),
@@ -361,8 +384,6 @@ pub(crate) fn plan_workspace_edit(root: &Path, edit: &Value, encoding: PositionE
         bom: Default::default(),
         edits: 0,
     };
-    let edit: lsp_types::WorkspaceEdit = serde_json::from_value(edit.clone())
-        .map_err(|e| Error::EditRefused(format!("the server's answer is not a WorkspaceEdit of the protocol ({e})")))?;
     match (edit.document_changes, edit.changes) {
         (Some(lsp_types::DocumentChanges::Edits(edits)), _) => {
             for e in edits {
@@ -491,12 +512,12 @@ mod tests {
                 { "range": { "start": { "line": line, "character": start }, "end": { "line": line, "character": end } }, "newText": new }
             ] } })
         };
-        let stale = plan_workspace_edit(&root, &edit(1, 4, 10, "as_key"), PositionEncoding::Utf16)?;
+        let stale = plan_json(&root, &edit(1, 4, 10, "as_key"), PositionEncoding::Utf16)?;
         assert_eq!(stale.stale_edit("to_key"), Some((root.join("u.py"), 2, "E = 1".to_string())));
-        let current = plan_workspace_edit(&root, &edit(2, 4, 10, "as_key"), PositionEncoding::Utf16)?;
+        let current = plan_json(&root, &edit(2, 4, 10, "as_key"), PositionEncoding::Utf16)?;
         assert_eq!(current.stale_edit("to_key"), None);
         // Prefix and suffix text keep the old name in the new text; the range still holds it.
-        let shorthand = plan_workspace_edit(&root, &edit(2, 4, 10, "to_key: as_key"), PositionEncoding::Utf16)?;
+        let shorthand = plan_json(&root, &edit(2, 4, 10, "to_key: as_key"), PositionEncoding::Utf16)?;
         assert_eq!(shorthand.stale_edit("to_key"), None);
         // Nothing is written by planning.
         assert_eq!(std::fs::read_to_string(root.join("u.py"))?, "import os\nVALUE = 1\ndef to_key(v):\n    return v\n");
@@ -553,7 +574,7 @@ mod tests {
         let steps = {
             let (_dir, root, edit) = mixed_edit()?;
             let counted = fault::count();
-            plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?.commit()?;
+            plan_json(&root, &edit, PositionEncoding::Utf16)?.commit()?;
             counted.steps()
         };
         // a.fix written, kept and renamed (3), c.fix and sub/d.fix written and renamed (4),
@@ -562,7 +583,7 @@ mod tests {
         for at in 1..=steps {
             let (_dir, root, edit) = mixed_edit()?;
             let before = tree(&root);
-            let plan = plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?;
+            let plan = plan_json(&root, &edit, PositionEncoding::Utf16)?;
             let injected = fault::inject(Fault::FailStep { at, errno: fault::EACCES });
             let result = plan.commit();
             let hit = injected.fired().map(|h| h.op);
@@ -586,7 +607,7 @@ mod tests {
     #[test]
     fn a_file_changed_after_planning_refuses_the_edit() -> anyhow::Result<()> {
         let (_dir, root, edit) = mixed_edit()?;
-        let plan = plan_workspace_edit(&root, &edit, PositionEncoding::Utf16)?;
+        let plan = plan_json(&root, &edit, PositionEncoding::Utf16)?;
         std::fs::write(root.join("a.fix"), "def old\nuse old\nuse old\n")?;
         let before = tree(&root);
         let error = plan.commit().err().map(|e| e.to_string()).unwrap_or_default();

@@ -46,6 +46,10 @@ pub enum Error {
     NotReady { server: &'static str, what: String },
     #[error("{server} answered {method} with error {code}: {message}")]
     Response { server: &'static str, method: &'static str, code: i64, message: String },
+    /// A message of `method` that is not what the protocol says it holds: most
+    /// often the server's answer (never taken as "no results").
+    #[error("{server}'s {method} broke the protocol: {why}")]
+    Protocol { server: &'static str, method: &'static str, why: String },
     #[error("{server} does not support {what}")]
     Unsupported { server: &'static str, what: &'static str },
     #[error("could not read {}: {source}", path.display())]

@@ -36,6 +36,7 @@ mod error;
 pub mod fuzzing;
 mod importers;
 mod navigation;
+mod protocol;
 mod rename;
 mod results;
 mod server;
@@ -78,7 +79,7 @@ pub mod trials {
 
     /// Plans `edit` (a `WorkspaceEdit`, UTF-16 columns) over `root`, as a rename does.
     pub fn plan(root: &Path, edit: &serde_json::Value) -> crate::Result<PlannedEdit> {
-        crate::edit::plan_workspace_edit(root, edit, crate::PositionEncoding::Utf16).map(PlannedEdit)
+        crate::edit::plan_json(root, edit, crate::PositionEncoding::Utf16).map(PlannedEdit)
     }
 
     impl PlannedEdit {

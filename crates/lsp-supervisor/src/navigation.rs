@@ -6,15 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use lsp_types::request::{self as req, Request};
+use lsp_types::{
+    CodeActionOrCommand, DocumentSymbol, DocumentSymbolResponse, GotoDefinitionResponse, HoverContents, MarkedString,
+    OneOf, Position, Range, SymbolInformation, SymbolKind, TextDocumentIdentifier, TextDocumentPositionParams,
+    WorkspaceSymbolResponse,
+};
 
 use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
+use crate::protocol::Provided;
 use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol, WorkspaceSymbols};
 use crate::server::{Load, Server};
 use crate::spec::Language;
 use crate::supervisor::Supervisor;
-use crate::uri::{path_to_uri, uri_to_path};
+use crate::uri::{file_uri, uri_path};
 
 /// How long after a project file changed (`Cargo.lock`, `go.mod`, …) an empty
 /// answer may be the server not yet announcing that it reloads.
@@ -39,7 +45,118 @@ const PARTIAL_RETRY: Duration = Duration::from_secs(1);
 pub(crate) struct Target {
     pub server: Arc<Server>,
     pub cursor: Cursor,
-    pub position: Value,
+    pub position: Position,
+}
+
+impl Target {
+    /// The document and position the requests at the target take.
+    pub fn at(&self, path: &Path) -> TextDocumentPositionParams {
+        TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier { uri: file_uri(path) },
+            position: self.position,
+        }
+    }
+}
+
+/// An answer that may be empty, which from a server still loading may only mean "not yet".
+pub(crate) trait Answer {
+    /// The empty answer (what a request the server cancelled counts as).
+    fn none() -> Self;
+    fn is_empty(&self) -> bool;
+}
+
+/// What an answer holds, when it holds something.
+pub(crate) trait Contents {
+    fn is_empty(&self) -> bool;
+}
+
+impl<T: Contents> Answer for Option<T> {
+    fn none() -> Self {
+        None
+    }
+
+    fn is_empty(&self) -> bool {
+        self.as_ref().is_none_or(T::is_empty)
+    }
+}
+
+impl<T> Contents for Vec<T> {
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+impl Contents for GotoDefinitionResponse {
+    fn is_empty(&self) -> bool {
+        match self {
+            GotoDefinitionResponse::Scalar(_) => false,
+            GotoDefinitionResponse::Array(locations) => locations.is_empty(),
+            GotoDefinitionResponse::Link(links) => links.is_empty(),
+        }
+    }
+}
+
+impl Contents for lsp_types::Hover {
+    fn is_empty(&self) -> bool {
+        hover_text(&self.contents).is_none()
+    }
+}
+
+impl Contents for DocumentSymbolResponse {
+    fn is_empty(&self) -> bool {
+        match self {
+            DocumentSymbolResponse::Flat(symbols) => symbols.is_empty(),
+            DocumentSymbolResponse::Nested(symbols) => symbols.is_empty(),
+        }
+    }
+}
+
+impl Contents for WorkspaceSymbolResponse {
+    fn is_empty(&self) -> bool {
+        match self {
+            WorkspaceSymbolResponse::Flat(symbols) => symbols.is_empty(),
+            WorkspaceSymbolResponse::Nested(symbols) => symbols.is_empty(),
+        }
+    }
+}
+
+impl Contents for lsp_types::WorkspaceEdit {
+    fn is_empty(&self) -> bool {
+        self.changes.is_none() && self.document_changes.is_none() && self.change_annotations.is_none()
+    }
+}
+
+/// The places a navigation answer names: `uri` and the range of the name there.
+pub(crate) trait Places {
+    fn places(&self) -> Vec<(&lsp_types::Uri, &Range)>;
+}
+
+impl Places for Option<GotoDefinitionResponse> {
+    fn places(&self) -> Vec<(&lsp_types::Uri, &Range)> {
+        match self {
+            None => Vec::new(),
+            Some(GotoDefinitionResponse::Scalar(l)) => vec![(&l.uri, &l.range)],
+            Some(GotoDefinitionResponse::Array(ls)) => ls.iter().map(|l| (&l.uri, &l.range)).collect(),
+            // A link's selection range is the name; its target range the whole item.
+            Some(GotoDefinitionResponse::Link(links)) => {
+                links.iter().map(|l| (&l.target_uri, &l.target_selection_range)).collect()
+            }
+        }
+    }
+}
+
+impl Places for Option<Vec<lsp_types::Location>> {
+    fn places(&self) -> Vec<(&lsp_types::Uri, &Range)> {
+        self.iter().flatten().map(|l| (&l.uri, &l.range)).collect()
+    }
+}
+
+fn goto(at: TextDocumentPositionParams) -> lsp_types::GotoDefinitionParams {
+    lsp_types::GotoDefinitionParams {
+        text_document_position_params: at,
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    }
 }
 
 impl Supervisor {
@@ -74,26 +191,36 @@ impl Supervisor {
             occurrences,
             whole,
         };
-        let position = json!({ "line": index, "character": character });
+        let position = Position { line: u32::try_from(index).unwrap_or(u32::MAX), character };
         Ok(Target { server, cursor, position })
     }
 
     /// A request whose empty answer may only mean "still loading": while the
     /// server is loading, waits for it to finish (within the request timeout) and asks again.
-    pub(crate) async fn query(&self, server: &Server, method: &'static str, params: Value) -> Result<Value> {
-        self.query_partial(server, method, params, Partly::Wait).await.map(|(answer, _)| answer)
+    pub(crate) async fn query<R>(&self, server: &Server, params: R::Params) -> Result<R::Result>
+    where
+        R: Request,
+        R::Params: Clone,
+        R::Result: Answer,
+    {
+        self.query_partial::<R>(server, params, Partly::Wait).await.map(|(answer, _)| answer)
     }
 
     /// [`Supervisor::query`]; unless `partly` is [`Partly::Wait`], a server
     /// whose only work left is [`crate::ServerSpec::partial_progress`] is asked
     /// at once, and its answer comes with a note of what it may lack.
-    pub(crate) async fn query_partial(
+    pub(crate) async fn query_partial<R>(
         &self,
         server: &Server,
-        method: &'static str,
-        params: Value,
+        params: R::Params,
         partly: Partly,
-    ) -> Result<(Value, Option<String>)> {
+    ) -> Result<(R::Result, Option<String>)>
+    where
+        R: Request,
+        R::Params: Clone,
+        R::Result: Answer,
+    {
+        let method = R::METHOD;
         let partial_ok = partly != Partly::Wait;
         let mut deadline = tokio::time::Instant::now() + server.request_timeout;
         if let Some(first) = server.spec.first_load_timeout.filter(|_| !server.loaded()) {
@@ -117,16 +244,16 @@ impl Supervisor {
             let remaining =
                 deadline.saturating_duration_since(tokio::time::Instant::now()).max(Duration::from_millis(500));
             let mut cancelled = false;
-            let answer = match server.request_with(method, params.clone(), remaining).await {
+            let answer = match server.request_with::<R>(params.clone(), remaining).await {
                 // ContentModified / ServerCancelled: the server changed under the request; ask again.
                 Err(Error::Response { code: -32801 | -32802, .. }) => {
                     cancelled = true;
-                    Value::Null
+                    R::Result::none()
                 }
                 other => other?,
             };
-            tracing::debug!(server = server.spec.id, method, empty = is_empty(&answer), load = ?server.load(), "answered");
-            if !is_empty(&answer) {
+            tracing::debug!(server = server.spec.id, method, empty = answer.is_empty(), load = ?server.load(), "answered");
+            if !answer.is_empty() {
                 return Ok((answer, if asked_after_idle { None } else { partial }));
             }
             if asked_after_idle {
@@ -171,36 +298,36 @@ impl Supervisor {
         }
     }
 
-    async fn navigate(
+    /// `R` at the symbol, its params made by `params` from the place.
+    async fn navigate<R>(
         &self,
-        method: &'static str,
-        capability: &str,
         path: &Path,
         line: u32,
         symbol: &str,
         cap: usize,
-    ) -> Result<Navigation> {
+        params: impl FnOnce(TextDocumentPositionParams) -> R::Params,
+    ) -> Result<Navigation>
+    where
+        R: Provided,
+        R::Params: Clone,
+        R::Result: Answer + Places,
+    {
         let target = self.target(path, line, symbol).await?;
         let server = &target.server;
-        if !server.supports(capability, method) {
-            return Err(Error::Unsupported { server: server.spec.id, what: method });
+        if !server.supports::<R>() {
+            return Err(Error::Unsupported { server: server.spec.id, what: R::METHOD });
         }
-        let mut params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
-        if method == "textDocument/references" {
-            params["context"] = json!({ "includeDeclaration": true });
-        }
-        let (answer, partial) = self.query_partial(server, method, params, Partly::NonEmpty).await?;
-        let mut locations = convert_locations(&answer, server.encoding).await;
+        let (answer, partial) = self.query_partial::<R>(server, params(target.at(path)), Partly::NonEmpty).await?;
+        let mut locations = convert_locations(answer.places(), server.encoding).await;
         locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         locations.dedup();
         let total = locations.len();
         locations.truncate(cap);
-        let warning = match method {
-            "textDocument/references" | "textDocument/implementation" => {
-                server.spec.missing_index(&server.root).or_else(|| crate::coverage::left_out(server))
-            }
-            _ => None,
-        };
+        // Uses and implementations are searched in the server's index, which may not cover every file.
+        let searched = [req::References::METHOD, req::GotoImplementation::METHOD].contains(&R::METHOD);
+        let warning = searched
+            .then(|| server.spec.missing_index(&server.root).or_else(|| crate::coverage::left_out(server)))
+            .flatten();
         let warning = [partial, warning].into_iter().flatten().reduce(|a, b| format!("{a}; {b}"));
         Ok(Navigation {
             server: server.spec.id,
@@ -212,42 +339,65 @@ impl Supervisor {
 
     /// Where the symbol is declared (`textDocument/definition`).
     pub async fn definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate("textDocument/definition", "definitionProvider", path, line, symbol, usize::MAX).await
+        self.navigate::<req::GotoDefinition>(path, line, symbol, usize::MAX, goto).await
     }
 
     /// Where its type is declared (`textDocument/typeDefinition`).
     pub async fn type_definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate("textDocument/typeDefinition", "typeDefinitionProvider", path, line, symbol, usize::MAX).await
+        self.navigate::<req::GotoTypeDefinition>(path, line, symbol, usize::MAX, goto).await
     }
 
     /// Concrete implementations (`textDocument/implementation`).
     pub async fn implementation(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate("textDocument/implementation", "implementationProvider", path, line, symbol, usize::MAX).await
+        self.navigate::<req::GotoImplementation>(path, line, symbol, usize::MAX, goto).await
     }
 
     /// Every use, declaration included, capped at `cap` (`textDocument/references`).
     pub async fn references(&self, path: &Path, line: u32, symbol: &str, cap: usize) -> Result<Navigation> {
-        self.navigate("textDocument/references", "referencesProvider", path, line, symbol, cap).await
+        self.navigate::<req::References>(path, line, symbol, cap, |at| lsp_types::ReferenceParams {
+            text_document_position: at,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+            context: lsp_types::ReferenceContext { include_declaration: true },
+        })
+        .await
     }
 
     /// The hover text (markdown or plain), `None` when the server has none.
     pub async fn hover(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Option<String>)> {
         let target = self.target(path, line, symbol).await?;
-        let params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": target.position });
-        let answer = self.query(&target.server, "textDocument/hover", params).await?;
-        Ok((target.cursor, hover_text(answer.get("contents").unwrap_or(&Value::Null))))
+        let params = lsp_types::HoverParams {
+            text_document_position_params: target.at(path),
+            work_done_progress_params: Default::default(),
+        };
+        let answer = self.query::<req::HoverRequest>(&target.server, params).await?;
+        Ok((target.cursor, answer.and_then(|hover| hover_text(&hover.contents))))
     }
 
     /// The file's outline, flattened depth-first, capped at `cap`.
     pub async fn document_symbols(&self, path: &Path, cap: usize) -> Result<(&'static str, Capped<Symbol>)> {
         let (server, language) = self.server_for(path).await?;
         let (text, _) = server.sync(path, language).await?;
-        let params = json!({ "textDocument": { "uri": path_to_uri(path) } });
-        let answer = self.query(&server, "textDocument/documentSymbol", params).await?;
+        let params = lsp_types::DocumentSymbolParams {
+            text_document: TextDocumentIdentifier { uri: file_uri(path) },
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let answer = self.query::<req::DocumentSymbolRequest>(&server, params).await?;
         let mut out = Vec::new();
         let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
-        for item in answer.as_array().into_iter().flatten() {
-            flatten_symbol(item, path, &file_lines, server.encoding, 0, None, &mut out);
+        match answer {
+            None => {}
+            Some(DocumentSymbolResponse::Flat(symbols)) => {
+                for symbol in &symbols {
+                    out.push(information_symbol(symbol, path, &file_lines, server.encoding));
+                }
+            }
+            Some(DocumentSymbolResponse::Nested(symbols)) => {
+                for symbol in &symbols {
+                    flatten_symbol(symbol, path, &file_lines, server.encoding, 0, None, &mut out);
+                }
+            }
         }
         let total = out.len();
         out.truncate(cap);
@@ -359,26 +509,39 @@ impl Supervisor {
         if context.is_file() {
             server.sync(context, language).await?;
         }
-        let (answer, partial) =
-            self.query_partial(&server, "workspace/symbol", json!({ "query": query }), Partly::Any).await?;
+        let params = lsp_types::WorkspaceSymbolParams {
+            query: query.to_string(),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let (answer, partial) = self.query_partial::<req::WorkspaceSymbolRequest>(&server, params, Partly::Any).await?;
+        // Name, kind, container, and where: a symbol may give its file without a range.
+        let found: Vec<(String, SymbolKind, Option<String>, lsp_types::Uri, Range)> = match answer {
+            None => Vec::new(),
+            Some(WorkspaceSymbolResponse::Flat(symbols)) => symbols
+                .into_iter()
+                .map(|s| (s.name, s.kind, s.container_name, s.location.uri, s.location.range))
+                .collect(),
+            Some(WorkspaceSymbolResponse::Nested(symbols)) => symbols
+                .into_iter()
+                .map(|s| {
+                    let (uri, range) = match s.location {
+                        OneOf::Left(location) => (location.uri, location.range),
+                        OneOf::Right(file) => (file.uri, Range::default()),
+                    };
+                    (s.name, s.kind, s.container_name, uri, range)
+                })
+                .collect(),
+        };
         let mut out = Vec::new();
-        for item in answer.as_array().into_iter().flatten() {
-            let Some(location) = item.get("location") else { continue };
-            let Some(path) = location.get("uri").and_then(Value::as_str).and_then(uri_to_path) else { continue };
-            let range = location
-                .get("range")
-                .cloned()
-                .unwrap_or(json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }));
+        for (name, kind, container, uri, range) in found {
+            let Some(path) = uri_path(&uri) else { continue };
             let Some(location) = convert_range(&path, &range, server.encoding, None).await else { continue };
             out.push(Symbol {
-                name: item.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
-                kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
+                name,
+                kind: symbol_kind(kind),
                 detail: None,
-                container: item
-                    .get("containerName")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string),
+                container: container.filter(|s| !s.is_empty()),
                 depth: 0,
                 location,
             });
@@ -433,38 +596,48 @@ impl Supervisor {
         let server = &target.server;
         let file = self.file_diagnostics_raw(server, path, false).await?;
         let index = line - 1;
-        let on_line: Vec<Value> = file
-            .into_iter()
-            .filter(|d| {
-                let start = d.pointer("/range/start/line").and_then(Value::as_u64).unwrap_or(0);
-                let end = d.pointer("/range/end/line").and_then(Value::as_u64).unwrap_or(start);
-                (start..=end).contains(&u64::from(index))
-            })
-            .collect();
+        let on_line: Vec<lsp_types::Diagnostic> =
+            file.into_iter().filter(|d| (d.range.start.line..=d.range.end.line).contains(&index)).collect();
         let text = crate::encoding::read_text(path)
             .await
             .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         let line_text = lines(&text).get(index as usize).copied().unwrap_or("").to_string();
         let end = to_lsp_column(&line_text, line_text.len(), server.encoding);
-        let params = json!({
-            "textDocument": { "uri": path_to_uri(path) },
-            "range": { "start": { "line": index, "character": 0 }, "end": { "line": index, "character": end } },
-            "context": { "diagnostics": on_line, "triggerKind": 1 },
-        });
+        let params = lsp_types::CodeActionParams {
+            text_document: TextDocumentIdentifier { uri: file_uri(path) },
+            range: Range {
+                start: Position { line: index, character: 0 },
+                end: Position { line: index, character: end },
+            },
+            context: lsp_types::CodeActionContext {
+                diagnostics: on_line,
+                only: None,
+                trigger_kind: Some(lsp_types::CodeActionTriggerKind::INVOKED),
+            },
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
         // Through `query`: an empty list from a server still loading is "not ready", not "none offered".
-        let answer = self.query(server, "textDocument/codeAction", params).await?;
+        let answer = self.query::<req::CodeActionRequest>(server, params).await?;
         let mut out = Vec::new();
-        for item in answer.as_array().into_iter().flatten() {
-            // A bare Command has a string `command`; a CodeAction may carry one as an object.
-            let bare_command = item.get("command").is_some_and(Value::is_string);
-            let edit = item.get("edit").cloned().unwrap_or(Value::Null);
-            out.push(CodeAction {
-                title: item.get("title").and_then(Value::as_str).unwrap_or("").to_string(),
-                kind: item.get("kind").and_then(Value::as_str).map(str::to_string),
-                preferred: item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
-                files: crate::edit::edited_files(&edit),
-                command: bare_command || item.get("command").is_some_and(Value::is_object),
-                disabled: item.pointer("/disabled/reason").and_then(Value::as_str).map(str::to_string),
+        for item in answer.into_iter().flatten() {
+            out.push(match item {
+                CodeActionOrCommand::Command(command) => CodeAction {
+                    title: command.title,
+                    kind: None,
+                    preferred: false,
+                    files: Vec::new(),
+                    command: true,
+                    disabled: None,
+                },
+                CodeActionOrCommand::CodeAction(action) => CodeAction {
+                    title: action.title,
+                    kind: action.kind.map(|k| k.as_str().to_string()),
+                    preferred: action.is_preferred.unwrap_or(false),
+                    files: action.edit.as_ref().map(crate::edit::files_of).unwrap_or_default(),
+                    command: action.command.is_some(),
+                    disabled: action.disabled.map(|d| d.reason),
+                },
             });
         }
         Ok((target.cursor, out))
@@ -493,15 +666,6 @@ fn first_file_of(root: &Path, language: Language) -> Option<PathBuf> {
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(ignore::DirEntry::into_path)
         .find(|p| Language::from_path(p) == Some(language))
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.get("contents").is_some_and(|c| hover_text(c).is_none()) || o.is_empty(),
-        _ => false,
-    }
 }
 
 /// Finds `symbol` on a line: the first occurrence that stands as a whole
@@ -543,7 +707,7 @@ pub(crate) async fn read_lines(path: &Path) -> Vec<String> {
 /// Converts an LSP range in `path` to a [`Location`], reading the file's lines (or using `file_lines`).
 pub(crate) async fn convert_range(
     path: &Path,
-    range: &Value,
+    range: &Range,
     encoding: PositionEncoding,
     file_lines: Option<&[String]>,
 ) -> Option<Location> {
@@ -560,39 +724,31 @@ pub(crate) async fn convert_range(
 
 pub(crate) fn range_to_location(
     path: &Path,
-    range: &Value,
+    range: &Range,
     file_lines: &[String],
     encoding: PositionEncoding,
 ) -> Location {
-    let point = |key: &str| {
-        let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as usize;
-        let character = range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+    let point = |position: Position| {
+        let line = position.line as usize;
         let text = file_lines.get(line).map(String::as_str).unwrap_or("");
-        let byte = from_lsp_column(text, character, encoding);
+        let byte = from_lsp_column(text, position.character, encoding);
         (u32::try_from(line + 1).unwrap_or(u32::MAX), u32::try_from(char_column(text, byte)).unwrap_or(u32::MAX))
     };
-    let (line, column) = point("start");
-    let (end_line, end_column) = point("end");
+    let (line, column) = point(range.start);
+    let (end_line, end_column) = point(range.end);
     let text = file_lines.get(line as usize - 1).map(|l| l.trim().to_string()).unwrap_or_default();
     Location { path: path.to_path_buf(), line, column, end_line, end_column, text }
 }
 
-/// `Location | Location[] | LocationLink[] | null` as locations.
-pub(crate) async fn convert_locations(answer: &Value, encoding: PositionEncoding) -> Vec<Location> {
-    let items: Vec<&Value> = match answer {
-        Value::Array(a) => a.iter().collect(),
-        Value::Object(_) => vec![answer],
-        _ => Vec::new(),
-    };
+/// The places of an answer ([`Places`]) as locations; a URI that is not a file's is left out.
+pub(crate) async fn convert_locations(
+    places: Vec<(&lsp_types::Uri, &Range)>,
+    encoding: PositionEncoding,
+) -> Vec<Location> {
     let mut cache: HashMap<PathBuf, Vec<String>> = HashMap::new();
     let mut out = Vec::new();
-    for item in items {
-        // LocationLink: targetUri + targetSelectionRange (the name); Location: uri + range.
-        let (uri, range) = match item.get("targetUri") {
-            Some(uri) => (uri, item.get("targetSelectionRange").or_else(|| item.get("targetRange"))),
-            None => (item.get("uri").unwrap_or(&Value::Null), item.get("range")),
-        };
-        let (Some(path), Some(range)) = (uri.as_str().and_then(uri_to_path), range) else { continue };
+    for (uri, range) in places {
+        let Some(path) = uri_path(uri) else { continue };
         if !cache.contains_key(&path) {
             cache.insert(path.clone(), read_lines(&path).await);
         }
@@ -602,23 +758,44 @@ pub(crate) async fn convert_locations(answer: &Value, encoding: PositionEncoding
 }
 
 /// `MarkupContent | MarkedString | MarkedString[]` as text; `None` when blank.
-fn hover_text(contents: &Value) -> Option<String> {
+fn hover_text(contents: &HoverContents) -> Option<String> {
+    let marked = |m: &MarkedString| match m {
+        MarkedString::String(s) => s.clone(),
+        MarkedString::LanguageString(code) => format!("```{}\n{}\n```", code.language, code.value),
+    };
     let text = match contents {
-        Value::String(s) => s.clone(),
-        Value::Object(o) => match (o.get("kind"), o.get("language"), o.get("value").and_then(Value::as_str)) {
-            (_, Some(lang), Some(value)) => format!("```{}\n{value}\n```", lang.as_str().unwrap_or("")),
-            (_, None, Some(value)) => value.to_string(),
-            _ => String::new(),
-        },
-        Value::Array(items) => items.iter().filter_map(hover_text).collect::<Vec<_>>().join("\n\n"),
-        _ => String::new(),
+        HoverContents::Scalar(m) => marked(m),
+        HoverContents::Array(items) => {
+            let texts = items.iter().map(|m| marked(m).trim().to_string());
+            texts.filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n")
+        }
+        HoverContents::Markup(markup) => markup.value.clone(),
     };
     let text = text.trim().to_string();
     (!text.is_empty()).then_some(text)
 }
 
+/// A `SymbolInformation` of a file's outline: where its location says, else in `path`.
+fn information_symbol(
+    item: &SymbolInformation,
+    path: &Path,
+    file_lines: &[String],
+    encoding: PositionEncoding,
+) -> Symbol {
+    let symbol_path = uri_path(&item.location.uri).unwrap_or_else(|| path.to_path_buf());
+    Symbol {
+        name: item.name.clone(),
+        kind: symbol_kind(item.kind),
+        detail: None,
+        container: item.container_name.clone().filter(|s| !s.is_empty()),
+        depth: 0,
+        location: range_to_location(&symbol_path, &item.location.range, file_lines, encoding),
+    }
+}
+
+/// A `DocumentSymbol` and its children, depth first, each at its name (`selectionRange`).
 fn flatten_symbol(
-    item: &Value,
+    item: &DocumentSymbol,
     path: &Path,
     file_lines: &[String],
     encoding: PositionEncoding,
@@ -626,65 +803,50 @@ fn flatten_symbol(
     container: Option<&str>,
     out: &mut Vec<Symbol>,
 ) {
-    let name = item.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-    // DocumentSymbol has selectionRange; SymbolInformation has location.
-    let (symbol_path, range) = match item.get("location") {
-        Some(location) => (
-            location.get("uri").and_then(Value::as_str).and_then(uri_to_path).unwrap_or_else(|| path.to_path_buf()),
-            location.get("range").cloned(),
-        ),
-        None => (path.to_path_buf(), item.get("selectionRange").or_else(|| item.get("range")).cloned()),
-    };
-    let Some(range) = range else { return };
     out.push(Symbol {
-        name: name.clone(),
-        kind: symbol_kind(item.get("kind").and_then(Value::as_i64)),
-        detail: item.get("detail").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string),
-        container: item
-            .get("containerName")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .or_else(|| container.map(str::to_string)),
+        name: item.name.clone(),
+        kind: symbol_kind(item.kind),
+        detail: item.detail.clone().filter(|s| !s.is_empty()),
+        container: container.map(str::to_string),
         depth,
-        location: range_to_location(&symbol_path, &range, file_lines, encoding),
+        location: range_to_location(path, &item.selection_range, file_lines, encoding),
     });
-    for child in item.get("children").and_then(Value::as_array).into_iter().flatten() {
-        flatten_symbol(child, path, file_lines, encoding, depth + 1, Some(&name), out);
+    for child in item.children.iter().flatten() {
+        flatten_symbol(child, path, file_lines, encoding, depth + 1, Some(&item.name), out);
     }
 }
 
-/// LSP `SymbolKind` (1–26) by name.
-fn symbol_kind(kind: Option<i64>) -> &'static str {
-    const NAMES: [&str; 26] = [
-        "file",
-        "module",
-        "namespace",
-        "package",
-        "class",
-        "method",
-        "property",
-        "field",
-        "constructor",
-        "enum",
-        "interface",
-        "function",
-        "variable",
-        "constant",
-        "string",
-        "number",
-        "boolean",
-        "array",
-        "object",
-        "key",
-        "null",
-        "enum member",
-        "struct",
-        "event",
-        "operator",
-        "type parameter",
+/// LSP `SymbolKind` by name.
+fn symbol_kind(kind: SymbolKind) -> &'static str {
+    const NAMES: [(SymbolKind, &str); 26] = [
+        (SymbolKind::FILE, "file"),
+        (SymbolKind::MODULE, "module"),
+        (SymbolKind::NAMESPACE, "namespace"),
+        (SymbolKind::PACKAGE, "package"),
+        (SymbolKind::CLASS, "class"),
+        (SymbolKind::METHOD, "method"),
+        (SymbolKind::PROPERTY, "property"),
+        (SymbolKind::FIELD, "field"),
+        (SymbolKind::CONSTRUCTOR, "constructor"),
+        (SymbolKind::ENUM, "enum"),
+        (SymbolKind::INTERFACE, "interface"),
+        (SymbolKind::FUNCTION, "function"),
+        (SymbolKind::VARIABLE, "variable"),
+        (SymbolKind::CONSTANT, "constant"),
+        (SymbolKind::STRING, "string"),
+        (SymbolKind::NUMBER, "number"),
+        (SymbolKind::BOOLEAN, "boolean"),
+        (SymbolKind::ARRAY, "array"),
+        (SymbolKind::OBJECT, "object"),
+        (SymbolKind::KEY, "key"),
+        (SymbolKind::NULL, "null"),
+        (SymbolKind::ENUM_MEMBER, "enum member"),
+        (SymbolKind::STRUCT, "struct"),
+        (SymbolKind::EVENT, "event"),
+        (SymbolKind::OPERATOR, "operator"),
+        (SymbolKind::TYPE_PARAMETER, "type parameter"),
     ];
-    kind.and_then(|k| usize::try_from(k - 1).ok()).and_then(|i| NAMES.get(i)).copied().unwrap_or("symbol")
+    NAMES.iter().find(|(k, _)| *k == kind).map_or("symbol", |(_, name)| name)
 }
 
 #[cfg(test)]
@@ -702,12 +864,21 @@ mod tests {
     }
 
     #[test]
-    fn hover_contents_of_every_shape_become_text() {
-        assert_eq!(hover_text(&json!({ "kind": "markdown", "value": "**x**" })), Some("**x**".into()));
+    fn hover_contents_of_every_shape_become_text() -> anyhow::Result<()> {
+        use serde_json::json;
+        let text = |contents| -> anyhow::Result<Option<String>> { Ok(hover_text(&serde_json::from_value(contents)?)) };
+        assert_eq!(text(json!({ "kind": "markdown", "value": "**x**" }))?, Some("**x**".into()));
         assert_eq!(
-            hover_text(&json!([{ "language": "rust", "value": "fn f()" }, "doc"])),
+            text(json!([{ "language": "rust", "value": "fn f()" }, "doc"]))?,
             Some("```rust\nfn f()\n```\n\ndoc".into())
         );
-        assert_eq!(hover_text(&json!("")), None);
+        assert_eq!(text(json!(""))?, None);
+        // `null` is no hover; blank contents are none either.
+        let none: Option<lsp_types::Hover> = serde_json::from_value(json!(null))?;
+        assert!(Answer::is_empty(&none));
+        let blank: Option<lsp_types::Hover> = serde_json::from_value(json!({ "contents": [""] }))?;
+        assert!(Answer::is_empty(&blank));
+        assert_eq!(symbol_kind(SymbolKind::STRUCT), "struct");
+        Ok(())
     }
 }

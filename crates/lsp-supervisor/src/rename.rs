@@ -25,17 +25,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use lsp_types::request as req;
+use lsp_types::{Position, Range, TextDocumentIdentifier, TextDocumentPositionParams};
 
 use crate::change::FileChange;
 use crate::edit::{ChangedFile, Leftover, Plan, RenameOutcome, not_an_identifier, plan_workspace_edit};
 use crate::encoding::{from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
-use crate::navigation::{convert_locations, range_to_location};
+use crate::navigation::{Places, convert_locations, range_to_location};
 use crate::server::Server;
 use crate::spec::Language;
 use crate::supervisor::Supervisor;
-use crate::uri::path_to_uri;
+use crate::uri::file_uri;
 
 /// How many uses outside the edit the server is asked about.
 pub const PROBES: usize = 40;
@@ -112,7 +113,7 @@ impl Supervisor {
         }
         let target = self.target(path, line, symbol).await?;
         let server = Arc::clone(&target.server);
-        if !server.supports("renameProvider", "textDocument/rename") {
+        if !server.supports::<req::Rename>() {
             return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
         }
         // A rename that reaches only the open files would leave the others calling the old name.
@@ -124,15 +125,11 @@ impl Supervisor {
         }
         let file_lines = crate::navigation::read_lines(path).await;
         let line_text = file_lines.get(line as usize - 1).cloned().unwrap_or_default();
-        let byte = from_lsp_column(
-            &line_text,
-            target.position.get("character").and_then(Value::as_u64).unwrap_or(0) as u32,
-            server.encoding,
-        );
+        let byte = from_lsp_column(&line_text, target.position.character, server.encoding);
         let old = identifier_around(&line_text, byte).to_string();
-        let (mut at_path, mut at_position, mut asked_at) = (path.to_path_buf(), target.position.clone(), None);
+        let (mut at_path, mut at_position, mut asked_at) = (path.to_path_buf(), target.position, None);
         if server.spec.renames_at_declaration
-            && let Some((decl, position)) = self.declaration_elsewhere(&server, path, &target.position).await
+            && let Some((decl, position)) = self.declaration_elsewhere(&server, path, target.position).await
         {
             (at_path, at_position) = (decl.path.clone(), position);
             asked_at = Some(decl);
@@ -141,14 +138,15 @@ impl Supervisor {
         // Asked again once when the edit misses uses the server itself resolves to the symbol.
         let mut asked_again = false;
         loop {
-            let params = json!({
-                "textDocument": { "uri": path_to_uri(&at_path) }, "position": at_position, "newName": new_name,
-            });
-            let edit = self.query(&server, "textDocument/rename", params).await?;
-            if edit.is_null() {
+            let params = lsp_types::RenameParams {
+                text_document_position: at(&at_path, at_position),
+                new_name: new_name.to_string(),
+                work_done_progress_params: Default::default(),
+            };
+            let Some(edit) = self.query::<req::Rename>(&server, params).await? else {
                 return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
-            }
-            let plan = plan_workspace_edit(&root, &edit, server.encoding)?;
+            };
+            let plan = plan_workspace_edit(&root, edit, server.encoding)?;
             if let Some((file, line, held)) = plan.stale_edit(&old) {
                 self.files_changed(&[(file.clone(), FileChange::Changed)]).await;
                 return Err(Error::StaleView { server: server.spec.id, path: file, line, held, expected: old });
@@ -210,11 +208,10 @@ impl Supervisor {
         &self,
         server: &Server,
         path: &Path,
-        position: &Value,
-    ) -> Option<(crate::results::Location, Value)> {
-        let params = json!({ "textDocument": { "uri": path_to_uri(path) }, "position": position });
-        let answer = self.query(server, "textDocument/definition", params).await.ok()?;
-        let location = convert_locations(&answer, server.encoding).await.into_iter().next()?;
+        position: Position,
+    ) -> Option<(crate::results::Location, Position)> {
+        let answer = self.query::<req::GotoDefinition>(server, definition_at(path, position)).await.ok()?;
+        let location = convert_locations(answer.places(), server.encoding).await.into_iter().next()?;
         let root = &self.config().root;
         if location.path == path
             || !location.path.starts_with(root)
@@ -228,7 +225,7 @@ impl Supervisor {
         let line_text = text.get(location.line as usize - 1)?;
         let byte = line_text.char_indices().nth(location.column as usize - 1).map_or(line_text.len(), |(i, _)| i);
         let character = to_lsp_column(line_text, byte, server.encoding);
-        Some((location.clone(), json!({ "line": location.line - 1, "character": character })))
+        Some((location.clone(), Position { line: location.line - 1, character }))
     }
 
     /// Scans the root for uses of `old` outside the edit and asks the server
@@ -271,10 +268,8 @@ impl Supervisor {
             }
             let character = to_lsp_column(&site.text, site.byte, server.encoding);
             let file_lines = vec![site.text.clone()];
-            let range = json!({
-                "start": { "line": 0, "character": character },
-                "end": { "line": 0, "character": to_lsp_column(&site.text, site.byte + old.trim_start_matches('\'').len(), server.encoding) },
-            });
+            let end = to_lsp_column(&site.text, site.byte + old.trim_start_matches('\'').len(), server.encoding);
+            let range = Range { start: Position { line: 0, character }, end: Position { line: 0, character: end } };
             let mut location = range_to_location(&site.path, &range, &file_lines, server.encoding);
             location.line = u32::try_from(site.line + 1).unwrap_or(u32::MAX);
             location.end_line = location.line;
@@ -283,22 +278,20 @@ impl Supervisor {
                 scan.unresolved.push(Leftover { location, excluded, unasked: Some(e.to_string()) });
                 continue;
             }
-            let params = json!({
-                "textDocument": { "uri": path_to_uri(&site.path) },
-                "position": { "line": site.line, "character": character },
-            });
+            let position = Position { line: u32::try_from(site.line).unwrap_or(u32::MAX), character };
+            let params = definition_at(&site.path, position);
             // A question not answered (timed out, failed) is said so, never taken as "not resolved".
-            let answer = match server.request_with("textDocument/definition", params, PROBE_TIMEOUT).await {
+            let answer = match server.request_with::<req::GotoDefinition>(params, PROBE_TIMEOUT).await {
                 Ok(answer) => answer,
                 // An error answer is the server's word that nothing is defined
                 // there (gopls: "no identifier found" in a comment).
-                Err(Error::Response { .. }) => Value::Null,
+                Err(Error::Response { .. }) => None,
                 Err(e) => {
                     scan.unresolved.push(Leftover { location, excluded, unasked: Some(e.to_string()) });
                     continue;
                 }
             };
-            let definitions = convert_locations(&answer, server.encoding).await;
+            let definitions = convert_locations(answer.places(), server.encoding).await;
             if definitions.is_empty() {
                 scan.unresolved.push(Leftover { location, excluded, unasked: None });
                 continue;
@@ -319,6 +312,20 @@ impl Supervisor {
             server.closed(&path);
         }
         scan
+    }
+}
+
+/// A file and a position in it.
+fn at(path: &Path, position: Position) -> TextDocumentPositionParams {
+    TextDocumentPositionParams { text_document: TextDocumentIdentifier { uri: file_uri(path) }, position }
+}
+
+/// `textDocument/definition` at a position.
+fn definition_at(path: &Path, position: Position) -> lsp_types::GotoDefinitionParams {
+    lsp_types::GotoDefinitionParams {
+        text_document_position_params: at(path, position),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
     }
 }
 
@@ -423,11 +430,11 @@ mod tests {
         let root = dir.path().canonicalize()?;
         std::fs::write(root.join("index.ts"), "export {\n\tisHTTPError,\n} from './guards.js';\n")?;
         let uri = crate::uri::path_to_uri(&root.join("index.ts"));
-        let edit = json!({ "changes": { uri: [{
+        let edit = serde_json::json!({ "changes": { uri: [{
             "range": { "start": { "line": 1, "character": 1 }, "end": { "line": 1, "character": 12 } },
             "newText": "isHttpError as isHTTPError"
         }] } });
-        let plan = plan_workspace_edit(&root, &edit, crate::encoding::PositionEncoding::Utf16)?;
+        let plan = crate::edit::plan_json(&root, &edit, crate::encoding::PositionEncoding::Utf16)?;
         let kept = kept_aliases(&plan, "isHTTPError");
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].line, kept[0].column, kept[0].end_column), (2, 2, 13));

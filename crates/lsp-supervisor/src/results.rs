@@ -69,11 +69,12 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub(crate) fn from_lsp(n: Option<i64>) -> Severity {
-        match n {
-            Some(2) => Severity::Warning,
-            Some(3) => Severity::Information,
-            Some(4) => Severity::Hint,
+    pub(crate) fn from_lsp(severity: Option<lsp_types::DiagnosticSeverity>) -> Severity {
+        use lsp_types::DiagnosticSeverity as S;
+        match severity {
+            Some(S::WARNING) => Severity::Warning,
+            Some(S::INFORMATION) => Severity::Information,
+            Some(S::HINT) => Severity::Hint,
             // LSP: absent severity is the client's to interpret; an error is the safe reading.
             _ => Severity::Error,
         }

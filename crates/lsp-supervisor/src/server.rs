@@ -1,6 +1,7 @@
 //! One running language server for one root: start-up (`initialize` with the
-//! client capabilities below), the documents it has open, what it published,
-//! its progress, and the answers to everything it asks the client.
+//! client capabilities of [`crate::protocol`]), its requests and notifications
+//! typed by lsp-types, the documents it has open, what it published, its
+//! progress, and the answers to everything it asks the client.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,22 +10,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use lsp_types::notification::{self as note, Notification};
+use lsp_types::request::{self as req, Request};
+use lsp_types::{ServerCapabilities, TextDocumentIdentifier};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::change::FileChange;
 use crate::encoding::PositionEncoding;
 use crate::error::{Error, Result};
+use crate::protocol::{Provided, ServerNotification, ServerRequest};
 use crate::spec::{Language, ServerSpec};
 use crate::transport::{Connection, Death, Incoming, RequestError};
-use crate::uri::{path_to_uri, uri_to_path};
+use crate::uri::{file_uri, uri_path};
 
 /// What a server published for one file.
 #[derive(Debug, Clone)]
 pub(crate) struct Published {
     /// Order of arrival over all files, from 1.
     pub seq: u64,
-    pub items: Vec<Value>,
+    pub items: Vec<lsp_types::Diagnostic>,
     /// When it arrived.
     pub at: Instant,
 }
@@ -130,9 +135,9 @@ impl FileWatcher {
 
 /// The watchers of a `workspace/didChangeWatchedFiles` registration
 /// (`DidChangeWatchedFilesRegistrationOptions`); a pattern that is not a glob is skipped.
-fn file_watchers(options: &Value) -> Vec<FileWatcher> {
-    let Ok(options) = serde_json::from_value::<lsp_types::DidChangeWatchedFilesRegistrationOptions>(options.clone())
-    else {
+fn file_watchers(options: Option<Value>) -> Vec<FileWatcher> {
+    let options = options.unwrap_or(Value::Null);
+    let Ok(options) = crate::protocol::decode::<lsp_types::DidChangeWatchedFilesRegistrationOptions>(&options) else {
         return Vec::new();
     };
     options
@@ -143,8 +148,8 @@ fn file_watchers(options: &Value) -> Vec<FileWatcher> {
                 lsp_types::GlobPattern::String(pattern) => (pattern, None),
                 lsp_types::GlobPattern::Relative(relative) => {
                     let base = match &relative.base_uri {
-                        lsp_types::OneOf::Left(folder) => uri_to_path(folder.uri.as_str()),
-                        lsp_types::OneOf::Right(uri) => uri_to_path(uri.as_str()),
+                        lsp_types::OneOf::Left(folder) => uri_path(&folder.uri),
+                        lsp_types::OneOf::Right(uri) => uri_path(uri),
                     }?;
                     (relative.pattern, Some(base))
                 }
@@ -181,7 +186,7 @@ pub(crate) struct Server {
     pub root: PathBuf,
     pub binary: PathBuf,
     pub encoding: PositionEncoding,
-    pub capabilities: Value,
+    pub capabilities: ServerCapabilities,
     pub started: Instant,
     pub conn: Connection,
     pub pid: Option<u32>,
@@ -205,58 +210,6 @@ impl std::fmt::Debug for Server {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The client capabilities we declare (LSP 3.17 `ClientCapabilities`).
-fn client_capabilities(advertise_pull: bool) -> Value {
-    let mut capabilities = json!({
-        "general": { "positionEncodings": ["utf-8", "utf-16"] },
-        "workspace": {
-            "configuration": true,
-            "workspaceFolders": true,
-            "applyEdit": true,
-            "workspaceEdit": {
-                "documentChanges": true,
-                "resourceOperations": ["create", "rename", "delete"],
-                "failureHandling": "abort"
-            },
-            "didChangeWatchedFiles": { "dynamicRegistration": true },
-            "symbol": { "dynamicRegistration": false },
-            "diagnostics": { "refreshSupport": true },
-            "semanticTokens": { "refreshSupport": false },
-            "codeLens": { "refreshSupport": false },
-            "inlayHint": { "refreshSupport": false }
-        },
-        "textDocument": {
-            "synchronization": { "dynamicRegistration": false, "didSave": true, "willSave": false },
-            "publishDiagnostics": { "relatedInformation": false, "versionSupport": true, "codeDescriptionSupport": true },
-            "diagnostic": { "dynamicRegistration": true, "relatedDocumentSupport": false },
-            "definition": { "linkSupport": true },
-            "typeDefinition": { "linkSupport": true },
-            "implementation": { "linkSupport": true },
-            "references": {},
-            "hover": { "contentFormat": ["markdown", "plaintext"] },
-            "documentSymbol": { "hierarchicalDocumentSymbolSupport": true },
-            "codeAction": {
-                "codeActionLiteralSupport": { "codeActionKind": { "valueSet": [
-                    "", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite",
-                    "source", "source.organizeImports", "source.fixAll"
-                ] } },
-                "isPreferredSupport": true,
-                "disabledSupport": true,
-                "dataSupport": true,
-                "resolveSupport": { "properties": ["edit"] }
-            },
-            "rename": { "prepareSupport": true }
-        },
-        "window": { "workDoneProgress": true, "showMessage": {}, "showDocument": { "support": true } },
-        "experimental": { "serverStatusNotification": true }
-    });
-    if !advertise_pull && let Some(text_document) = capabilities.get_mut("textDocument").and_then(Value::as_object_mut)
-    {
-        text_document.remove("diagnostic");
-    }
-    capabilities
 }
 
 impl Server {
@@ -302,30 +255,42 @@ impl Server {
             Some(enclosure) if !enclosure.is_host() => None,
             _ => Some(std::process::id()),
         };
-        let params = json!({
-            "processId": process_id,
-            "clientInfo": { "name": "agent-tools", "version": env!("CARGO_PKG_VERSION") },
-            "rootUri": path_to_uri(&root),
-            "rootPath": root,
-            "workspaceFolders": [{ "uri": path_to_uri(&root), "name": root.file_name().and_then(|n| n.to_str()).unwrap_or("root") }],
-            "initializationOptions": spec.initialization_options,
-            "capabilities": client_capabilities(spec.advertise_pull),
-        });
+        #[allow(deprecated)] // `rootUri` and `rootPath`: older servers read only them.
+        let params = lsp_types::InitializeParams {
+            process_id,
+            client_info: Some(lsp_types::ClientInfo {
+                name: "agent-tools".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            root_uri: Some(file_uri(&root)),
+            root_path: Some(root.to_string_lossy().into_owned()),
+            workspace_folders: Some(vec![workspace_folder(&root)]),
+            // The server's own settings, which lsp-types does not type.
+            initialization_options: Some(spec.initialization_options.clone()),
+            capabilities: crate::protocol::client_capabilities(spec.advertise_pull),
+            ..Default::default()
+        };
         // The event loop must run while initialize is pending: some servers ask
         // for configuration before they answer.
         let loop_conn = conn.clone();
         tokio::spawn(event_loop(incoming, loop_conn, Arc::clone(&state), changed_tx, spec.clone(), root.clone()));
-        let result = match conn.request("initialize", params, init_timeout).await {
-            Ok(result) => result,
+        let params = crate::protocol::InitializeParams(params);
+        let answer = match call::<crate::protocol::Initialize>(&conn, spec.id, params, init_timeout).await {
+            Ok(answer) => answer,
             Err(e) => {
                 // Whatever it started goes with it.
                 kill_group(pid);
-                return Err(request_error(spec.id, "initialize", e));
+                return Err(e);
             }
         };
-        let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
-        let encoding = PositionEncoding::from_lsp(capabilities.get("positionEncoding").and_then(Value::as_str));
-        conn.notify("initialized", json!({}));
+        if !answer.unreadable.is_empty() {
+            tracing::warn!(server = spec.id, capabilities = ?answer.unreadable, "capabilities not of the protocol, left out");
+        }
+        let capabilities = answer.capabilities;
+        let encoding = PositionEncoding::from_lsp(
+            capabilities.position_encoding.as_ref().map(lsp_types::PositionEncodingKind::as_str),
+        );
+        conn.notify::<note::Initialized>(lsp_types::InitializedParams {});
         tracing::info!(server = spec.id, root = %root.display(), encoding = encoding.as_str(), "language server started");
         Ok(Server {
             spec,
@@ -346,21 +311,27 @@ impl Server {
         })
     }
 
-    /// A request with a timeout; errors are this crate's.
-    pub async fn request_with(&self, method: &'static str, params: Value, timeout: Duration) -> Result<Value> {
-        match self.conn.request(method, params, timeout).await {
-            Ok(value) => {
+    /// A request of the protocol within `timeout`; errors are this crate's,
+    /// and an answer that is not `R::Result` is [`Error::Protocol`].
+    pub async fn request_with<R: Request>(&self, params: R::Params, timeout: Duration) -> Result<R::Result> {
+        let answer = call::<R>(&self.conn, self.spec.id, params, timeout).await;
+        match answer {
+            // A result, read or not: the server is serving.
+            Ok(_) | Err(Error::Protocol { .. }) => {
                 self.answered.store(true, Ordering::Relaxed);
-                Ok(value)
             }
-            Err(e) => Err(match request_error(self.spec.id, method, e) {
-                // What it was doing is why it did not answer, often.
-                Error::Timeout { server, method, after, .. } => {
-                    Error::Timeout { server, method, after, busy: self.busy() }
-                }
-                other => other,
-            }),
+            Err(_) => {}
         }
+        answer.map_err(|e| match e {
+            // What it was doing is why it did not answer, often.
+            Error::Timeout { server, method, after, .. } => Error::Timeout { server, method, after, busy: self.busy() },
+            other => other,
+        })
+    }
+
+    /// A notification of the protocol.
+    pub fn notify<N: Notification>(&self, params: N::Params) {
+        self.conn.notify::<N>(params);
     }
 
     /// Whether the server is gone.
@@ -373,26 +344,22 @@ impl Server {
         self.conn.settled_death().await
     }
 
-    /// Whether the capability (`definitionProvider`, …) is on, statically or by registration of `method`.
-    pub fn supports(&self, capability: &str, method: &str) -> bool {
-        let statically = match self.capabilities.get(capability) {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-            Some(_) => true,
-        };
-        statically || lock(&self.state).registrations.values().any(|m| m == method)
+    /// Whether the server answers `R`: by its capabilities, or since it registered `R`'s method.
+    pub fn supports<R: Provided>(&self) -> bool {
+        R::provided(&self.capabilities) || lock(&self.state).registrations.values().any(|m| m == R::METHOD)
     }
 
     /// The command through which a file's diagnostics are asked of tsserver
     /// ([`ServerSpec::tsserver_request`]), when the server offers it.
     pub fn tsserver_request(&self) -> Option<&'static str> {
-        let commands = self.capabilities.pointer("/executeCommandProvider/commands").and_then(Value::as_array)?;
-        self.spec.tsserver_request.filter(|wanted| commands.iter().any(|c| c.as_str() == Some(wanted)))
+        let commands = &self.capabilities.execute_command_provider.as_ref()?.commands;
+        self.spec.tsserver_request.filter(|wanted| commands.iter().any(|c| c == wanted))
     }
 
     /// Whether diagnostics are pulled (`textDocument/diagnostic`) rather than waited for.
     pub fn pulls_diagnostics(&self) -> bool {
         // Only when the client said it pulls: a server told nothing pushes everything.
-        self.spec.advertise_pull && self.supports("diagnosticProvider", "textDocument/diagnostic")
+        self.spec.advertise_pull && self.supports::<req::DocumentDiagnosticRequest>()
     }
 
     /// What the server is busy with (its oldest progress: title, message and
@@ -565,7 +532,7 @@ impl Server {
         let text = crate::encoding::read_text(path)
             .await
             .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
-        let uri = path_to_uri(path);
+        let uri = file_uri(path);
         let mut state = lock(&self.state);
         match state.docs.get_mut(path) {
             Some(doc) if doc.text == text => Ok((text, false)),
@@ -578,20 +545,28 @@ impl Server {
                     doc.sent_after = seq;
                 }
                 drop(state);
-                self.conn.notify(
-                    "textDocument/didChange",
-                    json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
-                );
+                self.notify::<note::DidChangeTextDocument>(lsp_types::DidChangeTextDocumentParams {
+                    text_document: lsp_types::VersionedTextDocumentIdentifier { uri, version },
+                    content_changes: vec![lsp_types::TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: text.clone(),
+                    }],
+                });
                 Ok((text, true))
             }
             None => {
                 let doc = Doc { version: 1, text: text.clone(), language, sent_after: state.seq, read_version: 0 };
                 state.docs.insert(path.to_path_buf(), doc);
                 drop(state);
-                self.conn.notify(
-                    "textDocument/didOpen",
-                    json!({ "textDocument": { "uri": uri, "languageId": language.language_id(path), "version": 1, "text": text } }),
-                );
+                self.notify::<note::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
+                    text_document: lsp_types::TextDocumentItem {
+                        uri,
+                        language_id: language.language_id(path).to_string(),
+                        version: 1,
+                        text: text.clone(),
+                    },
+                });
                 Ok((text, true))
             }
         }
@@ -637,7 +612,7 @@ impl Server {
             let own_lock =
                 *change == FileChange::Created && !self.loaded() && path.file_name().is_some_and(|n| n == "Cargo.lock");
             if self.wants(path, *change) && !own_lock {
-                events.push(json!({ "uri": path_to_uri(path), "type": *change as u8 }));
+                events.push(file_event(path, *change));
                 if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| PROJECT_FILES.contains(&n)) {
                     *lock(&self.project_changed) = Some(Instant::now());
                 }
@@ -645,7 +620,7 @@ impl Server {
         }
         tracing::debug!(server = self.spec.id, root = %self.root.display(), events = events.len(), "changes on disk told");
         if !events.is_empty() {
-            self.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+            self.notify::<note::DidChangeWatchedFiles>(lsp_types::DidChangeWatchedFilesParams { changes: events });
         }
     }
 
@@ -671,20 +646,27 @@ impl Server {
     pub fn saved(&self, path: &Path) {
         let text = lock(&self.state).docs.get(path).map(|d| d.text.clone());
         if let Some(text) = text {
-            let include =
-                self.capabilities.pointer("/textDocumentSync/save/includeText").and_then(Value::as_bool) == Some(true);
-            let mut params = json!({ "textDocument": { "uri": path_to_uri(path) } });
-            if include {
-                params["text"] = Value::String(text);
-            }
-            self.conn.notify("textDocument/didSave", params);
+            use lsp_types::{TextDocumentSyncCapability, TextDocumentSyncSaveOptions};
+            let include = match &self.capabilities.text_document_sync {
+                Some(TextDocumentSyncCapability::Options(options)) => matches!(
+                    &options.save,
+                    Some(TextDocumentSyncSaveOptions::SaveOptions(save)) if save.include_text == Some(true)
+                ),
+                _ => false,
+            };
+            self.notify::<note::DidSaveTextDocument>(lsp_types::DidSaveTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri: file_uri(path) },
+                text: include.then_some(text),
+            });
         }
     }
 
     /// `textDocument/didClose` for an open file that no longer exists.
     pub fn closed(&self, path: &Path) {
         if lock(&self.state).docs.remove(path).is_some() {
-            self.conn.notify("textDocument/didClose", json!({ "textDocument": { "uri": path_to_uri(path) } }));
+            self.notify::<note::DidCloseTextDocument>(lsp_types::DidCloseTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri: file_uri(path) },
+            });
         }
     }
 
@@ -726,8 +708,8 @@ impl Server {
     /// Asks the server to shut down, then kills its process group.
     pub async fn stop(&self) {
         if self.death().is_none() {
-            let _ = self.conn.request("shutdown", Value::Null, Duration::from_secs(2)).await;
-            self.conn.notify("exit", Value::Null);
+            let _ = self.request_with::<req::Shutdown>((), Duration::from_secs(2)).await;
+            self.notify::<note::Exit>(());
         }
         let child = lock(&self.child).take();
         if let Some(mut child) = child
@@ -753,6 +735,48 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// `R` sent over `conn` and its answer read as `R::Result`, within `timeout`.
+pub(crate) async fn call<R: Request>(
+    conn: &Connection,
+    server: &'static str,
+    params: R::Params,
+    timeout: Duration,
+) -> Result<R::Result> {
+    let method = R::METHOD;
+    let params = serde_json::to_value(params).map_err(|e| Error::Protocol {
+        server,
+        method,
+        why: format!("the request could not be written ({e})"),
+    })?;
+    let answer = conn.request(method, params, timeout).await.map_err(|e| request_error(server, method, e))?;
+    crate::protocol::decode(&answer).map_err(|e| {
+        let text = answer.to_string();
+        let cut: String = text.chars().take(300).collect();
+        let more = if cut.len() < text.len() { "…" } else { "" };
+        Error::Protocol {
+            server,
+            method,
+            why: format!("its answer does not read as the protocol's ({e}): {cut}{more}"),
+        }
+    })
+}
+
+/// The root as the one workspace folder.
+fn workspace_folder(root: &Path) -> lsp_types::WorkspaceFolder {
+    let name = root.file_name().and_then(|n| n.to_str()).unwrap_or("root").to_string();
+    lsp_types::WorkspaceFolder { uri: file_uri(root), name }
+}
+
+/// A change on disk as `workspace/didChangeWatchedFiles` tells it.
+pub(crate) fn file_event(path: &Path, change: FileChange) -> lsp_types::FileEvent {
+    let typ = match change {
+        FileChange::Created => lsp_types::FileChangeType::CREATED,
+        FileChange::Changed => lsp_types::FileChangeType::CHANGED,
+        FileChange::Deleted => lsp_types::FileChangeType::DELETED,
+    };
+    lsp_types::FileEvent { uri: file_uri(path), typ }
+}
+
 pub(crate) fn request_error(server: &'static str, method: &'static str, error: RequestError) -> Error {
     match error {
         RequestError::Timeout(after) => Error::Timeout { server, method, after, busy: None },
@@ -763,7 +787,8 @@ pub(crate) fn request_error(server: &'static str, method: &'static str, error: R
     }
 }
 
-/// Handles what the server sends besides responses, for as long as it runs.
+/// Handles what the server sends besides responses, for as long as it runs:
+/// each message is parsed once, here, into what it is.
 async fn event_loop(
     mut incoming: mpsc::UnboundedReceiver<Incoming>,
     conn: Connection,
@@ -776,17 +801,20 @@ async fn event_loop(
     while let Some(message) = incoming.recv().await {
         match message {
             Incoming::Notification { method, params } => {
-                on_notification(&method, params, &state);
+                on_notification(ServerNotification::parse(&method, params), &state);
                 bump(&changed);
             }
             Incoming::Request { id, method, params } => {
-                let answer = answer_request(&method, &params, &state, &spec, &root);
-                let refresh = method == "workspace/diagnostic/refresh";
+                let request = ServerRequest::parse(&method, params);
+                let answer = answer_request(&request, &state, &spec, &root);
                 conn.respond(id, answer);
-                if refresh {
-                    bump(&changed);
-                }
-                if method.starts_with("client/") {
+                // A refresh, or a registration: what the server answers may have changed.
+                if matches!(
+                    request,
+                    ServerRequest::DiagnosticRefresh
+                        | ServerRequest::RegisterCapability(_)
+                        | ServerRequest::UnregisterCapability(_)
+                ) {
                     bump(&changed);
                 }
             }
@@ -794,27 +822,22 @@ async fn event_loop(
     }
 }
 
-fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
+fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
     let mut state = lock(state);
-    match method {
-        "textDocument/publishDiagnostics" => {
-            let Some(path) = params.get("uri").and_then(Value::as_str).and_then(uri_to_path) else { return };
-            let items = params.get("diagnostics").and_then(Value::as_array).cloned().unwrap_or_default();
+    match notification {
+        ServerNotification::PublishDiagnostics(params) => {
+            let Some(path) = uri_path(&params.uri) else { return };
             state.seq += 1;
             let seq = state.seq;
-            state.published.insert(path, Published { seq, items, at: Instant::now() });
+            state.published.insert(path, Published { seq, items: params.diagnostics, at: Instant::now() });
         }
-        "$/progress" => {
-            let token = match params.get("token") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => return,
-            };
+        ServerNotification::Progress(params) => {
             use lsp_types::{ProgressParamsValue, WorkDoneProgress};
-            let value = params.get("value").cloned().unwrap_or(Value::Null);
-            let Ok(ProgressParamsValue::WorkDone(value)) = serde_json::from_value::<ProgressParamsValue>(value) else {
-                return;
+            let token = match params.token {
+                lsp_types::NumberOrString::String(s) => s,
+                lsp_types::NumberOrString::Number(n) => n.to_string(),
             };
+            let ProgressParamsValue::WorkDone(value) = params.value;
             match value {
                 WorkDoneProgress::Begin(begin) => {
                     tracing::debug!(title = %begin.title, message = ?begin.message, "progress begins");
@@ -845,127 +868,149 @@ fn on_notification(method: &str, params: Value, state: &Mutex<State>) {
                 }
             }
         }
-        "experimental/serverStatus" => {
-            state.quiescent = params.get("quiescent").and_then(Value::as_bool);
+        ServerNotification::ServerStatus(status) => {
+            state.quiescent = status.quiescent;
         }
-        // MessageType: 1 error, 2 warning.
-        "window/showMessage" if params.get("type").and_then(Value::as_i64).is_some_and(|t| t <= 2) => {
-            let text = params.get("message").and_then(Value::as_str).unwrap_or("").to_string();
-            state.messages.push(text);
+        // Errors and warnings only.
+        ServerNotification::ShowMessage(message)
+            if message.typ == lsp_types::MessageType::ERROR || message.typ == lsp_types::MessageType::WARNING =>
+        {
+            state.messages.push(message.message);
             let excess = state.messages.len().saturating_sub(5);
             state.messages.drain(..excess);
         }
-        _ => {}
+        ServerNotification::LogMessage(log) => tracing::trace!(message = %log.message, "server log"),
+        ServerNotification::ShowMessage(_) => {}
+        ServerNotification::Other(method) => tracing::trace!(%method, "notification not acted on"),
     }
+}
+
+/// `R`'s answer, as its result type says.
+fn answer<R: Request>(result: R::Result) -> std::result::Result<Value, (i64, String)> {
+    serde_json::to_value(result).map_err(|e| (-32603, format!("the answer to {} could not be written: {e}", R::METHOD)))
 }
 
 /// The answer to every server-to-client request of LSP 3.17; anything else is "method not found".
 fn answer_request(
-    method: &str,
-    params: &Value,
+    request: &ServerRequest,
     state: &Mutex<State>,
     spec: &ServerSpec,
     root: &Path,
 ) -> std::result::Result<Value, (i64, String)> {
-    match method {
-        "workspace/configuration" => {
-            let items = params.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-            Ok(Value::Array(
-                items.iter().map(|item| spec.setting(item.get("section").and_then(Value::as_str))).collect(),
-            ))
-        }
-        "workspace/workspaceFolders" => Ok(json!([{
-            "uri": path_to_uri(root),
-            "name": root.file_name().and_then(|n| n.to_str()).unwrap_or("root"),
-        }])),
-        "window/workDoneProgress/create" => Ok(Value::Null),
-        "client/registerCapability" => {
+    match request {
+        ServerRequest::Configuration(params) => answer::<req::WorkspaceConfiguration>(
+            params.items.iter().map(|item| spec.setting(item.section.as_deref())).collect(),
+        ),
+        ServerRequest::WorkspaceFolders => answer::<req::WorkspaceFoldersRequest>(Some(vec![workspace_folder(root)])),
+        ServerRequest::WorkDoneProgressCreate => answer::<req::WorkDoneProgressCreate>(()),
+        ServerRequest::RegisterCapability(params) => {
             let mut state = lock(state);
-            for registration in params.get("registrations").and_then(Value::as_array).into_iter().flatten() {
-                if let (Some(id), Some(method)) =
-                    (registration.get("id").and_then(Value::as_str), registration.get("method").and_then(Value::as_str))
-                {
-                    state.registrations.insert(id.to_string(), method.to_string());
-                    if method == "workspace/didChangeWatchedFiles" {
-                        let watchers = file_watchers(registration.get("registerOptions").unwrap_or(&Value::Null));
-                        state.file_watchers.insert(id.to_string(), watchers);
-                    }
+            for registration in &params.registrations {
+                state.registrations.insert(registration.id.clone(), registration.method.clone());
+                if registration.method == note::DidChangeWatchedFiles::METHOD {
+                    let watchers = file_watchers(registration.register_options.clone());
+                    state.file_watchers.insert(registration.id.clone(), watchers);
                 }
             }
-            Ok(Value::Null)
+            answer::<req::RegisterCapability>(())
         }
-        "client/unregisterCapability" => {
+        ServerRequest::UnregisterCapability(params) => {
             let mut state = lock(state);
             // The field's name is misspelt in the protocol ("unregisterations").
-            for registration in params.get("unregisterations").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(id) = registration.get("id").and_then(Value::as_str) {
-                    state.registrations.remove(id);
-                    state.file_watchers.remove(id);
-                }
+            for registration in &params.unregisterations {
+                state.registrations.remove(&registration.id);
+                state.file_watchers.remove(&registration.id);
             }
-            Ok(Value::Null)
+            answer::<req::UnregisterCapability>(())
         }
-        "workspace/diagnostic/refresh"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/inlineValue/refresh"
-        | "workspace/codeLens/refresh"
-        | "workspace/foldingRange/refresh" => Ok(Value::Null),
-        "workspace/applyEdit" => Ok(json!({
-            "applied": false,
-            "failureReason": "this client applies edits only through lsp_rename, never on a server's request",
-        })),
+        ServerRequest::DiagnosticRefresh => answer::<req::WorkspaceDiagnosticRefresh>(()),
+        ServerRequest::Refresh => Ok(Value::Null),
+        ServerRequest::ApplyEdit => answer::<req::ApplyWorkspaceEdit>(lsp_types::ApplyWorkspaceEditResponse {
+            applied: false,
+            failure_reason: Some(
+                "this client applies edits only through lsp_rename, never on a server's request".into(),
+            ),
+            failed_change: None,
+        }),
         // No human to pick an action: null is "none chosen" (LSP `MessageActionItem | null`).
-        "window/showMessageRequest" => Ok(Value::Null),
-        "window/showDocument" => Ok(json!({ "success": false })),
-        _ => Err((-32601, format!("method not found: {method}"))),
+        ServerRequest::ShowMessageRequest => answer::<req::ShowMessageRequest>(None),
+        ServerRequest::ShowDocument => answer::<req::ShowDocument>(lsp_types::ShowDocumentResult { success: false }),
+        ServerRequest::Invalid { method, why } => Err((-32602, format!("invalid params for {method}: {why}"))),
+        ServerRequest::Unknown(method) => Err((-32601, format!("method not found: {method}"))),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// The answer to a request the server sends with `R`'s method.
+    fn ask<R: Request>(
+        params: Value,
+        state: &Mutex<State>,
+        spec: &ServerSpec,
+    ) -> std::result::Result<Value, (i64, String)> {
+        answer_request(&ServerRequest::parse(R::METHOD, params), state, spec, Path::new("/tmp/x"))
+    }
 
     #[test]
     fn every_server_request_gets_the_right_shape() {
         let state = Mutex::new(State::default());
         let mut spec = ServerSpec::builtin().remove(0);
         spec.settings = json!({ "a": { "b": 1 } });
-        let root = Path::new("/tmp/x");
-        let ask = |m: &str, p: Value| answer_request(m, &p, &state, &spec, root);
+        let pull = req::DocumentDiagnosticRequest::METHOD;
         assert_eq!(
-            ask("workspace/configuration", json!({ "items": [{ "section": "a.b" }, { "section": "zz" }] })),
+            ask::<req::WorkspaceConfiguration>(
+                json!({ "items": [{ "section": "a.b" }, { "section": "zz" }] }),
+                &state,
+                &spec
+            ),
             Ok(json!([1, null]))
         );
         assert_eq!(
-            ask("workspace/workspaceFolders", json!(null)),
+            ask::<req::WorkspaceFoldersRequest>(json!(null), &state, &spec),
             Ok(json!([{ "uri": "file:///tmp/x", "name": "x" }]))
         );
-        assert_eq!(ask("window/workDoneProgress/create", json!({ "token": 1 })), Ok(Value::Null));
+        assert_eq!(ask::<req::WorkDoneProgressCreate>(json!({ "token": 1 }), &state, &spec), Ok(Value::Null));
         assert_eq!(
-            ask(
-                "client/registerCapability",
-                json!({ "registrations": [{ "id": "r1", "method": "textDocument/diagnostic" }] })
-            ),
+            ask::<req::RegisterCapability>(json!({ "registrations": [{ "id": "r1", "method": pull }] }), &state, &spec),
             Ok(Value::Null)
         );
-        assert_eq!(lock(&state).registrations.get("r1").map(String::as_str), Some("textDocument/diagnostic"));
+        assert_eq!(lock(&state).registrations.get("r1").map(String::as_str), Some(pull));
         assert_eq!(
-            ask(
-                "client/unregisterCapability",
-                json!({ "unregisterations": [{ "id": "r1", "method": "textDocument/diagnostic" }] })
+            ask::<req::UnregisterCapability>(
+                json!({ "unregisterations": [{ "id": "r1", "method": pull }] }),
+                &state,
+                &spec
             ),
             Ok(Value::Null)
         );
         assert!(lock(&state).registrations.is_empty());
-        assert_eq!(ask("workspace/diagnostic/refresh", json!(null)), Ok(Value::Null));
-        assert_eq!(ask("workspace/applyEdit", json!({ "edit": {} })).map(|v| v["applied"].clone()), Ok(json!(false)));
+        assert_eq!(ask::<req::WorkspaceDiagnosticRefresh>(json!(null), &state, &spec), Ok(Value::Null));
+        assert_eq!(ask::<crate::protocol::FoldingRangeRefresh>(json!(null), &state, &spec), Ok(Value::Null));
         assert_eq!(
-            ask("window/showMessageRequest", json!({ "type": 1, "message": "m", "actions": [{ "title": "ok" }] })),
+            ask::<req::ApplyWorkspaceEdit>(json!({ "edit": {} }), &state, &spec).map(|v| v["applied"].clone()),
+            Ok(json!(false))
+        );
+        assert_eq!(
+            ask::<req::ShowMessageRequest>(
+                json!({ "type": 1, "message": "m", "actions": [{ "title": "ok" }] }),
+                &state,
+                &spec
+            ),
             Ok(Value::Null)
         );
-        assert_eq!(ask("window/showDocument", json!({ "uri": "file:///tmp/x/a" })), Ok(json!({ "success": false })));
-        assert_eq!(ask("fixture/unknown", json!(null)).map_err(|e| e.0), Err(-32601));
+        assert_eq!(
+            ask::<req::ShowDocument>(json!({ "uri": "file:///tmp/x/a" }), &state, &spec),
+            Ok(json!({ "success": false }))
+        );
+        let unknown =
+            answer_request(&ServerRequest::parse("fixture/unknown", json!(null)), &state, &spec, Path::new("/"));
+        assert_eq!(unknown.map_err(|e| e.0), Err(-32601));
+        let invalid = ask::<req::RegisterCapability>(json!({ "registrations": 1 }), &state, &spec);
+        assert_eq!(invalid.map_err(|e| e.0), Err(-32602));
     }
 
     #[test]
@@ -978,10 +1023,9 @@ mod tests {
             { "globPattern": "**/*.{go,mod}" },
             { "globPattern": { "baseUri": "file:///tmp/x/sub", "pattern": "*.toml" }, "kind": 4 }
         ] });
-        let registration = json!({ "registrations": [
-            { "id": "w1", "method": "workspace/didChangeWatchedFiles", "registerOptions": options }
-        ] });
-        assert_eq!(answer_request("client/registerCapability", &registration, &state, &spec, root), Ok(Value::Null));
+        let watch = note::DidChangeWatchedFiles::METHOD;
+        let registration = json!({ "registrations": [{ "id": "w1", "method": watch, "registerOptions": options }] });
+        assert_eq!(ask::<req::RegisterCapability>(registration, &state, &spec), Ok(Value::Null));
         let watchers: Vec<FileWatcher> = lock(&state).file_watchers["w1"].clone();
         let hears = |path: &str, change| watchers.iter().any(|w| w.matches(root, Path::new(path), change));
         assert!(hears("/tmp/x/cmd/root.go", FileChange::Changed));
@@ -990,8 +1034,8 @@ mod tests {
         assert!(hears("/tmp/x/sub/a.toml", FileChange::Deleted));
         assert!(!hears("/tmp/x/sub/a.toml", FileChange::Changed), "kind 4 is deletes only");
         assert!(!hears("/tmp/x/sub/deeper/a.toml", FileChange::Deleted), "`*` does not cross a `/`");
-        let unregister = json!({ "unregisterations": [{ "id": "w1", "method": "workspace/didChangeWatchedFiles" }] });
-        assert_eq!(answer_request("client/unregisterCapability", &unregister, &state, &spec, root), Ok(Value::Null));
+        let unregister = json!({ "unregisterations": [{ "id": "w1", "method": watch }] });
+        assert_eq!(ask::<req::UnregisterCapability>(unregister, &state, &spec), Ok(Value::Null));
         assert!(lock(&state).file_watchers.is_empty());
     }
 }

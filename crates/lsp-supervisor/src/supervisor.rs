@@ -9,15 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::change::FileChange;
 use crate::detect::{RootChoice, choose_root, project_search_path, resolve_binary};
 use crate::error::{Error, Result};
 use crate::results::{Availability, ServerExit, ServerStatus};
 use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
-use crate::uri::path_to_uri;
 use crate::watch::{RootWatcher, Servers};
 
 /// How long files opened after an edit of ours are waited for to be indexed
@@ -498,10 +495,10 @@ impl Supervisor {
     pub async fn files_changed(&self, changes: &[(PathBuf, FileChange)]) {
         let servers: Vec<Arc<Server>> = self.slots.lock().await.values().filter_map(|s| s.server.clone()).collect();
         for server in servers {
-            let events: Vec<Value> = changes
+            let events: Vec<lsp_types::FileEvent> = changes
                 .iter()
                 .filter(|(p, _)| p.starts_with(&server.root))
-                .map(|(p, change)| json!({ "uri": path_to_uri(p), "type": *change as u8 }))
+                .map(|(p, change)| crate::server::file_event(p, *change))
                 .collect();
             if events.is_empty() {
                 continue;
@@ -526,7 +523,9 @@ impl Supervisor {
                     }
                 }
             }
-            server.conn.notify("workspace/didChangeWatchedFiles", json!({ "changes": events }));
+            server.notify::<lsp_types::notification::DidChangeWatchedFiles>(lsp_types::DidChangeWatchedFilesParams {
+                changes: events,
+            });
             if server.spec.opens_changed_files {
                 // Each file is in its index once it has been built, which its
                 // publication follows: the next query sees the new text everywhere.

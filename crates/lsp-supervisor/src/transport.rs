@@ -102,7 +102,12 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if self.armed {
             lock(&self.conn.pending).remove(&self.id);
-            self.conn.notify("$/cancelRequest", json!({ "id": self.id }));
+            // Ids count up from 1: one past `i32::MAX` is never reached.
+            let id = i32::try_from(self.id).map_or_else(
+                |_| lsp_types::NumberOrString::String(self.id.to_string()),
+                lsp_types::NumberOrString::Number,
+            );
+            self.conn.notify::<lsp_types::notification::Cancel>(lsp_types::CancelParams { id });
         }
     }
 }
@@ -174,7 +179,8 @@ impl Connection {
         tail_text(&self.stderr)
     }
 
-    /// Sends a request and waits for its response, at most `timeout`. One that
+    /// Sends a request (its method and JSON params: the typed requests are
+    /// [`crate::server::call`]'s) and waits for its response, at most `timeout`. One that
     /// times out sets off a probe in the background ([`Connection::kill_if_hung`]).
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RequestError> {
         let result = self.request_once(method, params, timeout).await;
@@ -251,9 +257,13 @@ impl Connection {
         true
     }
 
-    /// Sends a notification (nothing comes back).
-    pub fn notify(&self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    /// Sends a notification of the protocol (nothing comes back).
+    pub fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+        match serde_json::to_value(params) {
+            Ok(params) => self.send(&json!({ "jsonrpc": "2.0", "method": N::METHOD, "params": params })),
+            // lsp-types' params always serialize (their maps are keyed by strings); said, not sent.
+            Err(e) => tracing::error!(method = N::METHOD, error = %e, "a notification could not be written"),
+        }
     }
 
     /// Answers a server-to-client request.
