@@ -1,7 +1,10 @@
 //! The `agent-tools` command's modules, as a library so that the fuzz targets
-//! (`fuzz/`) reach the configuration parser exactly as the command runs it. The
-//! command is the interface; nothing here is a stable API.
+//! (`fuzz/`) reach the configuration parser exactly as the command runs it, and
+//! the Python package (`crates/agent-tools-py`) runs the command itself
+//! ([`command::main`]) and wires its runs as `serve` does ([`command::wire_run`]).
+//! The command is the interface; nothing here is a stable API.
 
+pub mod command;
 pub mod config;
 pub mod elicit;
 pub mod rounds;
