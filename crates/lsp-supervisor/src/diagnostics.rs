@@ -84,7 +84,7 @@ impl Supervisor {
     /// (rust-analyzer), which would else report only what it sees itself.
     async fn file_diagnostics(&self, path: &Path, after_write: bool) -> Result<FileDiagnostics> {
         let (server, _) = self.server_for(path).await?;
-        let saved = after_write || server.spec.checks_on_save;
+        let saved = after_write || server.spec.checks();
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
         let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
         let pulled_at = std::time::Instant::now();
@@ -148,7 +148,7 @@ impl Supervisor {
             server.saved(path);
         }
         let mut checked = false;
-        if saved && changed && server.spec.checks_on_save {
+        if saved && changed && server.spec.checks() {
             // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
             let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
             while server.progress_begins() == begins && server.next_change(until).await {}
@@ -168,7 +168,7 @@ impl Supervisor {
         {
             let (items, complete) = self.pulled_and_checked(server, path, own, checked, deadline).await?;
             // The save's check never began: its findings are not in this answer.
-            let check_missing = saved && changed && server.spec.checks_on_save && !checked;
+            let check_missing = saved && changed && server.spec.checks() && !checked;
             return Ok((items, complete && !check_missing));
         }
         if server.pulls_diagnostics() {
@@ -223,7 +223,7 @@ impl Supervisor {
         // The server checks the workspace once it has loaded, and that check's
         // progress may begin a while after the load ends: until the first check
         // has ended, the check's findings are missing, whatever the pull said.
-        let checks = server.spec.checks_on_save && !server.spec.background_progress.is_empty();
+        let checks = server.spec.checks() && !server.spec.background_progress.is_empty();
         let first_check = checks && !server.background_ended();
         while first_check && !server.background_ended() && server.next_change(deadline).await {}
         // A check (this save's, or one still running from before) ends with its

@@ -329,7 +329,7 @@ pub struct ServerSpec {
     pub advertise_pull: bool,
     /// Whether saving a changed file starts a check of the server's own
     /// (rust-analyzer runs `cargo check`): diagnostics after such a write wait
-    /// for the check to begin (within a second) and end.
+    /// for the check to begin (within 5 s) and end. Read it through [`ServerSpec::checks`].
     pub checks_on_save: bool,
     /// How long after its start the server is given to announce that it is
     /// loading (work-done progress; rust-analyzer's quiescence) before its
@@ -364,6 +364,13 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// Whether the server runs its check on save and once loaded:
+    /// [`ServerSpec::checks_on_save`], unless the initialization options turn
+    /// it off (rust-analyzer's `checkOnSave = false`, as a configured server may).
+    pub fn checks(&self) -> bool {
+        self.checks_on_save && self.initialization_options.get("checkOnSave").and_then(Value::as_bool) != Some(false)
+    }
+
     fn new(
         id: &'static str,
         languages: &[Language],
