@@ -205,6 +205,19 @@ impl Surface {
     }
 }
 
+impl crate::tool::ToolCaller for Surface {
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> crate::tool::CallerFuture<'a> {
+        Box::pin(self.try_call(name, args))
+    }
+}
+
+impl Registry {
+    /// A surface of this registry capped at `cap`.
+    pub fn surface(self: &Arc<Self>, cap: Tier) -> Surface {
+        Surface::new(Arc::clone(self), cap)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -258,18 +271,5 @@ mod tests {
     fn a_tool_without_an_output_schema_is_not_checked() {
         let result = ToolResult::text("ok").with_structured(json!([1, 2]));
         assert_eq!(check_output("t", None, result.clone()), (result, None));
-    }
-}
-
-impl crate::tool::ToolCaller for Surface {
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> crate::tool::CallerFuture<'a> {
-        Box::pin(self.try_call(name, args))
-    }
-}
-
-impl Registry {
-    /// A surface of this registry capped at `cap`.
-    pub fn surface(self: &Arc<Self>, cap: Tier) -> Surface {
-        Surface::new(Arc::clone(self), cap)
     }
 }

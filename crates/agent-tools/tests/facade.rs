@@ -7,6 +7,8 @@
 //! into a target directory of its own under the test's (the running `cargo test`
 //! holds the lock of its own), so the dependencies are checked once for all sets.
 
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;

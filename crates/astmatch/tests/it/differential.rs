@@ -124,7 +124,7 @@ fn rust_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for wanted in RUST_CRATES {
         // Sorted by path, so the last is the newest version (close enough for a corpus).
-        if let Some((_, dir)) = crates.iter().filter(|(name, _)| name == wanted).last() {
+        if let Some((_, dir)) = crates.iter().rfind(|(name, _)| name == wanted) {
             dirs.push(dir.join("src"));
         }
     }

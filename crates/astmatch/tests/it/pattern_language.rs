@@ -207,7 +207,7 @@ fn theirs(ast_grep: &std::path::Path, case: &Case) -> Result<Vec<(usize, usize)>
     child.stdin.take().expect("stdin").write_all(case.code.as_bytes()).expect("write the snippet");
     let out = child.wait_with_output().expect("ast-grep ran");
     // ast-grep exits 1 when nothing matched, and with another code when it refuses the pattern.
-    if !out.status.code().is_some_and(|c| c <= 1) {
+    if out.status.code().is_none_or(|c| c > 1) {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     let mut ranges: Vec<(usize, usize)> = String::from_utf8_lossy(&out.stdout)

@@ -189,7 +189,9 @@ fn prefilter_does_not_change_results() {
 #[test]
 fn fixture_project() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/astmatch/project");
-    let cases: [(&str, Option<Lang>, &str, &[(&str, usize, usize)]); 4] = [
+    // (pattern, language, where, the matches: path, line, column)
+    type Case<'a> = (&'a str, Option<Lang>, &'a str, &'a [(&'a str, usize, usize)]);
+    let cases: [Case<'_>; 4] = [
         ("if ($X != null) $X.dispose();", Some(Lang::Dart), ".", &[("lib/widget.dart", 6, 5)]),
         ("isinstance($A, $B)", Some(Lang::Python), "app", &[("app/main.py", 5, 8)]),
         ("Promise<$T>", None, "app/util.ts", &[("app/util.ts", 1, 49)]),

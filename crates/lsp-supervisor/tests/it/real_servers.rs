@@ -433,10 +433,12 @@ async fn awkward_text_positions_come_out_right_on_utf8_and_utf16_servers() {
 /// A write that leaves a file's diagnostics as they were (a comment added at
 /// the end) gets a final answer with the same list on every server, whether or
 /// not the server publishes an unchanged list again.
+/// A project, its language, a server, a clean file, a file with diagnostics, and a comment to append.
+type Case = (&'static str, Language, &'static str, Option<&'static str>, Option<&'static str>, &'static str);
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_that_changes_no_diagnostic_is_final_on_every_server() {
-    // (project, language, server, a clean file, a file with diagnostics, a comment)
-    let cases: [(&str, Language, &str, Option<&str>, Option<&str>, &str); 8] = [
+    let cases: [Case; 8] = [
         ("lsp/rust", Language::Rust, "rust-analyzer", Some("src/main.rs"), None, "// a comment\n"),
         ("lsp/rust-broken", Language::Rust, "rust-analyzer", None, Some("src/main.rs"), "// a comment\n"),
         (
