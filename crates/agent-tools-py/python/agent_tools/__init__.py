@@ -251,10 +251,13 @@ def _reply(card: Question | Approval, answer: object) -> dict[str, Any]:
         if answer in (o.label for o in card.options):
             return {"outcome": "answered", "labels": [answer], "text": None}
         return {"outcome": "answered", "labels": [], "text": answer}
-    if isinstance(answer, Sequence) and all(isinstance(label, str) for label in answer):
-        return {"outcome": "answered", "labels": list(answer), "text": None}
+    if isinstance(answer, Sequence):
+        labels: list[object] = list(answer)  # pyright: ignore[reportUnknownArgumentType]
+        if all(isinstance(label, str) for label in labels):
+            return {"outcome": "answered", "labels": labels, "text": None}
+    kind = type(answer).__name__  # pyright: ignore[reportUnknownArgumentType]
     raise TypeError(
-        f"ask returned {type(answer).__name__}; return an Answer, a label, labels, text, a bool (approval) or None"
+        f"ask returned {kind}; return an Answer, a label, labels, text, a bool (approval) or None"
     )
 
 
@@ -322,9 +325,10 @@ class Surface:
     """The run's tools seen through a tier cap: it lists the tools at or below the cap
     and refuses a call above it (a result with ``refused``), as in Rust."""
 
-    def __init__(self, run: Run, cap: Tier) -> None:
-        self._run = run
+    def __init__(self, native: _native.NativeRun, cap: Tier, ask: AskCallable | None) -> None:
+        self._native = native
         self._cap: Tier = cap
+        self._ask = ask
 
     @property
     def cap(self) -> Tier:
@@ -333,7 +337,7 @@ class Surface:
 
     def tools(self) -> list[ToolSpec]:
         """The specs this surface shows, in registration order. Raises :class:`ClosedError`."""
-        return [ToolSpec(**spec) for spec in self._run._native.specs(self._cap)]
+        return [ToolSpec(**spec) for spec in self._native.specs(self._cap)]
 
     async def call(
         self,
@@ -357,8 +361,8 @@ class Surface:
         raised.
         """
         loop = asyncio.get_running_loop()
-        ask = ask if ask is not None else self._run._ask
-        view = await self._run._native.call(
+        ask = ask if ask is not None else self._ask
+        view = await self._native.call(
             self._cap,
             name,
             dict(args) if args is not None else {},
@@ -415,7 +419,7 @@ class Run(Surface):
         ask: AskCallable | None = None,
     ) -> None:
         sets = [f"{key}={_setting(value)}" for key, value in (set or {}).items()]
-        self._native = _native.NativeRun(
+        native = _native.NativeRun(
             os.fspath(root),
             cap,
             os.fspath(config) if config is not None else None,
@@ -423,9 +427,8 @@ class Run(Surface):
             sets,
             approval,
         )
-        self._ask = ask
-        self._root = os.path.abspath(os.fspath(root))
-        super().__init__(self, cap)
+        super().__init__(native, cap, ask)
+        self._root: str = os.path.abspath(os.fspath(root))
         _open_runs.add(self)
 
     @property
@@ -442,10 +445,10 @@ class Run(Surface):
         """The run capped lower: ``run.surface("read")`` lists only the read tier and refuses
         the rest. Raises :class:`ConfigError` for a cap above the run's."""
         if cap not in _TIERS:
-            raise ConfigError(f'cap must be "read", "write" or "exec", not {cap!r}')
+            raise ConfigError(f'cap must be "read", "write" or "exec", not "{cap}"')
         if _TIERS.index(cap) > _TIERS.index(self._cap):
             raise ConfigError(f"a surface of this run is capped at {self._cap} at most, not {cap}")
-        return Surface(self, cap)
+        return Surface(self._native, cap, self._ask)
 
     async def close(self) -> None:
         """Cancels the calls in flight, then ends the run's kernels, language servers and

@@ -5,6 +5,9 @@ so the flags, exit statuses and output are the binary's. SIGINT gets its default
 back first, as a Rust binary has it (``call`` then handles Ctrl-C itself, exit 130).
 """
 
+# pyright: reportPrivateUsage=false
+# (the package's own extension module)
+
 from __future__ import annotations
 
 import signal
