@@ -208,9 +208,15 @@ async fn this_workspace_runs_one_rust_analyzer() {
     let mut config = common::config(&root);
     for spec in &mut config.servers {
         if spec.id == "rust-analyzer" {
-            // No `cargo check` of the whole workspace once it has loaded: the answers do not need it.
-            spec.initialization_options =
-                serde_json::json!({ "checkOnSave": false, "cachePriming": { "enable": false } });
+            // No `cargo check` of the whole workspace once it has loaded, and no build
+            // scripts or proc macros built first (minutes on 2 cores): the answers asked
+            // for here, a plain function's definition and a file's symbols, need neither.
+            spec.initialization_options = serde_json::json!({
+                "checkOnSave": false,
+                "cachePriming": { "enable": false },
+                "cargo": { "buildScripts": { "enable": false } },
+                "procMacro": { "enable": false },
+            });
         }
     }
     config.watch = false;

@@ -1,10 +1,11 @@
 //! The integration tests of `vibe-roster`, one module a subject, in one test binary:
-//! one link instead of one a file. Run one module with `cargo test -p vibe-roster --test it MODULE::`.
+//! one link instead of one a file. `tests/bounded.rs` stays a binary of its own: it measures
+//! this process's peak memory, which other tests running beside it would raise.
+//! Run one module with `cargo test -p vibe-roster --test it MODULE::`.
 
 // Tests may unwrap, expect and print what they saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::print_stdout)]
 
-mod bounded;
 mod enclosed;
 mod processes;
 mod scripted;

@@ -4,7 +4,8 @@
 //! and after each cell).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common;
+#[path = "it/common/mod.rs"]
+mod common;
 
 use common::*;
 use kernel::{CellStatus, Kernels};
