@@ -9,6 +9,12 @@
 //! The Python half (`python/agent_tools/__init__.py`) is the public API: typed
 //! objects, `async with`, the sync twin. This module converts values and
 //! routes questions; it knows no tool, and prints nothing.
+//!
+//! All of it is behind the `extension` feature, which maturin turns on
+//! (`pyproject.toml`). Without it the library is empty, so `cargo test`, which
+//! builds the library for `tests/it`, compiles no pyo3 and builds no second
+//! extension beside maturin's (whose pyo3 configuration differs).
+#![cfg(feature = "extension")]
 
 use pyo3::prelude::*;
 
