@@ -34,6 +34,10 @@ pub const PYTEST: &str = "pytest==9.2.0";
 /// The official MCP Python SDK, pinned: the serve tests' client of both
 /// protocol generations (`mode="auto"` speaks 2026-07-28, `mode="legacy"` 2025-11-25).
 pub const MCP_PYTHON_SDK: &str = "mcp==2.3.0";
+/// maturin, pinned: it builds the Python package (`crates/agent-tools-py`) into setup's venv and into wheels.
+pub const MATURIN: &str = "maturin==1.15.0";
+/// The agent framework of docs/python.md's example, and uv for the README's `uvx` form, pinned.
+pub const PYTHON_PACKAGE_TOOLS: &[&str] = &["pydantic-ai-slim==2.68.0", "uv==0.13.8"];
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
 /// and bubblewrap (the `bwrap` enclosure).
 pub const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
@@ -69,6 +73,11 @@ fn steps() -> Vec<Step> {
         Step { name: "pylsp, ruff, debugpy (pip)", check: check_pip_servers, install: install_pip_servers },
         Step { name: "pytest (pip)", check: check_pytest, install: install_pytest },
         Step { name: "MCP Python SDK (pip mcp)", check: check_mcp_python_sdk, install: install_mcp_python_sdk },
+        Step {
+            name: "maturin, pydantic-ai, uv (pip)",
+            check: check_python_package_tools,
+            install: install_python_package_tools,
+        },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
@@ -91,6 +100,7 @@ pub fn run() -> Result<()> {
         }
     }
     build_fixtures()?;
+    develop_python_package()?;
     println!("setup: done in {:.1}s (tools under {})", started.elapsed().as_secs_f64(), tools_dir().display());
     Ok(())
 }
@@ -311,6 +321,44 @@ fn check_mcp_python_sdk() -> Option<String> {
 
 fn install_mcp_python_sdk() -> Result<()> {
     pip_install(&[MCP_PYTHON_SDK])
+}
+
+fn check_python_package_tools() -> Option<String> {
+    let maturin = runs(&venv_bin("maturin"), &["--version"])?;
+    let uv = runs(&venv_bin("uv"), &["--version"])?;
+    let script = "import importlib.metadata as m; print(m.version('pydantic-ai-slim'))";
+    let pydantic_ai = runs(&venv_bin("python"), &["-c", script])?;
+    let wanted = |name: &str| {
+        std::iter::once(MATURIN)
+            .chain(PYTHON_PACKAGE_TOOLS.iter().copied())
+            .find_map(|p| p.strip_prefix(name)?.strip_prefix("=="))
+    };
+    (maturin.ends_with(wanted("maturin")?)
+        && uv.split_whitespace().nth(1) == wanted("uv")
+        && Some(pydantic_ai.as_str()) == wanted("pydantic-ai-slim"))
+    .then(|| format!("{maturin}, {uv}, pydantic-ai-slim {pydantic_ai}"))
+}
+
+fn install_python_package_tools() -> Result<()> {
+    let mut packages = vec![MATURIN];
+    packages.extend(PYTHON_PACKAGE_TOOLS);
+    pip_install(&packages)
+}
+
+/// `maturin develop` of the Python package into setup's venv (dev profile, in the workspace's
+/// target directory): an editable install whose extension `crates/agent-tools-py/tests/it`
+/// rebuilds in place. cargo skips what is up to date, so a second run costs a few seconds.
+pub fn develop_python_package() -> Result<()> {
+    let started = std::time::Instant::now();
+    run_quiet(
+        Command::new(venv_bin("maturin"))
+            .args(["develop", "--profile", "dev", "--manifest-path"])
+            .arg(workspace_root().join("crates/agent-tools-py/Cargo.toml"))
+            .env("VIRTUAL_ENV", tools_dir().join("venv"))
+            .current_dir(workspace_root()),
+    )?;
+    println!("python package: agent_tools installed in the venv ({:.1}s)", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 fn check_rust_analyzer() -> Option<String> {
