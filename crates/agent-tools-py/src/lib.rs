@@ -33,7 +33,12 @@ pyo3::create_exception!(
     Error,
     "The run cannot be wired: its root, cap, configuration file or a `set` value is wrong."
 );
-pyo3::create_exception!(agent_tools, ClosedError, Error, "The run is closed: its processes are ended and it takes no calls.");
+pyo3::create_exception!(
+    agent_tools,
+    ClosedError,
+    Error,
+    "The run is closed: its processes are ended and it takes no calls."
+);
 pyo3::create_exception!(
     agent_tools,
     HostError,

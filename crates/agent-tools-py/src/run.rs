@@ -158,11 +158,7 @@ impl NativeRun {
             command::wire_run(workspace, &settings, cap, ports, None)
         });
         let run = run.map_err(config_error)?;
-        Ok(NativeRun {
-            run: Mutex::new(Some(Arc::new(run))),
-            cap,
-            closed: watch::Sender::new(false),
-        })
+        Ok(NativeRun { run: Mutex::new(Some(Arc::new(run))), cap, closed: watch::Sender::new(false) })
     }
 
     /// The run's cap: `"read"`, `"write"` or `"exec"`.

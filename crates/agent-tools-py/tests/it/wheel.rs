@@ -76,24 +76,41 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
 
     let command = venv.join("bin/agent-tools");
     let root = rust_root();
-    let run = |args: &[&str]| Command::new(&command).args(args).current_dir(&root).env_remove("VIRTUAL_ENV").output().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&command).args(args).current_dir(&root).env_remove("VIRTUAL_ENV").output().unwrap()
+    };
     let version = run(&["--version"]);
-    assert_eq!((version.status.code(), String::from_utf8_lossy(&version.stdout).as_ref()), (Some(0), "agent-tools 0.1.0\n"));
+    assert_eq!(
+        (version.status.code(), String::from_utf8_lossy(&version.stdout).as_ref()),
+        (Some(0), "agent-tools 0.1.0\n")
+    );
     let status = run(&["status"]);
     assert_eq!(status.status.code(), Some(0), "{}", shown(&status));
     let text = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(text.starts_with(&format!("root: {}\n", root.display())), "{text}");
-    assert!(text.contains("structural search and rewrite (ast_grep, ast_edit, resolve): available, 12 tree-sitter grammars"), "{text}");
+    assert!(
+        text.contains(
+            "structural search and rewrite (ast_grep, ast_edit, resolve): available, 12 tree-sitter grammars"
+        ),
+        "{text}"
+    );
     assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["rust", "1", ".rs"]), "{text}");
     // The exit statuses are the binary's: 0 found, 1 a tool error, 2 refused or misused.
     let found = run(&["call", "ast_grep", r#"{"pattern": "$X.unwrap()", "language": "rust"}"#]);
     assert_eq!(found.status.code(), Some(0), "{}", shown(&found));
-    assert!(String::from_utf8_lossy(&found.stdout).contains("main.rs:2:17: \"4\".parse().unwrap()"), "{}", shown(&found));
+    assert!(
+        String::from_utf8_lossy(&found.stdout).contains("main.rs:2:17: \"4\".parse().unwrap()"),
+        "{}",
+        shown(&found)
+    );
     let failed = run(&["call", "ast_grep", r#"{"pattern": "$$$A", "language": "rust"}"#]);
     assert_eq!(failed.status.code(), Some(1), "{}", shown(&failed));
     let refused = run(&["call", "--cap", "read", "write", r#"{"path": "x", "content": ""}"#]);
     assert_eq!(refused.status.code(), Some(2), "{}", shown(&refused));
-    assert_eq!(String::from_utf8_lossy(&refused.stderr), "refused: write is write tier; this surface is capped at read\n");
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "refused: write is write tier; this surface is capped at read\n"
+    );
     let misused = run(&["frobnicate"]);
     assert_eq!(misused.status.code(), Some(2), "{}", shown(&misused));
     assert!(String::from_utf8_lossy(&misused.stderr).starts_with("error: unrecognized subcommand 'frobnicate'"));
