@@ -2,6 +2,10 @@
 //! against the extension built in place, and `wheel` builds a wheel, installs it into a
 //! fresh venv and runs the command from it. `common` finds the tools `cargo xtask setup`
 //! installs, and builds the extension once for both.
+//! Run one with `cargo test -p agent-tools-py --test it MODULE::`.
+
+// Tests may unwrap, expect and print what they saw.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::print_stdout)]
 
 mod common;
 mod pytest;
