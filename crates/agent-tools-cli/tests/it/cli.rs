@@ -358,6 +358,7 @@ const CLIENT_SNIPPETS: &[(&str, &str)] = &[
     ("Cursor", "json"),
     ("VS Code", "json"),
     ("Zed", "json"),
+    ("Any client, with uvx", "json"),
 ];
 
 /// Every client snippet in the README names `agent-tools` with arguments that start
@@ -391,7 +392,18 @@ fn every_client_snippet_in_the_readme_starts_a_server_that_initializes() {
 fn the_readmes_install_line_builds_the_agent_tools_command() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
     let blocks = fenced_blocks(readme_section(&readme, "## Install"), "sh");
-    assert_eq!(blocks, ["cargo install --locked --path crates/agent-tools-cli"]);
+    assert_eq!(
+        blocks,
+        [
+            "cargo install --locked --path crates/agent-tools-cli",
+            // The wheel, whose console script runs this crate's command (crates/agent-tools-py).
+            "pip install maturin==1.15.0 && maturin build --release -m crates/agent-tools-py/Cargo.toml \
+             && pip install target/wheels/agent_tools-*.whl",
+        ]
+    );
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-tools-py/pyproject.toml");
+    let python: toml::Value = toml::from_str(&std::fs::read_to_string(python).unwrap()).unwrap();
+    assert_eq!(python["project"]["scripts"]["agent-tools"].as_str(), Some("agent_tools._cli:main"));
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).ends_with("crates/agent-tools-cli"));
     let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
     let manifest: toml::Value = toml::from_str(&manifest).unwrap();
@@ -486,7 +498,18 @@ fn snippet_command(client: &str, language: &str, text: &str) -> (String, Vec<Str
         _ => {}
     }
     let command = entry["command"].as_str().unwrap_or_else(|| panic!("{client}: no `command` in {entry}"));
-    (command.to_owned(), strings(&entry["args"]))
+    let args = strings(&entry["args"]);
+    if command == "uvx" {
+        // `uvx --from WHEEL agent-tools ARGS` runs the wheel's console script, which is this
+        // command (crates/agent-tools-py/tests/it/wheel.rs runs the snippet with a built wheel).
+        match args.as_slice() {
+            [from, wheel, script, rest @ ..] if from == "--from" && wheel.ends_with(".whl") => {
+                return (script.clone(), rest.to_vec());
+            }
+            _ => panic!("{client}: uvx takes `--from WHEEL agent-tools ARGS`, not {args:?}"),
+        }
+    }
+    (command.to_owned(), args)
 }
 
 /// Starts `agent-tools ARGS` in `dir`, sends one `initialize` request line, and returns

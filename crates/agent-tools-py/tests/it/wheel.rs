@@ -120,16 +120,27 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
     let answer = initialize(serve);
     assert_eq!(answer["result"]["serverInfo"]["name"], "agent-tools", "{answer}");
 
-    // The README's uvx form, from the wheel's path, offline.
+    // The README's uvx snippet, its wheel's path this one's, offline.
     if require("uv (pip)", &venv_bin("uvx")) {
         let mut uvx = Command::new(venv_bin("uvx"));
-        uvx.args(["--offline", "--quiet", "--from"])
-            .arg(wheel)
-            .args(["agent-tools", "serve", "--cap", "exec", "--root"])
+        uvx.arg("--offline")
+            .args(readme_uvx_args().iter().map(|arg| if arg.ends_with(".whl") { wheel.to_str().unwrap() } else { arg }))
+            .args(["--root"])
             .arg(&root)
             .env("UV_CACHE_DIR", scratch("wheel-uv-cache"))
             .env_remove("VIRTUAL_ENV");
         let answer = initialize(uvx);
         assert_eq!(answer["result"]["serverInfo"]["name"], "agent-tools", "{answer}");
     }
+}
+
+/// The `args` of the README's uvx snippet (`--from WHEEL agent-tools serve …`).
+fn readme_uvx_args() -> Vec<String> {
+    let readme = std::fs::read_to_string(crate::common::workspace().join("README.md")).unwrap();
+    let section = readme.split("\n### Any client, with uvx\n").nth(1).expect("README has the uvx snippet");
+    let json = section.split("```json\n").nth(1).and_then(|rest| rest.split("\n```").next()).unwrap();
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    let entry = &value["mcpServers"]["agent-tools"];
+    assert_eq!(entry["command"], "uvx", "{entry}");
+    entry["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap().to_owned()).collect()
 }
