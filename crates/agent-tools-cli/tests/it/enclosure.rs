@@ -379,8 +379,13 @@ async fn no_enclosed_process_kind_reads_a_secret() {
             venv_bin.join("pylsp").display()
         ),
     );
+    // The wrappers exec the workspace's tools by path, which the enclosure cannot read from a
+    // script: `ro_paths` names them, as a user's wrapper would (and a checkout under /tmp,
+    // which the enclosure replaces, needs it).
+    let tools = workspace.join(".tools");
     let config = format!(
-        "[enclosure]\nmode = \"bwrap\"\n\n[eval]\npython = {:?}\n\n[debug]\npython = {:?}\n\n[lsp]\nservers.python = \"pylsp\"\n\n[[lsp.server]]\nname = \"pylsp\"\ncommand = {:?}\nenclosed = true\n",
+        "[enclosure]\nmode = \"bwrap\"\nro_paths = [{:?}]\n\n[eval]\npython = {:?}\n\n[debug]\npython = {:?}\n\n[lsp]\nservers.python = \"pylsp\"\n\n[[lsp.server]]\nname = \"pylsp\"\ncommand = {:?}\nenclosed = true\n",
+        tools.display().to_string(),
         python.display().to_string(),
         adapter.display().to_string(),
         pylsp.display().to_string()
@@ -427,6 +432,7 @@ async fn no_enclosed_process_kind_reads_a_secret() {
             bind(venv.join("bin"), "tool on PATH"),
             bind(venv.join("lib"), "tool on PATH"),
             bind(venv.join("pyvenv.cfg"), "tool on PATH"),
+            bind(tools.clone(), "ro_paths"),
         ])
     );
     let mut masked: Vec<String> =
@@ -441,7 +447,7 @@ async fn no_enclosed_process_kind_reads_a_secret() {
     let line = stdout(&out).lines().find(|l| l.starts_with("  bound from outside the root: ")).map(str::to_owned);
     assert_eq!(
         line.as_deref(),
-        Some(format!("  bound from outside the root: {}/.cargo/bin (toolchain, read-only), {0}/.cargo/registry (toolchain, read-only), {0}/.local/bin (toolchain, read-only), {0}/.local/lib (toolchain, read-only), {1}/bin (tool on PATH, read-only), {1}/lib (tool on PATH, read-only), {1}/pyvenv.cfg (tool on PATH, read-only)", home.display(), venv.display()).as_str()),
+        Some(format!("  bound from outside the root: {}/.cargo/bin (toolchain, read-only), {0}/.cargo/registry (toolchain, read-only), {0}/.local/bin (toolchain, read-only), {0}/.local/lib (toolchain, read-only), {1}/bin (tool on PATH, read-only), {1}/lib (tool on PATH, read-only), {1}/pyvenv.cfg (tool on PATH, read-only), {2} (ro_paths, read-only)", home.display(), venv.display(), tools.display()).as_str()),
         "{}",
         stdout(&out)
     );
