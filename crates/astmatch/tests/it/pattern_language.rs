@@ -204,7 +204,12 @@ fn theirs(ast_grep: &std::path::Path, case: &Case) -> Result<Vec<(usize, usize)>
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("could not run {}: {e}", ast_grep.display()));
-    child.stdin.take().expect("stdin").write_all(case.code.as_bytes()).expect("write the snippet");
+    // ast-grep may refuse the pattern and exit before it reads the snippet: its exit
+    // status and stderr say so below, and the write's broken pipe says nothing more.
+    match child.stdin.take().expect("stdin").write_all(case.code.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.expect("write the snippet"),
+    }
     let out = child.wait_with_output().expect("ast-grep ran");
     // ast-grep exits 1 when nothing matched, and with another code when it refuses the pattern.
     if out.status.code().is_none_or(|c| c > 1) {
