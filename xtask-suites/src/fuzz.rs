@@ -220,3 +220,25 @@ fn write_seeds(target: &str, corpus: &Path) -> Result<usize> {
     }
     Ok(seeds.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CI's smoke run, as `cargo xtask fuzz --all --smoke` makes it: every target 5 s from its
+    /// seeds with a fixed random seed, and no crash. It runs in the suite, so under
+    /// cargo-nextest its unoptimized nightly build and its runs share the machine with the
+    /// tests that wait on servers. Nightly missing, it fails under `CI=true` and is skipped
+    /// otherwise, as a missing server is.
+    #[test]
+    fn every_fuzz_target_survives_its_smoke_run() -> Result<()> {
+        let nightly = Command::new("cargo").args(["+nightly", "--version"]).stdin(Stdio::null()).output();
+        if !nightly.is_ok_and(|out| out.status.success()) {
+            let message = "the nightly toolchain is missing: `cargo xtask setup` installs it";
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+            eprintln!("SKIPPED: {message}");
+            return Ok(());
+        }
+        run(&Options::parse(&["--all", "--smoke"])?)
+    }
+}

@@ -2,6 +2,8 @@
 //!
 //! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
 //! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
+//! - `test`: the whole suite: every test through cargo-nextest (setup installs it), then
+//!   the doctests through `cargo test --doc`, which nextest does not run.
 //! - `bench`, `trials`, `faults`, `fuzz`: run by `xtask-suites`, which drives the
 //!   workspace's crates and so compiles most of them; this binary passes the command
 //!   line on as `cargo run -p xtask-suites -- …`, so `setup` never waits for that build.
@@ -21,6 +23,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   setup            install the tools the tests and the benchmark need into .tools/
   fixtures         build the fixture language server and debug adapter (setup does this too)
+  test [ARGS]      run the whole suite: `cargo nextest run --workspace ARGS` with setup's cargo-nextest
+                   (each test a process, every binary's tests in one pool), then `cargo test --workspace --doc`
 
 run by xtask-suites (the first run builds most of the workspace):
   bench astmatch [--runs N]
@@ -55,12 +59,50 @@ fn main() -> Result<ExitCode> {
     match args.as_slice() {
         ["setup"] => setup::run().map(|()| ExitCode::SUCCESS),
         ["fixtures"] => setup::build_fixtures().map(|()| ExitCode::SUCCESS),
+        ["test", rest @ ..] => test(rest),
         [command, ..] if SUITES.contains(command) => suites(&args),
         ["help" | "--help" | "-h"] | [] => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
         }
         _ => bail!("unknown command `{}`\n\n{USAGE}", args.join(" ")),
+    }
+}
+
+/// The suite: `cargo-nextest nextest run --workspace ARGS` (the configuration is
+/// `.config/nextest.toml`), then the doctests, which nextest cannot run. The first
+/// failure's exit code is ours; the doctests are not run after a failure.
+fn test(args: &[&str]) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let nextest = setup::venv_bin("cargo-nextest");
+    if !nextest.exists() {
+        bail!("{} is missing: run `cargo xtask setup` first", nextest.display());
+    }
+    let steps: [(std::path::PathBuf, Vec<&str>); 2] = [
+        (nextest, [&["nextest", "run", "--workspace"][..], args].concat()),
+        (cargo.into(), vec!["test", "--workspace", "--doc"]),
+    ];
+    for (program, step) in steps {
+        println!("== {} {}", program.file_name().unwrap_or_default().to_string_lossy(), step.join(" "));
+        let status = Command::new(&program)
+            .current_dir(workspace_root())
+            .args(&step)
+            .status()
+            .with_context(|| format!("could not start {}", program.display()))?;
+        if !status.success() {
+            return Ok(exit_code(status));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A child's exit status as ours.
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        // Killed by a signal: a failure all the same.
+        None => ExitCode::FAILURE,
     }
 }
 
@@ -74,10 +116,5 @@ fn suites(args: &[&str]) -> Result<ExitCode> {
         .args(args)
         .status()
         .context("could not start cargo run -p xtask-suites")?;
-    Ok(match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        // Killed by a signal: a failure all the same.
-        None => ExitCode::FAILURE,
-    })
+    Ok(exit_code(status))
 }

