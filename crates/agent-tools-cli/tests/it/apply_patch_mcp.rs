@@ -4,7 +4,6 @@
 //! a refused patch that writes nothing.
 #![allow(clippy::unwrap_used)]
 
-
 use std::path::{Path, PathBuf};
 
 use rmcp::service::RunningService;

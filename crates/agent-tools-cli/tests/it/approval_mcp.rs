@@ -3,7 +3,6 @@
 //! is denied at once; without `--ask` nothing is asked.
 #![allow(clippy::unwrap_used)]
 
-
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,6 @@
 //! scripted; one does not declare it.
 #![allow(clippy::unwrap_used)]
 
-
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -291,7 +291,8 @@ async fn a_custom_debug_adapter_launches_stops_terminates_and_attaches_over_stdi
              launch = {{ toyMode = \"fast\", stopOnEntry = false }}\nattach = {{ toyAttach = \"yes\" }}\n"
         ));
         std::fs::write(dir.path().join("toy.project"), "").unwrap();
-        std::fs::write(dir.path().join("main.toy"), include_str!("../../../../fixtures/debug/fixture/main.dart")).unwrap();
+        std::fs::write(dir.path().join("main.toy"), include_str!("../../../../fixtures/debug/fixture/main.dart"))
+            .unwrap();
         let log = dir.path().join("adapter.log");
         let log_var = log.display().to_string();
         let client = serve(dir.path(), &[("FIXTURE_DAP_PROGRAM_FIELD", "script"), ("FIXTURE_DAP_LOG", &log_var)]).await;

@@ -3,7 +3,6 @@
 //! `status` lists the debug adapters with the half of detection each misses.
 #![allow(clippy::unwrap_used)]
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,7 +3,6 @@
 //! server on the server's PATH (`cargo xtask fixtures` builds it).
 #![allow(clippy::unwrap_used)]
 
-
 use std::path::{Path, PathBuf};
 
 use rmcp::service::RunningService;

@@ -1,7 +1,6 @@
 //! `agent-tools serve` as a child process, driven by rmcp's client over stdio.
 #![allow(clippy::unwrap_used)]
 
-
 use std::path::Path;
 
 use rmcp::service::RunningService;

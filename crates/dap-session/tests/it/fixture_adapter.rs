@@ -4,7 +4,6 @@
 //! checked by pid.
 #![allow(clippy::unwrap_used)]
 
-
 use std::path::Path;
 use std::time::Duration;
 

@@ -12,7 +12,6 @@
 //! and skips it with a printed reason elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::field_reassign_with_default)]
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
