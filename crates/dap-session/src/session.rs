@@ -120,6 +120,9 @@ pub struct Session {
     state: Arc<Mutex<State>>,
     changes: watch::Receiver<u64>,
     process: tokio::sync::Mutex<Option<AdapterProcess>>,
+    /// Held while the session shuts down: its phase says ended from the start of the
+    /// shutdown, and [`Session::settled`] waits here until its processes are gone too.
+    shutting_down: tokio::sync::Mutex<()>,
     adapter_pid: Option<u32>,
     started: Instant,
     ttl: Duration,
@@ -213,6 +216,7 @@ impl Session {
             state,
             changes,
             process: tokio::sync::Mutex::new(process),
+            shutting_down: tokio::sync::Mutex::new(()),
             adapter_pid,
             started: Instant::now(),
             ttl: open.ttl,
@@ -766,6 +770,12 @@ impl Session {
         lock(&self.state).ended()
     }
 
+    /// Returns once no shutdown is under way (the TTL's, or another call's): a phase read
+    /// after it says ended only when the session's processes are gone.
+    pub async fn settled(&self) {
+        drop(self.shutting_down.lock().await);
+    }
+
     pub fn info(&self) -> SessionInfo {
         let state = lock(&self.state);
         let age = self.started.elapsed();
@@ -791,6 +801,7 @@ impl Session {
     }
 
     async fn shutdown(&self, end_debuggee: bool, polite: bool, reason: &str) {
+        let _down = self.shutting_down.lock().await;
         let live = polite && !self.ended() && self.client.closed().is_none();
         // Ended first, so the adapter's exit on disconnect is not taken for a crash.
         lock(&self.state).end(reason);

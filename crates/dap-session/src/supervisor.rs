@@ -170,6 +170,8 @@ impl DebugSupervisor {
             Some(session) => {
                 // A stop that came after the run's wait ended has no location yet: ask for it.
                 session.locate_stop().await;
+                // An ended phase is reported once the shutdown behind it has ended the processes.
+                session.settled().await;
                 Some(session.info())
             }
             None => None,
