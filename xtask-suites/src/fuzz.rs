@@ -77,13 +77,7 @@ pub fn run(options: &Options) -> Result<()> {
     let root = workspace_root();
     let fuzz_dir = root.join("fuzz");
     println!("== building the fuzz targets (nightly, {})", profile_name(options));
-    let status = Command::new("cargo")
-        .current_dir(&root)
-        .args(["+nightly", "fuzz", "build", profile_flag(options), "--fuzz-dir"])
-        .arg(&fuzz_dir)
-        .stdin(Stdio::null())
-        .status()
-        .context("running cargo fuzz build")?;
+    let status = xtask::setup::fuzz_build(options.smoke).status().context("running cargo fuzz build")?;
     if !status.success() {
         bail!("cargo fuzz build failed ({status})");
     }
@@ -117,11 +111,9 @@ pub fn run(options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// `cargo fuzz`'s profile: a smoke run (5 s a target, from the seeds) builds
-/// unoptimized, so a cold build is not spent optimizing the grammars' C; a
-/// real run builds optimized, with debug assertions.
+/// `cargo fuzz`'s profile, as setup's build of the smoke run's targets uses it.
 fn profile_flag(options: &Options) -> &'static str {
-    if options.smoke { "--dev" } else { "-O" }
+    xtask::setup::fuzz_profile(options.smoke)
 }
 
 fn profile_name(options: &Options) -> &'static str {

@@ -105,8 +105,9 @@ pub fn run() -> Result<()> {
             None => bail!("setup: `{}` installed but its check still fails", step.name),
         }
     }
-    build_fixtures()?;
+    build_workspace()?;
     develop_python_package()?;
+    build_fuzz_targets()?;
     println!("setup: done in {:.1}s (tools under {})", started.elapsed().as_secs_f64(), tools_dir().display());
     Ok(())
 }
@@ -380,14 +381,49 @@ fn install_fuzz() -> Result<()> {
     Ok(())
 }
 
+/// `cargo +nightly fuzz build` of `fuzz/`, for the smoke run.
+pub fn fuzz_build(smoke: bool) -> Command {
+    let mut command = Command::new("cargo");
+    command
+        .current_dir(workspace_root())
+        .args(["+nightly", "fuzz", "build", fuzz_profile(smoke), "--fuzz-dir"])
+        .arg(workspace_root().join("fuzz"))
+        .stdin(std::process::Stdio::null());
+    command
+}
+
+/// `cargo fuzz`'s profile: a smoke run (5 s a target, from the seeds) builds unoptimized,
+/// so a cold build is not spent optimizing the grammars' C; a real run builds optimized,
+/// with debug assertions.
+pub fn fuzz_profile(smoke: bool) -> &'static str {
+    if smoke { "--dev" } else { "-O" }
+}
+
+/// The fuzz targets as the smoke run (a test) builds them, so the test finds them built and
+/// its build does not compete with the tests beside it. Skipped without nightly.
+fn build_fuzz_targets() -> Result<()> {
+    if check_fuzz().is_none() {
+        println!("fuzz targets: not built (no nightly toolchain or cargo-fuzz)");
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let status = fuzz_build(true).status()?;
+    if !status.success() {
+        bail!("cargo fuzz build failed ({status})");
+    }
+    println!("fuzz targets: built, unoptimized ({:.1}s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
 /// `maturin develop` of the Python package into setup's venv (dev profile, in the workspace's
 /// target directory): an editable install whose extension `crates/agent-tools-py/tests/it`
 /// rebuilds in place. cargo skips what is up to date, so a second run costs a few seconds.
+/// The `test-build` feature makes it share the test build's artifacts (the package's Cargo.toml says how).
 pub fn develop_python_package() -> Result<()> {
     let started = std::time::Instant::now();
     run_quiet(
         Command::new(venv_bin("maturin"))
-            .args(["develop", "--profile", "dev", "--manifest-path"])
+            .args(["develop", "--profile", "dev", "--features", "test-build", "--manifest-path"])
             .arg(workspace_root().join("crates/agent-tools-py/Cargo.toml"))
             .env("VIRTUAL_ENV", tools_dir().join("venv"))
             .current_dir(workspace_root()),
@@ -449,6 +485,24 @@ fn fixture_packages() -> Vec<&'static str> {
         .filter(|(dir, _)| workspace_root().join(dir).join("Cargo.toml").is_file())
         .map(|(_, name)| *name)
         .collect()
+}
+
+/// `cargo build --workspace --all-targets`: the fixture servers, and every test binary with
+/// the features the test run resolves, so `cargo xtask test` (or `cargo test --workspace`)
+/// finds them built, and the Python package's `test-build` shares their artifacts. cargo's
+/// progress shows: on a fresh clone this is the suite's one long build.
+pub fn build_workspace() -> Result<()> {
+    let started = std::time::Instant::now();
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--workspace", "--all-targets"])
+        .current_dir(workspace_root())
+        .stdin(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("cargo build --workspace --all-targets failed ({status})");
+    }
+    println!("workspace: built the fixtures and the tests ({:.1}s)", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// `cargo build` of the fixture servers (debug profile, so they land in the

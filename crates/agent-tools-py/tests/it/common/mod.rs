@@ -54,12 +54,14 @@ pub fn shown(out: &Output) -> String {
 /// One maturin build at a time: the two tests share the target directory and the output.
 static MATURIN: Mutex<()> = Mutex::new(());
 
-/// `maturin ARGS` on this crate, with setup's venv as the interpreter (so the build's
-/// configuration is the one setup's `maturin develop` used, and cargo reuses its artifacts).
+/// `maturin ARGS` on this crate with the `test-build` feature, with setup's venv as the
+/// interpreter: the configuration of setup's `maturin develop`, whose artifacts, and the test
+/// build's, cargo reuses.
 pub fn maturin(args: &[&str]) -> Output {
     let _one = MATURIN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     Command::new(venv_bin("maturin"))
         .args(args)
+        .args(["--features", "test-build"])
         .arg("--manifest-path")
         .arg(crate_dir().join("Cargo.toml"))
         .env("VIRTUAL_ENV", tools().join("venv"))
