@@ -120,10 +120,15 @@ fn profile_name(options: &Options) -> &'static str {
     if options.smoke { "unoptimized, for the smoke run" } else { "release with debug assertions" }
 }
 
+/// Whether `cargo +nightly` runs.
+fn nightly_installed() -> bool {
+    let nightly = Command::new("cargo").args(["+nightly", "--version"]).stdin(Stdio::null()).output();
+    nightly.is_ok_and(|out| out.status.success())
+}
+
 /// Nightly must be installed (rustup), and `cargo fuzz` is installed from crates.io when missing.
 fn check_toolchain() -> Result<()> {
-    let nightly = Command::new("cargo").args(["+nightly", "--version"]).stdin(Stdio::null()).output();
-    if !nightly.is_ok_and(|out| out.status.success()) {
+    if !nightly_installed() {
         bail!("the nightly toolchain is missing; install it with `rustup toolchain install nightly --profile minimal`");
     }
     let fuzz = Command::new("cargo").args(["fuzz", "--version"]).stdin(Stdio::null()).output();
@@ -218,14 +223,12 @@ mod tests {
     use super::*;
 
     /// CI's smoke run, as `cargo xtask fuzz --all --smoke` makes it: every target 5 s from its
-    /// seeds with a fixed random seed, and no crash. It runs in the suite, so under
-    /// cargo-nextest its unoptimized nightly build and its runs share the machine with the
-    /// tests that wait on servers. Nightly missing, it fails under `CI=true` and is skipped
-    /// otherwise, as a missing server is.
+    /// seeds with a fixed random seed, and no crash. Setup builds the targets first, so here
+    /// cargo fuzz finds them built and only the runs share the machine with the other tests.
+    /// Nightly missing, it fails under `CI=true` and is skipped otherwise, as a missing server is.
     #[test]
     fn every_fuzz_target_survives_its_smoke_run() -> Result<()> {
-        let nightly = Command::new("cargo").args(["+nightly", "--version"]).stdin(Stdio::null()).output();
-        if !nightly.is_ok_and(|out| out.status.success()) {
+        if !nightly_installed() {
             let message = "the nightly toolchain is missing: `cargo xtask setup` installs it";
             assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
             eprintln!("SKIPPED: {message}");
