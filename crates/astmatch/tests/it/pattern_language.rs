@@ -205,12 +205,21 @@ fn theirs(ast_grep: &std::path::Path, case: &Case) -> Result<Vec<(usize, usize)>
         .spawn()
         .unwrap_or_else(|e| panic!("could not run {}: {e}", ast_grep.display()));
     // ast-grep may refuse the pattern and exit before it reads the snippet: its exit
-    // status and stderr say so below, and the write's broken pipe says nothing more.
-    match child.stdin.take().expect("stdin").write_all(case.code.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        written => written.expect("write the snippet"),
-    }
+    // status and stderr say so below. Having read nothing, it cannot have answered.
+    let unread = match child.stdin.take().expect("stdin").write_all(case.code.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
+        written => {
+            written.expect("write the snippet");
+            false
+        }
+    };
     let out = child.wait_with_output().expect("ast-grep ran");
+    assert!(
+        !unread || out.status.code().is_none_or(|c| c > 1),
+        "ast-grep exited ({}) without reading the snippet of {:?}",
+        out.status,
+        case.pattern
+    );
     // ast-grep exits 1 when nothing matched, and with another code when it refuses the pattern.
     if out.status.code().is_none_or(|c| c > 1) {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
