@@ -23,7 +23,7 @@ use std::process::Command;
 use astmatch::{Lang, SearchOptions, search};
 
 use crate::rewrite_cases as common;
-use common::{ast_grep, registry_crates, workspace_root};
+use common::{ast_grep, workspace_root};
 
 /// A match start: absolute file, 1-indexed line, 1-indexed column in characters.
 type Loc = (PathBuf, usize, usize);
@@ -94,11 +94,9 @@ const CASES: &[Case] = &[
     // (the contract); ast-grep's matches only `identifier` nodes, not `type_identifier`.
 ];
 
-/// Registry crates searched, by name; the newest unpacked version of each present is used.
+/// Registry crates searched, by name: the version `Cargo.lock` pins (`common::rust_dirs`).
 const RUST_CRATES: &[&str] =
     &["serde", "serde_json", "regex-syntax", "tokio", "syn", "memchr", "ignore", "clap_builder"];
-/// When fewer than this many of [`RUST_CRATES`] are present, the first crates (by name) make up the number.
-const MIN_RUST_CRATES: usize = 4;
 /// Packages of the Python standard library searched.
 const PYTHON_PACKAGES: &[&str] = &[
     "asyncio",
@@ -117,27 +115,6 @@ const PYTHON_PACKAGES: &[&str] = &[
 /// Fails under CI, otherwise prints what is missing; returns whether to go on.
 fn require(what: &str, present: bool) -> bool {
     common::require("differential test", what, present)
-}
-
-fn rust_dirs() -> Vec<PathBuf> {
-    let crates = registry_crates();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for wanted in RUST_CRATES {
-        // Sorted by path, so the last is the newest version (close enough for a corpus).
-        if let Some((_, dir)) = crates.iter().rfind(|(name, _)| name == wanted) {
-            dirs.push(dir.join("src"));
-        }
-    }
-    for (_, dir) in &crates {
-        if dirs.len() >= MIN_RUST_CRATES {
-            break;
-        }
-        if !dirs.iter().any(|d| d.parent() == Some(dir.as_path())) {
-            dirs.push(dir.join("src"));
-        }
-    }
-    dirs.retain(|d| d.is_dir());
-    dirs
 }
 
 fn python_dirs() -> Vec<PathBuf> {
@@ -270,7 +247,7 @@ fn same_matches_as_ast_grep() {
     if !require(&format!("ast-grep ({})", ast_grep.display()), ast_grep.is_file()) {
         return;
     }
-    let corpora = [(Lang::Rust, rust_dirs()), (Lang::Python, python_dirs()), (Lang::TypeScript, typescript_dirs())];
+    let corpora = [(Lang::Rust, common::rust_dirs(RUST_CRATES)), (Lang::Python, python_dirs()), (Lang::TypeScript, typescript_dirs())];
     for (lang, dirs) in &corpora {
         let what = match lang {
             Lang::Rust => "the cargo registry's crate sources",

@@ -103,8 +103,8 @@ pub enum Scale {
 /// Registry crates, by name; the newest unpacked version of each present is used.
 const RUST_SAMPLE: &[&str] = &["serde", "serde_json", "regex-syntax", "memchr", "ignore"];
 const RUST_ALL: &[&str] = &["serde", "serde_json", "regex-syntax", "memchr", "ignore", "tokio", "syn", "clap_builder"];
-/// When fewer of the wanted crates are present, the first crates (by name) make up the number.
-const MIN_RUST_CRATES: usize = 4;
+/// When fewer of the wanted crates are present, the first locked crates (by name) make up the number.
+pub const MIN_RUST_CRATES: usize = 4;
 
 const PYTHON_STDLIB_SAMPLE: &[&str] = &["json", "email", "logging", "concurrent", "http"];
 const PYTHON_STDLIB_ALL: &[&str] = &[
@@ -214,34 +214,48 @@ fn cargo_home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"))
 }
 
-/// `(crate name, version dir)` for every unpacked registry crate, sorted.
+/// `(crate name, version dir)` for every crate this workspace's `Cargo.lock` pins from a
+/// registry and whose sources are unpacked, sorted by name and then by version.
+///
+/// Only locked versions count: `cargo fetch` (setup) unpacks exactly these, so every
+/// machine searches the same files, whatever else the registry holds. A `cargo install`
+/// or a language server indexing a crate unpacks more there (another crate, or a newer
+/// version of one of ours), and a corpus taken from the whole registry drifted with it.
 pub fn registry_crates() -> Vec<(String, PathBuf)> {
+    let Ok(lock) = std::fs::read_to_string(workspace_root().join("Cargo.lock")) else { return Vec::new() };
+    let Ok(indexes) = std::fs::read_dir(cargo_home().join("registry/src")) else { return Vec::new() };
+    let indexes: Vec<PathBuf> = indexes.flatten().map(|e| e.path()).collect();
     let mut crates = Vec::new();
-    let Ok(indexes) = std::fs::read_dir(cargo_home().join("registry/src")) else { return crates };
-    for index in indexes.flatten() {
-        let Ok(entries) = std::fs::read_dir(index.path()) else { continue };
-        for entry in entries.flatten() {
-            let dir_name = entry.file_name().to_string_lossy().into_owned();
-            // `name-1.2.3`: the version starts after the last '-' followed by a digit.
-            let name = match dir_name
-                .match_indices('-')
-                .rfind(|(i, _)| dir_name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
-            {
-                Some((i, _)) => dir_name[..i].to_string(),
-                None => continue,
-            };
-            crates.push((name, entry.path()));
+    for package in lock.split("[[package]]").skip(1) {
+        let field = |key: &str| {
+            package.lines().find_map(|line| line.strip_prefix(key)?.strip_prefix(" = \"")?.strip_suffix('"'))
+        };
+        let (Some(name), Some(version), Some(source)) = (field("name"), field("version"), field("source")) else {
+            continue;
+        };
+        if !source.starts_with("registry+") {
+            continue;
+        }
+        let dir_name = format!("{name}-{version}");
+        if let Some(dir) = indexes.iter().map(|index| index.join(&dir_name)).find(|dir| dir.is_dir()) {
+            crates.push((name.to_owned(), version_key(version), dir));
         }
     }
     crates.sort();
-    crates
+    crates.into_iter().map(|(name, _, dir)| (name, dir)).collect()
 }
 
-fn rust_dirs(wanted: &[&str]) -> Vec<PathBuf> {
+/// A version's numbers, for ordering (`1.0.99` before `1.0.154`); a pre-release tag is ignored.
+fn version_key(version: &str) -> Vec<u64> {
+    version.split(['-', '+']).next().unwrap_or("").split('.').map(|n| n.parse().unwrap_or(0)).collect()
+}
+
+/// The `src` directories of the `wanted` crates (the newest locked version of each), then
+/// the first locked crates by name until there are [`MIN_RUST_CRATES`].
+pub fn rust_dirs(wanted: &[&str]) -> Vec<PathBuf> {
     let crates = registry_crates();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for wanted in wanted {
-        // Sorted by path, so the last is the newest version (close enough for a corpus).
         if let Some((_, dir)) = crates.iter().rfind(|(name, _)| name == wanted) {
             dirs.push(dir.join("src"));
         }
@@ -254,6 +268,7 @@ fn rust_dirs(wanted: &[&str]) -> Vec<PathBuf> {
             dirs.push(dir.join("src"));
         }
     }
+    dirs.retain(|d| d.is_dir());
     dirs
 }
 
