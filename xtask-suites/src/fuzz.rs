@@ -223,8 +223,9 @@ mod tests {
     use super::*;
 
     /// CI's smoke run, as `cargo xtask fuzz --all --smoke` makes it: every target 5 s from its
-    /// seeds with a fixed random seed, and no crash. Setup builds the targets first, so here
-    /// cargo fuzz finds them built and only the runs share the machine with the other tests.
+    /// seeds with a fixed random seed, and no crash. The build comes first, at the lowest CPU
+    /// priority (`setup::fuzz_build`): on a fresh clone it takes the CPU the tests beside it
+    /// leave idle, rather than a turn of its own in setup before any test starts.
     /// Nightly missing, it fails under `CI=true` and is skipped otherwise, as a missing server is.
     #[test]
     fn every_fuzz_target_survives_its_smoke_run() -> Result<()> {
