@@ -247,7 +247,11 @@ fn same_matches_as_ast_grep() {
     if !require(&format!("ast-grep ({})", ast_grep.display()), ast_grep.is_file()) {
         return;
     }
-    let corpora = [(Lang::Rust, common::rust_dirs(RUST_CRATES)), (Lang::Python, python_dirs()), (Lang::TypeScript, typescript_dirs())];
+    let corpora = [
+        (Lang::Rust, common::rust_dirs(RUST_CRATES)),
+        (Lang::Python, python_dirs()),
+        (Lang::TypeScript, typescript_dirs()),
+    ];
     for (lang, dirs) in &corpora {
         let what = match lang {
             Lang::Rust => "the cargo registry's crate sources",
