@@ -776,6 +776,12 @@ impl Session {
         drop(self.shutting_down.lock().await);
     }
 
+    /// When the TTL ends the session: its lifetime counts from the session's start, as
+    /// [`SessionInfo::ttl_left`] does, so status's time left reaches zero when the TTL fires.
+    pub fn ttl_deadline(&self) -> Instant {
+        self.started + self.ttl
+    }
+
     pub fn info(&self) -> SessionInfo {
         let state = lock(&self.state);
         let age = self.started.elapsed();

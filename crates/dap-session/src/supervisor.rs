@@ -407,9 +407,11 @@ impl DebugSupervisor {
         let session = Arc::new(session);
         *slot = Some(Arc::clone(&session));
         let ttl = self.config.ttl;
+        // From the session's start, not from here: a launch may have waited its run timeout.
+        let deadline = tokio::time::Instant::from_std(session.ttl_deadline());
         let weak = Arc::downgrade(&session);
         tokio::spawn(async move {
-            tokio::time::sleep(ttl).await;
+            tokio::time::sleep_until(deadline).await;
             if let Some(session) = weak.upgrade()
                 && !session.ended()
             {

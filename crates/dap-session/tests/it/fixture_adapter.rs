@@ -209,7 +209,9 @@ async fn the_ttl_ends_the_session_and_kills_everything() {
     let bin = bin_dir_with(&["dart"]);
     let mut config = config(Some(bin.path()), &[]);
     config.ttl = Duration::from_millis(1500);
-    config.limits.run_timeout = Duration::from_millis(200);
+    // The launch waits this long for a stop before it returns: the TTL still counts from
+    // the session's start, as status's time left does.
+    config.limits.run_timeout = Duration::from_millis(800);
     let debug = DebugSupervisor::new(config);
     std::fs::write(root.path().join("main.dart"), "spin\n").unwrap();
     let started = debug.launch(CONV, launch(root.path())).await.unwrap();
@@ -218,12 +220,19 @@ async fn the_ttl_ends_the_session_and_kills_everything() {
     assert!(alive(debuggee));
     let mut ended = false;
     for _ in 0..200 {
-        let status = debug.status(CONV).await;
-        if let Phase::Ended { reason, .. } = &status.session.unwrap().phase {
+        let session = debug.status(CONV).await.session.unwrap();
+        if let Phase::Ended { reason, .. } = &session.phase {
             assert_eq!(reason, "its lifetime of 1 s (TTL) ran out");
             ended = true;
             break;
         }
+        // A live session whose time left is zero is one the TTL is about to end; the TTL
+        // counting from the launch's return kept such a session going for the launch's wait.
+        let overdue = session.age.saturating_sub(Duration::from_millis(1500));
+        assert!(
+            session.ttl_left > Duration::ZERO || overdue < Duration::from_millis(500),
+            "status said no time was left {overdue:?} ago, and the session still runs"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(ended, "the TTL did not end the session");
