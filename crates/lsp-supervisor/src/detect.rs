@@ -596,7 +596,9 @@ pub fn launch_spec(spec: &ServerSpec, root: &Path) -> ServerSpec {
     spec
 }
 
-/// `$XDG_CACHE_HOME/agent-tools/<server>/<root name>-<hash of its path>` (or `~/.cache/…`, else the temporary directory).
+/// Where clangd's index of `root` goes: `$XDG_CACHE_HOME/agent-tools/clangd/<root name>-<hash of its path>`
+/// (or `~/.cache/…`, else the temporary directory); `None` when that would be inside the root.
+/// clangd is the one server [`launch_spec`] keeps an index for, and the flag it passes is clangd's.
 pub fn index_cache_dir(root: &Path) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
