@@ -341,10 +341,7 @@ impl Debug {
                         let left = if matches!(info.phase, Phase::Ended { .. }) {
                             String::new()
                         } else {
-                            match info.ttl_left.as_secs() {
-                                left @ 0..60 => format!("; {left} s left before the session is ended"),
-                                left => format!("; {} min left before the session is ended", left.div_ceil(60)),
-                            }
+                            format!("; {} left before the session is ended", time_left_text(info.ttl_left))
                         };
                         format!("{} session ({what}): {phase}{left}", info.adapter)
                     }
@@ -613,6 +610,15 @@ fn adapter_died(outcome: &RunOutcome) -> bool {
     matches!(outcome, RunOutcome::Exited { reason, .. } if reason.starts_with(dap_session::ADAPTER_EXITED))
 }
 
+/// The TTL's time left, rounded up (`0.4 s` is `1 s`, `61 s` is `2 min`): "0 s" only
+/// once none is left, when the TTL is ending the session.
+fn time_left_text(left: std::time::Duration) -> String {
+    match left.as_millis().div_ceil(1000) {
+        secs @ 0..60 => format!("{secs} s"),
+        secs => format!("{} min", secs.div_ceil(60)),
+    }
+}
+
 fn ended_text(reason: &str, exit_code: Option<i64>) -> String {
     match exit_code {
         Some(code) => format!("ended: {reason} (exit code {code})"),
@@ -665,4 +671,23 @@ fn output_text(output: &dap_session::Output) -> String {
 
 fn join(lines: &[u64]) -> String {
     lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::time_left_text;
+
+    #[test]
+    fn the_time_left_is_rounded_up() {
+        let cases = [(0, "0 s"), (1, "1 s"), (400, "1 s"), (1000, "1 s"), (1001, "2 s"), (59_000, "59 s")];
+        for (ms, text) in cases {
+            assert_eq!(time_left_text(Duration::from_millis(ms)), text, "{ms} ms");
+        }
+        let cases = [(59_001, "1 min"), (60_000, "1 min"), (61_000, "2 min"), (1_800_000, "30 min")];
+        for (ms, text) in cases {
+            assert_eq!(time_left_text(Duration::from_millis(ms)), text, "{ms} ms");
+        }
+    }
 }
