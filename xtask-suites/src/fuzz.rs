@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -81,26 +83,26 @@ pub fn run(options: &Options) -> Result<()> {
     if !status.success() {
         bail!("cargo fuzz build failed ({status})");
     }
+    // libFuzzer runs one thread, so the targets run one per core at a time; each line is
+    // printed as its target ends.
+    let jobs = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(options.targets.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let ended: Mutex<Vec<(&'static str, Result<bool>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                while let Some(&target) = options.targets.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let crashed = run_one(&root, &fuzz_dir, target, options);
+                    ended.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((target, crashed));
+                }
+            });
+        }
+    });
     let mut failed = Vec::new();
-    for &target in &options.targets {
-        let fresh = tempfile::tempdir()?;
-        let corpus = if options.smoke { fresh.path().to_path_buf() } else { fuzz_dir.join("corpus").join(target) };
-        std::fs::create_dir_all(&corpus)?;
-        let seeds = write_seeds(target, &corpus)?;
-        let started = Instant::now();
-        let outcome = run_target(&root, &fuzz_dir, target, &corpus, options)?;
-        let took = started.elapsed().as_secs_f64();
-        let crash = match &outcome.crash {
-            None => "0 crashes".to_owned(),
-            Some(artifact) => {
-                failed.push(target);
-                format!("CRASH, input kept as {artifact}")
-            }
-        };
-        println!(
-            "{target:<14} {:>10} runs in {took:>5.0} s  cov {:>5}  ft {:>6}  corpus {:>5} (seeds {seeds:>3})  rss {:>4} MB  {crash}",
-            outcome.runs, outcome.coverage, outcome.features, outcome.corpus, outcome.peak_rss_mb
-        );
+    for (target, crashed) in ended.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        if crashed? {
+            failed.push(target);
+        }
     }
     if !failed.is_empty() {
         bail!(
@@ -109,6 +111,26 @@ pub fn run(options: &Options) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// One target's run from its seeds, and its line of figures; `Ok(true)` when it crashed.
+fn run_one(root: &Path, fuzz_dir: &Path, target: &'static str, options: &Options) -> Result<bool> {
+    let fresh = tempfile::tempdir()?;
+    let corpus = if options.smoke { fresh.path().to_path_buf() } else { fuzz_dir.join("corpus").join(target) };
+    std::fs::create_dir_all(&corpus)?;
+    let seeds = write_seeds(target, &corpus)?;
+    let started = Instant::now();
+    let outcome = run_target(root, fuzz_dir, target, &corpus, options)?;
+    let took = started.elapsed().as_secs_f64();
+    let crash = match &outcome.crash {
+        None => "0 crashes".to_owned(),
+        Some(artifact) => format!("CRASH, input kept as {artifact}"),
+    };
+    println!(
+        "{target:<14} {:>10} runs in {took:>5.0} s  cov {:>5}  ft {:>6}  corpus {:>5} (seeds {seeds:>3})  rss {:>4} MB  {crash}",
+        outcome.runs, outcome.coverage, outcome.features, outcome.corpus, outcome.peak_rss_mb
+    );
+    Ok(outcome.crash.is_some())
 }
 
 /// `cargo fuzz`'s profile, as setup's build of the smoke run's targets uses it.

@@ -45,7 +45,7 @@ run by xtask-suites (the first run builds most of the workspace):
                    adapter, the Python kernel or a worker, and checks that the call ends in time with a clear
                    answer, that no process is left, that the next call works and that status tells the truth
   fuzz TARGET...|--all (--minutes N | --seconds N | --smoke)
-                   run libFuzzer targets (needs the nightly toolchain; installs cargo-fuzz when missing);
+                   run libFuzzer targets, one per core at a time (needs the nightly toolchain; installs cargo-fuzz when missing);
                    one line per target: runs, coverage, corpus, crashes (kept in fixtures/fuzz/TARGET/).
                    Targets: pattern_match, rewrite_stage, lsp_frames, dap_frames, dap_state, kernel_frames,
                    root_paths, config. --smoke: 5 s each from the seeds alone, fixed random seed (CI)";
