@@ -98,17 +98,31 @@ pub fn run(options: &Options) -> Result<()> {
             });
         }
     });
+    // Every target has run: a run that could not be made, and a crash in another, are both told.
     let mut failed = Vec::new();
+    let mut errors = Vec::new();
     for (target, crashed) in ended.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-        if crashed? {
-            failed.push(target);
+        match crashed {
+            Ok(true) => failed.push(target),
+            Ok(false) => {}
+            Err(error) => errors.push(format!("{target}: {error:#}")),
         }
     }
-    if !failed.is_empty() {
-        bail!(
+    let crashes = (!failed.is_empty()).then(|| {
+        format!(
             "crashes in {}; each input is under fixtures/fuzz/ and `cargo test -p fuzz-checks` replays it",
             failed.join(", ")
+        )
+    });
+    if !errors.is_empty() {
+        bail!(
+            "fuzz runs that could not be made:\n{}{}",
+            errors.join("\n"),
+            crashes.map(|c| format!("\n{c}")).unwrap_or_default()
         );
+    }
+    if let Some(crashes) = crashes {
+        bail!(crashes);
     }
     Ok(())
 }

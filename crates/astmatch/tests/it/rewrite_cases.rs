@@ -100,11 +100,11 @@ pub enum Scale {
     All,
 }
 
-/// Registry crates, by name; the newest unpacked version of each present is used.
+/// Registry crates, by name; the version `Cargo.lock` pins is used ([`rust_dirs`]).
 const RUST_SAMPLE: &[&str] = &["serde", "serde_json", "regex-syntax", "memchr", "ignore"];
 const RUST_ALL: &[&str] = &["serde", "serde_json", "regex-syntax", "memchr", "ignore", "tokio", "syn", "clap_builder"];
 /// When fewer of the wanted crates are present, the first locked crates (by name) make up the number.
-pub const MIN_RUST_CRATES: usize = 4;
+const MIN_RUST_CRATES: usize = 4;
 
 const PYTHON_STDLIB_SAMPLE: &[&str] = &["json", "email", "logging", "concurrent", "http"];
 const PYTHON_STDLIB_ALL: &[&str] = &[
