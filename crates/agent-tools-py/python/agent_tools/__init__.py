@@ -501,3 +501,6 @@ _open_runs: weakref.WeakSet[Run] = weakref.WeakSet()
 def _close_open_runs() -> None:
     for run in list(_open_runs):
         run.close_sync()
+    # A runtime thread that has just resolved an awaitable may still hold the GIL for a moment;
+    # the interpreter must not finalize under it. Bounded: a task that lingers delays the exit 1 s at most.
+    _native.settle(1.0)
