@@ -35,7 +35,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 use crate::elicit::{PeerSlot, declares_form};
-use crate::rounds::Rounds;
+use crate::rounds::{AskerScope, Rounds};
 
 /// Serves `surface` on stdin/stdout until the client disconnects.
 /// `peer` is filled with the client on its first call, for `ask_user`'s elicitation.
@@ -43,6 +43,8 @@ use crate::rounds::Rounds;
 pub async fn serve(surface: Surface, peer: PeerSlot, question_timeout: Duration) -> anyhow::Result<()> {
     tracing::info!(cap = %surface.cap(), tools = surface.list().len(), "serving MCP on stdio");
     let rounds = Rounds::new(question_timeout)?;
+    // A cell's `tool()` calls run on the kernel's task: they take the outer call's rounds with them.
+    let surface = surface.with_task_scope(std::sync::Arc::new(AskerScope));
     let service = Server { surface, peer, rounds }.serve(rmcp::transport::stdio()).await?;
     let reason = service.waiting().await?;
     tracing::info!(?reason, "MCP client gone");

@@ -9,9 +9,10 @@
 //! `{"outcome": "answered", "labels", "text"}`, `skipped` or `timed_out`, and
 //! is checked against the card as an MCP client's answer is: one that does not
 //! fit is asked again with the reason (3 times in all), and replies that never
-//! fit are [`question_port::Error::UnfitReplies`]. No bridge (the call had no
-//! `ask`, or the question comes from a cell's `tool()` call, which runs on the
-//! kernel's own task) is nobody attached: unavailable at once. An exception
+//! fit are [`question_port::Error::UnfitReplies`]. A cell's `tool()` calls run
+//! on the kernel's own task: the surface carries the outer call's scope into
+//! them ([`AskScope`]), so their questions reach the same `ask`. No bridge
+//! (the call had no `ask`) is nobody attached: unavailable at once. An exception
 //! raised by `ask` fails the whole call with it. A question dropped before its
 //! answer (the call was cancelled) cancels the host's `ask` task.
 
@@ -19,6 +20,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_tools::question_port::{self, Answer, BoxFuture, Card, Outcome, QuestionPort};
+use agent_tools::{CallerFuture, CapturedScope, TaskScope};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -63,6 +65,25 @@ impl CallScope {
             // A stored permit: the call's select sees it even if it polls later.
             self.failed.notify_one();
         }
+    }
+}
+
+/// The surface's [`TaskScope`]: a call's scope, carried into the calls its tool
+/// makes from another task (a cell's `tool()`).
+#[derive(Debug)]
+pub struct AskScope;
+
+impl TaskScope for AskScope {
+    fn capture(&self) -> Option<Arc<dyn CapturedScope>> {
+        SCOPE.try_with(Arc::clone).ok().map(|scope| Arc::new(Captured(scope)) as Arc<dyn CapturedScope>)
+    }
+}
+
+struct Captured(Arc<CallScope>);
+
+impl CapturedScope for Captured {
+    fn enter<'a>(&self, call: CallerFuture<'a>) -> CallerFuture<'a> {
+        Box::pin(SCOPE.scope(Arc::clone(&self.0), call))
     }
 }
 

@@ -115,7 +115,8 @@ impl NativeRun {
         }
         let run = self.run.lock().unwrap_or_else(PoisonError::into_inner);
         match run.as_ref() {
-            Some(run) => Ok(run.registry.surface(cap)),
+            // A cell's `tool()` calls take the outer call's `ask` with them.
+            Some(run) => Ok(run.registry.surface(cap).with_task_scope(Arc::new(crate::ask::AskScope))),
             None => Err(ClosedError::new_err("the run is closed")),
         }
     }

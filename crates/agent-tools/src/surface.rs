@@ -25,8 +25,9 @@ use crate::refusal::Refusal;
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
 use crate::schema::OutputCheck;
+use crate::scope::{CapturedScope, TaskScope};
 use crate::tier::Tier;
-use crate::tool::{CallContext, ToolSpec};
+use crate::tool::{CallContext, CallerFuture, ToolCaller, ToolSpec};
 
 /// The registry seen through a tier cap. Cheap to clone; clones share the
 /// registry, its resources and its locks.
@@ -35,6 +36,7 @@ pub struct Surface {
     registry: Arc<Registry>,
     cap: Tier,
     pacing: Pacing,
+    scope: Option<Arc<dyn TaskScope>>,
 }
 
 /// The result, once its structured value is checked against the tool's
@@ -71,7 +73,15 @@ fn check_output(name: &str, check: Option<&OutputCheck>, mut result: ToolResult)
 impl Surface {
     /// A surface of `registry` capped at `cap`.
     pub fn new(registry: Arc<Registry>, cap: Tier) -> Surface {
-        Surface { registry, cap, pacing: Pacing::default() }
+        Surface { registry, cap, pacing: Pacing::default(), scope: None }
+    }
+
+    /// The same surface, carrying the host's `scope` from each call into the
+    /// calls its tool makes (a cell's `tool()`), so their questions reach the
+    /// human the outer call's questions reach ([`TaskScope`]).
+    pub fn with_task_scope(mut self, scope: Arc<dyn TaskScope>) -> Surface {
+        self.scope = Some(scope);
+        self
     }
 
     /// The same surface with other pacing of progress reports.
@@ -156,7 +166,8 @@ impl Surface {
         let gate = self.registry.gate();
         let checked = gate.map(|_| (args.clone(), entry.tool.preview_json(&args).unwrap_or_default()));
         let mut cx = CallContext::new(self.cap);
-        cx.caller = Some(Arc::new(self.clone()));
+        let scope = self.scope.as_ref().and_then(|scope| scope.capture());
+        cx.caller = Some(Arc::new(NestedCaller { surface: self.clone(), scope }));
         cx.progress = progress;
         // The future is not polled until the gate has said yes: nothing of the tool runs before.
         let future = match entry.tool.call_json(args, &cx) {
@@ -205,9 +216,32 @@ impl Surface {
     }
 }
 
-impl crate::tool::ToolCaller for Surface {
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> crate::tool::CallerFuture<'a> {
+impl ToolCaller for Surface {
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> CallerFuture<'a> {
         Box::pin(self.try_call(name, args))
+    }
+}
+
+/// The surface as a tool's call sees it: its calls go through the same cap
+/// and gate, inside the host's scope captured when the outer call started.
+struct NestedCaller {
+    surface: Surface,
+    scope: Option<Arc<dyn CapturedScope>>,
+}
+
+impl std::fmt::Debug for NestedCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NestedCaller").field("surface", &self.surface).field("scoped", &self.scope.is_some()).finish()
+    }
+}
+
+impl ToolCaller for NestedCaller {
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> CallerFuture<'a> {
+        let call = ToolCaller::call(&self.surface, name, args);
+        match &self.scope {
+            Some(scope) => scope.enter(call),
+            None => call,
+        }
     }
 }
 

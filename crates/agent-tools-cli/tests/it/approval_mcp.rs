@@ -49,8 +49,12 @@ impl ClientHandler for Human {
 }
 
 fn command(root: &Path, extra: &[&str]) -> tokio::process::Command {
+    command_at(root, "write", extra)
+}
+
+fn command_at(root: &Path, cap: &str, extra: &[&str]) -> tokio::process::Command {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-tools")).configure(|cmd| {
-        cmd.arg("serve").arg("--root").arg(root).arg("--cap").arg("write").args(extra).env("AGENT_TOOLS_LOG", "warn");
+        cmd.arg("serve").arg("--root").arg(root).arg("--cap").arg(cap).args(extra).env("AGENT_TOOLS_LOG", "warn");
     })
 }
 
@@ -168,4 +172,39 @@ async fn an_rmcp_client_on_2026_07_28_answers_the_cards_by_retrying() {
     let denied = call(&client, "ast_edit", edit()).await;
     assert!(text(&denied).contains("no human is attached"), "{}", text(&denied));
     client.cancel().await.unwrap();
+}
+
+/// A cell's `tool()` call runs on the kernel's task, inside the `eval` call:
+/// its approval is asked through that call's rounds on 2026-07-28, and through
+/// elicitation on 2025-11-25, and the write happens once both are allowed.
+#[tokio::test]
+async fn a_cells_tool_call_is_asked_for_in_the_eval_call_on_both_generations() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    let cell = json!({
+        "language": "python",
+        "code": "r = tool('write', {'path': 'from_cell.txt', 'content': 'hi\\n'})\nprint(r['path'], r['created'])",
+        "description": "write a file from a cell",
+    });
+    let generations = [
+        ("2026-07-28", ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }),
+        ("2025-11-25", ClientLifecycleMode::Initialize),
+    ];
+    for (generation, lifecycle) in generations {
+        let dir = fixture();
+        let human = Human {
+            replies: Arc::new(Mutex::new([choose("allow once"), choose("allow once")].into_iter().collect())),
+            ..Human::default()
+        };
+        let transport = TokioChildProcess::new(command_at(dir.path(), "exec", &["--ask"])).unwrap();
+        let client = human.clone().serve_with_lifecycle(transport, lifecycle).await.unwrap();
+        let ran = call(&client, "eval", cell.clone()).await;
+        assert_eq!(ran.is_error, Some(false), "{generation}: {}", text(&ran));
+        assert!(text(&ran).contains("from_cell.txt True"), "{generation}: {}", text(&ran));
+        assert_eq!(std::fs::read_to_string(dir.path().join("from_cell.txt")).unwrap(), "hi\n", "{generation}");
+        let shown: Vec<String> =
+            human.shown.lock().unwrap().iter().map(|m| m.lines().next().unwrap_or_default().to_owned()).collect();
+        assert_eq!(shown, ["Allow eval (exec tier) to run?", "Allow write (write tier) to run?"], "{generation}");
+        client.cancel().await.unwrap();
+    }
 }

@@ -291,6 +291,11 @@ fn assert_shared_cases(cases: &std::collections::BTreeMap<String, Value>) {
     let denied = &cases["approval denied"];
     assert_eq!((&denied["is_error"], &denied["written"]), (&json!(true), &Value::Null), "{denied}");
     assert!(denied["text"].as_str().unwrap().starts_with("refused: write did not run, because the user denied it"));
+    // The cell's own `tool()` call is asked for in the same `eval` call, and runs once allowed.
+    let cell = &cases["cell tool approval"];
+    assert_eq!((&cell["is_error"], &cell["written"]), (&json!(false), &json!("hi\n")), "{cell}");
+    assert_eq!(cell["shown"], json!(["Allow eval (exec tier) to run?", "Allow write (write tier) to run?"]), "{cell}");
+    assert!(cell["text"].as_str().unwrap().contains("from_cell.txt"), "{cell}");
 }
 
 #[test]

@@ -123,6 +123,13 @@ async def approvals():
         human.replies = [("accept", {"choice": "deny"})]
         result = await client.call_tool("write", {"path": "denied.txt", "content": "no\n"})
         report("approval denied", text=text(result), is_error=result.is_error, written=_read("denied.txt"))
+        # A cell's own tool() call needs its approval too: it is asked inside the eval call.
+        human.replies = [("accept", {"choice": "allow once"}), ("accept", {"choice": "allow once"})]
+        human.shown = []
+        cell = "r = tool('write', {'path': 'from_cell.txt', 'content': 'hi\\n'})\nprint(r['path'])"
+        result = await client.call_tool("eval", {"language": "python", "code": cell, "description": "write from a cell"})
+        report("cell tool approval", text=text(result), is_error=result.is_error,
+               shown=[message.splitlines()[0] for message in human.shown], written=_read("from_cell.txt"))
         if MODE == "legacy":
             return
         session = client.session

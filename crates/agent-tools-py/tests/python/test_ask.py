@@ -130,3 +130,23 @@ def test_the_gate_asks_an_approval_and_its_answer_decides(tmp_path: Path) -> Non
     ]
     assert [o.label for o in cards[0].options] == ["allow once", "allow for this session", "deny"]
     assert cards[0].context is not None and "a.txt" in cards[0].context
+
+
+def test_a_cells_tool_call_is_asked_through_the_calls_ask(tmp_path: Path) -> None:
+    cards: list[Approval] = []
+
+    def ask(card: Question | Approval) -> AnswerLike:
+        assert isinstance(card, Approval)
+        cards.append(card)
+        return True
+
+    cell = "r = tool('write', {'path': 'from_cell.txt', 'content': 'hi\\n'})\nprint(r['path'], r['created'])"
+    with Run(tmp_path, cap="exec", approval=True) as run:
+        r = run.call_sync("eval", {"language": "python", "code": cell, "description": "write from a cell"}, ask=ask)
+    assert not r.is_error, r.text
+    assert "from_cell.txt True" in r.text
+    assert (tmp_path / "from_cell.txt").read_text() == "hi\n"
+    assert [(c.tool, c.question) for c in cards] == [
+        ("eval", "Allow eval (exec tier) to run?"),
+        ("write", "Allow write (write tier) to run?"),
+    ]
