@@ -19,6 +19,7 @@
 use pyo3::prelude::*;
 
 mod ask;
+mod awaitable;
 mod run;
 
 pyo3::create_exception!(
@@ -54,23 +55,19 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| agent_tools_cli::command::main(argv))
 }
 
-/// How long [`settle`] leaves the GIL free once no task runs: pyo3-async-runtimes resolves
-/// an awaitable from a blocking-pool thread (`spawn_blocking`), which no task count shows,
-/// and which may still be waiting to take the GIL back to release its thread state.
-const SETTLE_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
-
 /// Waits, with the GIL released, until the module's runtime runs no task, or `timeout_s`
-/// has passed, then [`SETTLE_GRACE`] more; returns whether the tasks settled. The
-/// interpreter's exit calls it (after closing the open runs): a runtime thread that has
-/// just resolved an awaitable may still hold or want the GIL, and the interpreter
-/// finalizing under it aborts the process (`PyGILState_Release: thread state … must be
-/// current when releasing`, seen about once in 150 runs of a short script under load).
+/// has passed; returns whether the tasks settled. The interpreter's exit calls it (after
+/// closing the open runs): a runtime thread that is resolving an awaitable may still hold
+/// or want the GIL, and the interpreter finalizing under it aborts the process
+/// (`PyGILState_Release: thread state … must be current when releasing`). Every awaitable
+/// is resolved inside a task of the runtime that lives until its thread has let go of the
+/// GIL ([`awaitable::awaitable`]), so no task left means no such thread left.
 #[pyfunction]
 fn settle(py: Python<'_>, timeout_s: f64) -> bool {
     py.detach(|| {
         let metrics = pyo3_async_runtimes::tokio::get_runtime().metrics();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout_s.max(0.0));
-        let settled = loop {
+        loop {
             if metrics.num_alive_tasks() == 0 {
                 break true;
             }
@@ -78,9 +75,7 @@ fn settle(py: Python<'_>, timeout_s: f64) -> bool {
                 break false;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
-        };
-        std::thread::sleep(SETTLE_GRACE);
-        settled
+        }
     })
 }
 

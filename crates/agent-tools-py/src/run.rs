@@ -203,7 +203,7 @@ impl NativeRun {
             .map_err(|e| PyTypeError::new_err(format!("the arguments of {name} are not a JSON value: {e}")))?;
         let mut closed = self.closed.subscribe();
         let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
-        pyo3_async_runtimes::tokio::future_into_py_with_locals(py, locals, async move {
+        crate::awaitable::awaitable(py, locals, async move {
             let sink = progress.map(|report| {
                 ProgressSink::new(move |p: Progress| {
                     Python::attach(|py| {
@@ -236,7 +236,8 @@ impl NativeRun {
     /// run does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let run = self.take();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
+        crate::awaitable::awaitable(py, locals, async move {
             if let Some(run) = run {
                 run.shutdown().await;
             }

@@ -501,6 +501,7 @@ _open_runs: weakref.WeakSet[Run] = weakref.WeakSet()
 def _close_open_runs() -> None:
     for run in list(_open_runs):
         run.close_sync()
-    # A runtime thread that has just resolved an awaitable may still hold the GIL for a moment;
-    # the interpreter must not finalize under it. Bounded: a task that lingers delays the exit 1 s at most.
+    # A runtime thread resolving an awaitable may still hold the GIL; the interpreter must not
+    # finalize under it. Each resolution is a task of the runtime until it lets go of the GIL,
+    # so this waits for exactly those. Bounded: a task that lingers delays the exit 1 s at most.
     _native.settle(1.0)
