@@ -29,6 +29,20 @@ client.setRequestHandler(ElicitRequestSchema, async () => {
 const errors = [];
 client.onerror = (error) => errors.push(String(error));
 await client.connect(transport);
+// What each request heard, in the order it was read off the wire, before the SDK
+// dispatches it: the SDK handles a response at once but a notification a microtask
+// later, so a progress notification read in the same chunk as its response reaches
+// its handler after the response has removed it ("unknown token").
+const wire = {};
+const dispatch = transport.onmessage;
+transport.onmessage = (message, extra) => {
+  if (message.method === 'notifications/progress') {
+    (wire[message.params.progressToken] ??= []).push('progress');
+  } else if (message.id !== undefined && ('result' in message || 'error' in message)) {
+    (wire[message.id] ??= []).push('response');
+  }
+  dispatch(message, extra);
+};
 
 const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 const eval_ = (code, options) =>
@@ -128,4 +142,5 @@ await client.close();
   await asked.close();
 }
 findings.errors = errors;
+findings.wire = wire;
 process.stdout.write(JSON.stringify(findings) + '\n');
