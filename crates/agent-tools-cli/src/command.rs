@@ -22,7 +22,7 @@ use agent_tools::{
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-use crate::{config, elicit, eprint, serve, status, wiring};
+use crate::{config, eprint, serve, status, wiring};
 
 /// The exit status of a command that did what it was asked.
 const SUCCESS: u8 = 0;
@@ -102,7 +102,8 @@ enum Command {
         #[arg(long)]
         vibe: bool,
     },
-    /// Serve the tools over MCP on stdio; one process is one run.
+    /// Serve the tools over MCP: on stdio, one process is one run; with --http, one
+    /// process serves each run at its own streamable HTTP endpoint.
     Serve {
         /// The run's working directory; every path argument resolves inside it.
         #[arg(long)]
@@ -116,6 +117,8 @@ enum Command {
         /// client has no elicitation); without it the client is the approval surface.
         #[arg(long)]
         ask: bool,
+        #[command(flatten)]
+        http: crate::http::HttpArgs,
     },
     /// Print the effective configuration: every setting, its value and where it came from
     /// (default, file:line, env VAR, flag).
@@ -312,19 +315,40 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(SUCCESS)
         }
-        Command::Serve { root, cap, vibe, ask } => {
+        Command::Serve { root, cap, vibe, ask, http } => {
             init_logging();
-            let peer = elicit::PeerSlot::default();
-            let workspace = workspace(root)?;
             vibe.flags(&mut flags);
-            let settings = config::Config::load(workspace.root(), &flags)?.settings;
-            let ports = RunPorts {
-                question: wiring::elicitation(&peer),
-                approval: ask.then(|| wiring::elicited_approval(&peer, &settings).port),
+            let mut served = Vec::new();
+            let roots = match http.run.is_empty() {
+                true => vec![(crate::http::DEFAULT_RUN.to_owned(), workspace(root)?)],
+                false => http
+                    .run
+                    .iter()
+                    .map(|run| Ok((run.name.clone(), workspace(Some(run.root.clone()))?)))
+                    .collect::<anyhow::Result<_>>()?,
             };
-            let run = wire_run(workspace, &settings, cap, ports, Some(&vibe))?;
-            let question_timeout = settings.ask.timeout_s.duration();
-            runtime()?.block_on(serve::serve(run.registry.surface(cap), peer, question_timeout))?;
+            for (name, workspace) in roots {
+                let settings = config::Config::load(workspace.root(), &flags)?.settings;
+                let ports = RunPorts {
+                    question: wiring::elicitation(),
+                    approval: ask.then(|| wiring::elicited_approval(&settings).port),
+                };
+                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe))?;
+                let server = serve::Server::new(run.registry.surface(cap), settings.ask.timeout_s.duration())?;
+                served.push((name, server, run));
+            }
+            let runtime = runtime()?;
+            match http.http {
+                None => {
+                    let (_, server, _run) = served.pop().context("no run to serve")?;
+                    runtime.block_on(serve::serve(server))?;
+                }
+                Some(addr) => {
+                    let token = http.token()?;
+                    let runs = served.iter().map(|(name, server, _)| (name.clone(), server.clone())).collect();
+                    runtime.block_on(crate::http::serve(runs, crate::http::Options { addr, token }))?;
+                }
+            }
             Ok(SUCCESS)
         }
         Command::Config { root, json } => {

@@ -1,5 +1,11 @@
 //! `ask_user` over MCP elicitation: a [`QuestionPort`] that shows the card as a
-//! form in the connected MCP client.
+//! form in the MCP client whose call asks it.
+//!
+//! The client is the one of the call: `serve` runs each call of a handshake-era
+//! session inside [`with_client`], and a 2026-07-28 call inside its rounds
+//! ([`crate::rounds`]), so one run served to several clients (over HTTP) asks
+//! each question of the client that made the call. [`QuestionScope`] carries
+//! both into the calls a cell makes from the kernel's task.
 //!
 //! The card becomes a form with a `choice` (single select) or `choices` (multi
 //! select) field titled with the numbered options, and a `text` field where
@@ -13,8 +19,10 @@
 //! before its reply (the call was cancelled, or the port's timeout ran out)
 //! is withdrawn: the client is sent `notifications/cancelled` for it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
+
+use agent_tools::{CallerFuture, CapturedScope, TaskScope};
 
 use question_port::{Answer, BoxFuture, Card, Outcome, QuestionPort};
 use rmcp::RoleServer;
@@ -28,29 +36,61 @@ use serde_json::{Value, json};
 /// How many times a reply that does not fit the card is asked again.
 const ATTEMPTS: usize = 3;
 
-/// The connected client, set once the server sees it.
-#[derive(Clone, Default)]
-pub struct PeerSlot(Arc<OnceLock<Peer<RoleServer>>>);
+tokio::task_local! {
+    static CLIENT: Peer<RoleServer>;
+}
 
-impl PeerSlot {
-    /// Records the client (the first one wins: one server process serves one client).
-    pub fn set(&self, peer: &Peer<RoleServer>) {
-        if self.0.get().is_none() {
-            let _ = self.0.set(peer.clone());
+/// Runs `call` with `client` as the client its questions are asked of.
+pub async fn with_client<F: std::future::Future>(client: Peer<RoleServer>, call: F) -> F::Output {
+    CLIENT.scope(client, call).await
+}
+
+/// The client of the call this task runs, on a handshake-era session.
+fn current_client() -> Option<Peer<RoleServer>> {
+    CLIENT.try_with(Peer::clone).ok()
+}
+
+/// The surface's [`TaskScope`]: a call's way of asking (its client, or its
+/// rounds), carried into the calls its tool makes from another task (a cell's
+/// `tool()`), so that their questions reach the human the outer call's reach.
+#[derive(Debug)]
+pub struct QuestionScope;
+
+impl TaskScope for QuestionScope {
+    fn capture(&self) -> Option<Arc<dyn CapturedScope>> {
+        let captured = Captured { client: current_client(), asker: crate::rounds::current() };
+        (captured.client.is_some() || captured.asker.is_some()).then(|| Arc::new(captured) as Arc<dyn CapturedScope>)
+    }
+}
+
+struct Captured {
+    client: Option<Peer<RoleServer>>,
+    asker: Option<crate::rounds::Asker>,
+}
+
+impl CapturedScope for Captured {
+    fn enter<'a>(&self, call: CallerFuture<'a>) -> CallerFuture<'a> {
+        let call = match self.asker.clone() {
+            Some(asker) => asker.enter(call),
+            None => call,
+        };
+        match self.client.clone() {
+            Some(client) => Box::pin(with_client(client, call)),
+            None => call,
         }
     }
 }
 
-/// Asks through the connected client's elicitation.
+/// Asks through the elicitation of the client whose call asks.
+#[derive(Debug, Default)]
 pub struct ElicitationPort {
-    slot: PeerSlot,
     timeout: Option<Duration>,
 }
 
 impl ElicitationPort {
-    /// A port asking through whichever client `slot` records; `timeout` bounds each question.
-    pub fn new(slot: PeerSlot, timeout: Option<Duration>) -> ElicitationPort {
-        ElicitationPort { slot, timeout }
+    /// A port whose questions wait at most `timeout` (`None`: as long as the client takes).
+    pub fn new(timeout: Option<Duration>) -> ElicitationPort {
+        ElicitationPort { timeout }
     }
 }
 
@@ -61,7 +101,8 @@ impl QuestionPort for ElicitationPort {
             if let Some(asker) = crate::rounds::current() {
                 return ask_in_rounds(card, &asker).await;
             }
-            let Some(peer) = self.slot.0.get() else { return Ok(Outcome::Unavailable) };
+            let Some(peer) = current_client() else { return Ok(Outcome::Unavailable) };
+            let peer = &peer;
             if !declares_form_elicitation(peer) {
                 return Ok(Outcome::Unavailable);
             }

@@ -26,11 +26,11 @@
 //! questions are `elicitation/create` requests ([`crate::elicit`]).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_tools::{CallerFuture, CapturedScope, Progress, ProgressSink, Surface, TaskScope, ToolResult};
+use agent_tools::{CallerFuture, Progress, ProgressSink, Surface, ToolResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, RequestStateCodec, SealOptions,
@@ -79,21 +79,10 @@ pub fn current() -> Option<Asker> {
     ASKER.try_with(Asker::clone).ok()
 }
 
-/// The surface's [`TaskScope`]: a call's asker, carried into the calls its
-/// tool makes from another task (a cell's `tool()`), so that their questions
-/// go back through the outer call's rounds.
-#[derive(Debug)]
-pub struct AskerScope;
-
-impl TaskScope for AskerScope {
-    fn capture(&self) -> Option<Arc<dyn CapturedScope>> {
-        current().map(|asker| Arc::new(asker) as Arc<dyn CapturedScope>)
-    }
-}
-
-impl CapturedScope for Asker {
-    fn enter<'a>(&self, call: CallerFuture<'a>) -> CallerFuture<'a> {
-        Box::pin(ASKER.scope(self.clone(), call))
+impl Asker {
+    /// `call`, with this asker as the one its questions go through.
+    pub fn enter<'a>(self, call: CallerFuture<'a>) -> CallerFuture<'a> {
+        Box::pin(ASKER.scope(self, call))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The MCP server: one surface of one run's registry over stdio, with tools
+//! The MCP server: one surface of one run's registry, over stdio or as one of
+//! the runs of the HTTP host ([`crate::http`]), with tools
 //! listed and called by hand from the registry (our tools are dynamic, so the
 //! rmcp `#[tool]` macros do not fit).
 //!
@@ -22,6 +23,7 @@
 //! dropped, which stops the tool's work (see each tool); rmcp sends no
 //! response for a cancelled request (its answer, our error, is dropped).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
@@ -34,27 +36,39 @@ use rmcp::service::Peer;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
-use crate::elicit::{PeerSlot, declares_form};
-use crate::rounds::{AskerScope, Rounds};
+use crate::elicit::{QuestionScope, declares_form, with_client};
+use crate::rounds::Rounds;
 
-/// Serves `surface` on stdin/stdout until the client disconnects.
-/// `peer` is filled with the client on its first call, for `ask_user`'s elicitation.
-/// `question_timeout` bounds how long a 2026-07-28 question waits for its retry.
-pub async fn serve(surface: Surface, peer: PeerSlot, question_timeout: Duration) -> anyhow::Result<()> {
-    tracing::info!(cap = %surface.cap(), tools = surface.list().len(), "serving MCP on stdio");
-    let rounds = Rounds::new(question_timeout)?;
-    // A cell's `tool()` calls run on the kernel's task: they take the outer call's rounds with them.
-    let surface = surface.with_task_scope(std::sync::Arc::new(AskerScope));
-    let service = Server { surface, peer, rounds }.serve(rmcp::transport::stdio()).await?;
+/// Serves `server` on stdin/stdout until the client disconnects.
+pub async fn serve(server: Server) -> anyhow::Result<()> {
+    tracing::info!(cap = %server.surface.cap(), tools = server.surface.list().len(), "serving MCP on stdio");
+    let service = server.serve(rmcp::transport::stdio()).await?;
     let reason = service.waiting().await?;
     tracing::info!(?reason, "MCP client gone");
     Ok(())
 }
 
-struct Server {
+/// One run's MCP server: the surface its clients see, and its calls waiting
+/// for a retry (2026-07-28). Cheap to clone; clones serve the same run, so the
+/// HTTP host makes one per session or stateless request.
+#[derive(Clone)]
+pub struct Server {
     surface: Surface,
-    peer: PeerSlot,
-    rounds: Rounds,
+    rounds: Arc<Rounds>,
+}
+
+impl Server {
+    /// The server of a run shown through `surface`; `question_timeout` bounds how
+    /// long a 2026-07-28 question waits for its retry.
+    ///
+    /// # Errors
+    /// When the process cannot read the random key that seals `requestState`.
+    pub fn new(surface: Surface, question_timeout: Duration) -> anyhow::Result<Server> {
+        let rounds = Arc::new(Rounds::new(question_timeout)?);
+        // A cell's `tool()` calls run on the kernel's task: they take the outer call's way of asking with them.
+        let surface = surface.with_task_scope(Arc::new(QuestionScope));
+        Ok(Server { surface, rounds })
+    }
 }
 
 impl ServerHandler for Server {
@@ -84,7 +98,6 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.peer.set(&context.peer);
         // 2026-07-28 (no handshake): questions go back to the client as input-required results.
         if context.protocol_version().is_some_and(|version| !version.has_initialize()) {
             tracing::debug!(tool = %request.name, "call, 2026-07-28");
@@ -98,7 +111,8 @@ impl ServerHandler for Server {
         let sink = token.is_some().then(|| ProgressSink::new(move |report| drop(sender.send(report))));
         // The sink (and so the sender) lives inside the call's future: once
         // the call returns, the forwarder drains what is queued and ends.
-        let call = self.surface.call_with_progress(&request.name, args, sink);
+        // Its questions go to this call's client.
+        let call = with_client(context.peer.clone(), self.surface.call_with_progress(&request.name, args, sink));
         let forward = forward_progress(context.peer.clone(), token, reports);
         let outcome = tokio::select! {
             (outcome, ()) = async { tokio::join!(call, forward) } => outcome,

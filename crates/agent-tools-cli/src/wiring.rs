@@ -20,7 +20,7 @@ use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
 use crate::config::{EnclosureMode, Flags, Settings, VibeSettings, server_specs};
-use crate::elicit::{ElicitationPort, PeerSlot};
+use crate::elicit::ElicitationPort;
 
 /// What to wire besides the structural tools.
 #[derive(Default)]
@@ -174,12 +174,9 @@ pub fn terminal() -> QuestionWiring {
     QuestionWiring { port: Arc::new(TerminalPort::default()), target_space: "the terminal".to_owned() }
 }
 
-/// Questions as MCP elicitation forms in the connected client.
-pub fn elicitation(peer: &PeerSlot) -> QuestionWiring {
-    QuestionWiring {
-        port: Arc::new(ElicitationPort::new(peer.clone(), None)),
-        target_space: "the MCP client".to_owned(),
-    }
+/// Questions as MCP elicitation forms in the client whose call asks.
+pub fn elicitation() -> QuestionWiring {
+    QuestionWiring { port: Arc::new(ElicitationPort::new(None)), target_space: "the MCP client".to_owned() }
 }
 
 /// The configured approval policy: a rule per tier that `approval.read`,
@@ -202,8 +199,8 @@ pub fn approval_policy(settings: &Settings) -> ApprovalPolicy {
 /// `serve --ask`: the configured policy (by default read allowed, write and
 /// exec asked), with permission cards as elicitation forms in the connected
 /// client; a client without elicitation is nobody, so asked calls are denied at once.
-pub fn elicited_approval(peer: &PeerSlot, settings: &Settings) -> ApprovalWiring {
-    ApprovalWiring { policy: approval_policy(settings), port: Arc::new(ElicitationPort::new(peer.clone(), None)) }
+pub fn elicited_approval(settings: &Settings) -> ApprovalWiring {
+    ApprovalWiring { policy: approval_policy(settings), port: Arc::new(ElicitationPort::new(None)) }
 }
 
 /// `call --ask`: the configured policy, with permission cards on this process's terminal.

@@ -13,6 +13,7 @@ mod common;
 mod config;
 mod debug_mcp;
 mod enclosure;
+mod http_mcp;
 mod lsp_mcp;
 mod mcp;
 mod sdk_client_mcp;

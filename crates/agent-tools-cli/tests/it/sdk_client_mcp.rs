@@ -252,7 +252,7 @@ fn the_typescript_sdk_validates_every_structured_result_and_reads_the_configurat
 
 /// `.tools/venv`'s Python when the official MCP Python SDK (`mcp`, pinned by
 /// `cargo xtask setup`) imports there. Missing, the test fails under `CI=true`.
-fn python_sdk() -> Option<PathBuf> {
+pub(crate) fn python_sdk() -> Option<PathBuf> {
     let python = workspace_root().join(".tools/venv/bin/python");
     let version = Command::new(&python)
         .args(["-c", "import importlib.metadata as m; print(m.version('mcp'))"])

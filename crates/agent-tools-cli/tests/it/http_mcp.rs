@@ -1,0 +1,139 @@
+//! `agent-tools serve --http`: one host serving two runs, each at its own
+//! streamable HTTP endpoint, driven by the official MCP Python SDK in both
+//! connection modes (`tests/python/http_matrix.py`): search, a question, an
+//! approval, a cell's own `tool()` call asked for inside the `eval` call,
+//! progress, a staged edit of one run refused from the other, and the host's
+//! refusals (no token, a wrong one, a browser `Origin`, an unknown run).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::sdk_client_mcp::python_sdk;
+
+const TOKEN: &str = "a-token-for-the-http-host-test-0123456789";
+
+/// A host on a free loopback port, serving runs `a` and `b`; its endpoint URLs, read off its stderr.
+struct Host {
+    child: Child,
+    urls: BTreeMap<String, String>,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn host(a: &Path, b: &Path) -> Host {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+        .args(["serve", "--http", "127.0.0.1:0", "--cap", "exec", "--ask"])
+        .arg("--run")
+        .arg(format!("a={}", a.display()))
+        .arg("--run")
+        .arg(format!("b={}", b.display()))
+        .env("AGENT_TOOLS_HOST_TOKEN", TOKEN)
+        .env("AGENT_TOOLS_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut urls = BTreeMap::new();
+    while urls.len() < 2 {
+        let line = lines.next().expect("the host ended before it served both runs").unwrap();
+        if let Some(rest) = line.strip_prefix("agent-tools: run `") {
+            let (name, url) = rest.split_once("` at ").unwrap();
+            urls.insert(name.to_owned(), url.to_owned());
+        }
+    }
+    // The rest of its stderr is drained, so the host never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Host { child, urls }
+}
+
+fn matrix(python: &Path, mode: &str) -> (BTreeMap<String, Value>, tempfile::TempDir, tempfile::TempDir) {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a.path().join("app.py"), "x = foo(1)\n").unwrap();
+    std::fs::write(b.path().join("app.py"), "y = foo(2)\n").unwrap();
+    let host = host(a.path(), b.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_matrix.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args([mode, &host.urls["a"], &host.urls["b"], TOKEN])
+        .current_dir(a.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    (cases, a, b)
+}
+
+#[test]
+fn two_runs_over_streamable_http_answer_the_python_sdk_in_both_modes_and_stay_apart() {
+    let Some(python) = python_sdk() else { return };
+    for mode in ["auto", "legacy"] {
+        let (cases, a, b) = matrix(&python, mode);
+        eprintln!("{mode}:\n{}", cases.values().map(|c| format!("  {c}\n")).collect::<String>());
+        let search = &cases["search"];
+        assert_eq!(search["is_error"], false, "{mode}: {search}");
+        assert!(search["text"].as_str().unwrap().contains("app.py:1:5: foo(1)"), "{mode}: {search}");
+        assert_eq!(cases["ask answer"]["text"], "the user answered: 2. blue", "{mode}");
+        let allowed = &cases["approval allowed"];
+        assert_eq!(allowed["shown"], json!(["Allow write (write tier) to run?"]), "{mode}: {allowed}");
+        assert_eq!(std::fs::read_to_string(a.path().join("allowed.txt")).unwrap(), "yes\n", "{mode}");
+        let cell = &cases["cell tool approval"];
+        assert_eq!(
+            cell["shown"],
+            json!(["Allow eval (exec tier) to run?", "Allow write (write tier) to run?"]),
+            "{mode}: {cell}"
+        );
+        assert_eq!(std::fs::read_to_string(a.path().join("from_cell.txt")).unwrap(), "hi\n", "{mode}");
+        let progress = &cases["eval progress"];
+        assert!(progress["notifications"].as_u64().unwrap() >= 1, "{mode}: {progress}");
+        assert_eq!((&progress["growing"], &progress["text"]), (&json!(true), &json!("0\n1\n2\n3\n")), "{mode}");
+        // Run a's staged edit is not run b's: refused there, and neither file changed.
+        assert_eq!(cases["staged in a"]["is_error"], false, "{mode}");
+        let crossed = &cases["a's edit from b"];
+        assert_eq!(crossed["is_error"], true, "{mode}: {crossed}");
+        assert!(crossed["text"].as_str().unwrap().starts_with("unknown edit_id"), "{mode}: {crossed}");
+        assert_eq!(std::fs::read_to_string(a.path().join("app.py")).unwrap(), "x = foo(1)\n", "{mode}");
+        assert_eq!(std::fs::read_to_string(b.path().join("app.py")).unwrap(), "y = foo(2)\n", "{mode}");
+        assert!(cases["search in b"]["text"].as_str().unwrap().contains("app.py:1:5: foo(2)"), "{mode}");
+        assert_eq!(
+            cases["refusals"],
+            json!({
+                "case": "refusals",
+                "none": 401, "none_challenge": "Bearer",
+                "wrong": 401, "wrong_challenge": "Bearer error=\"invalid_token\"",
+                "origin": 403, "unknown": 404,
+            }),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn a_host_without_a_token_refuses_to_bind_beyond_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
+        .args(["serve", "--http", "0.0.0.0:0", "--root"])
+        .arg(dir.path())
+        .env_remove("AGENT_TOOLS_HOST_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("refusing to serve 0.0.0.0:0 without a token"), "{stderr}");
+}
