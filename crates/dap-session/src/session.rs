@@ -44,9 +44,10 @@ use crate::types::{
 /// Limits and timeouts of a session.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// How long one request may go unanswered.
+    /// How long one request may go unanswered; also the whole handshake (connection, `initialize`,
+    /// the `initialized` event) of a debug server reached over TCP, which is already running.
     pub request_timeout: Duration,
-    /// How long start-up (adapter, `initialize`, `launch`, breakpoints) may take.
+    /// How long an adapter's start-up (`initialize` up to the `initialized` event and the `launch` reply) may take.
     pub start_timeout: Duration,
     /// How long `launch`, `continue`, the steps and `pause` wait for a stop or the exit.
     pub run_timeout: Duration,
