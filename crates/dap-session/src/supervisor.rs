@@ -323,7 +323,7 @@ impl DebugSupervisor {
         match opened {
             // Whatever listens there did not answer as a debug server that speaks DAP.
             Err(error @ Error::NoHandshake { .. }) => Err(Error::Invalid(format!(
-                "{error}. Is the program running under `python -m debugpy --listen {port}` (or a headless delve) on that port? debugpy serves one client, and keeps it for a client or port probe that connected first and left: start the program again and attach with nothing else connecting to the port",
+                "{error}. Is the program running under `python -m debugpy --listen {port}` (or a headless delve) on that port? debugpy `--wait-for-client` may serve no client after another client or a port probe connected and left: start the program again and attach with nothing else connecting to the port",
                 port = spec.port
             ))),
             opened => opened,

@@ -2,10 +2,11 @@
 //! `launch` or `continue` waiting for a program that never stops returns as
 //! soon as the TTL, a `terminate` from another task or the adapter's death
 //! ends the session, and says how; `terminate` on an ended session succeeds
-//! and says how it had ended; an `attach` to a debug server that never
-//! answers (debugpy whose one client was taken by a port probe, a plain TCP
-//! listener) fails within the request timeout, naming the address and what
-//! came back.
+//! and says how it had ended; an `attach` to a port that accepts and never
+//! answers fails within the request timeout, naming the address and what
+//! came back. (debugpy `--wait-for-client` after a port probe is that port
+//! at times, but at others it exits or serves the next client, so it makes
+//! no steady test.)
 //!
 //! The waits are set far longer than the ends, so a call that returns by its
 //! own timeout gives another outcome and fails on the value; the outer
@@ -22,7 +23,7 @@ use dap_session::{
     alive,
 };
 
-use crate::common::{KillOnDrop, eventually, has_debugpy, listening_on, lldb_dap, project, require};
+use crate::common::{has_debugpy, lldb_dap, project, require};
 
 const CONV: &str = "ending";
 
@@ -64,11 +65,13 @@ fn ended_reason(outcome: &RunOutcome) -> &str {
     }
 }
 
-/// Polls `status` until the session is there and running (a launch past its start-up).
+/// Polls `status` until the session is there and running (a launch past its start-up), and
+/// the adapter has said the program's process id.
 async fn until_running(debug: &DebugSupervisor) -> dap_session::SessionInfo {
     for _ in 0..600 {
         if let Some(info) = debug.status(CONV).await.session
             && info.phase == Phase::Running
+            && info.debuggee_pid.is_some()
         {
             return info;
         }
@@ -214,45 +217,6 @@ async fn attach_error(root: &Path, port: u16) -> String {
     // Nothing is left half-open: the conversation has no session.
     assert!(debug.status(CONV).await.session.is_none());
     error
-}
-
-#[tokio::test]
-async fn attach_to_debugpy_whose_client_was_taken_by_a_port_probe_fails_within_the_request_timeout() {
-    if !require("debugpy in .tools/venv", has_debugpy(&tools_python())) {
-        return;
-    }
-    let (root, script) = looping_python();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    // debugpy's own log says when the program has connected to its adapter and waits for a
-    // client: a probe before that makes the adapter exit instead (the port is then refused).
-    let logs = tempfile::tempdir().unwrap();
-    let target = Command::new(tools_python())
-        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}"), "--wait-for-client"])
-        .arg(&script)
-        .current_dir(root.path())
-        .env("DEBUGPY_LOG_DIR", logs.path())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _target = KillOnDrop(target);
-    let waiting = || {
-        std::fs::read_dir(logs.path()).unwrap().flatten().any(|entry| {
-            entry.file_name().to_string_lossy().starts_with("debugpy.server")
-                && std::fs::read_to_string(entry.path()).is_ok_and(|log| log.contains("wait_for_client()"))
-        })
-    };
-    assert!(eventually(Duration::from_secs(20), waiting).await, "debugpy never waited for a client");
-    assert!(listening_on(port), "debugpy does not listen on {port}");
-    // A port probe: it connects and goes, and debugpy serves no client after it.
-    drop(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
-    let error = attach_error(root.path(), port).await;
-    assert!(
-        error.starts_with(&format!(
-            "127.0.0.1:{port} did not answer as a DAP debug server within 3 s: the connection was accepted, but nothing came back (0 bytes)"
-        )),
-        "{error}"
-    );
-    assert!(error.contains("debugpy serves one client"), "{error}");
 }
 
 #[tokio::test]
