@@ -18,6 +18,11 @@ pub enum Error {
     /// The adapter sent no response in time.
     #[error("{command} got no answer from the adapter within {} ms", .after.as_millis())]
     Timeout { command: String, after: Duration },
+    /// A debug server reached over TCP (an attach to a port) did not complete the DAP
+    /// handshake (`initialize`, then the `initialized` event after `attach`) within the
+    /// request timeout; `heard` says what it sent, if anything.
+    #[error("{address} did not answer as a DAP debug server within {}: {heard}", seconds(*.waited))]
+    NoHandshake { address: String, waited: Duration, heard: String },
     /// The adapter's process or connection is gone.
     #[error("the debug adapter is gone ({status}){stderr_tail}")]
     AdapterGone { status: String, stderr_tail: String },
@@ -48,3 +53,12 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `3 s`, `0.5 s`.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}

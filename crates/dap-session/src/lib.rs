@@ -46,7 +46,7 @@ pub use state::{ADAPTER_EXITED, OutputBuffer};
 #[doc(hidden)]
 pub use state::{IdKind, State};
 pub use supervisor::{AttachSpec, DebugConfig, DebugSupervisor, LaunchSpec};
-pub use transport::{Client, Diagnostics, EventSink, PendingReply, refusal};
+pub use transport::{Client, Diagnostics, EventSink, PendingReply, Received, refusal};
 pub use types::{
     Capped, FileBreakpoints, Frame, Location, Output, OutputChunk, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo,
     SessionInfo, Start, Started, Status, Stop, Terminated, ThreadInfo, Value,

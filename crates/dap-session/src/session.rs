@@ -6,7 +6,12 @@
 //! reply; on `initialized`, `setBreakpoints` per file and
 //! `setExceptionBreakpoints` (the adapter's default filters); then
 //! `configurationDone`; then the `launch` reply (debugpy answers `launch`
-//! only after `configurationDone`); then the first stop or the exit.
+//! only after `configurationDone`). The first run (to the first stop or the
+//! exit) is [`Session::first_run`], waited for once the session is reachable,
+//! so that the TTL or a `terminate` can end it meanwhile.
+//!
+//! Every wait on the program also wakes when the session ends, however it
+//! ends (the program's exit, the adapter's death, `terminate`, the TTL).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,15 +38,16 @@ use crate::state::{IdKind, State};
 use crate::transport::{Client, EventSink};
 use crate::types::{
     Capped, FileBreakpoints, Frame, Location, Output, Phase, PlacedBreakpoint, RunOutcome, ScopeInfo, SessionInfo,
-    Start, Started, Stop, Terminated, ThreadInfo, Value as VarValue,
+    Start, Stop, Terminated, ThreadInfo, Value as VarValue,
 };
 
 /// Limits and timeouts of a session.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// How long one request may go unanswered.
+    /// How long one request may go unanswered; also the whole handshake (connection, `initialize`,
+    /// the `initialized` event) of a debug server reached over TCP, which is already running.
     pub request_timeout: Duration,
-    /// How long start-up (adapter, `initialize`, `launch`, breakpoints) may take.
+    /// How long an adapter's start-up (`initialize` up to the `initialized` event and the `launch` reply) may take.
     pub start_timeout: Duration,
     /// How long `launch`, `continue`, the steps and `pause` wait for a stop or the exit.
     pub run_timeout: Duration,
@@ -119,6 +125,8 @@ pub struct Session {
     client: Client,
     state: Arc<Mutex<State>>,
     changes: watch::Receiver<u64>,
+    /// Wakes the waits on `changes`: every adapter event, and the session's end from this side.
+    notify: Arc<watch::Sender<u64>>,
     process: tokio::sync::Mutex<Option<AdapterProcess>>,
     /// Held while the session shuts down: its phase says ended from the start of the
     /// shutdown, and [`Session::settled`] waits here until its processes are gone too.
@@ -176,21 +184,32 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Session {
-    /// Starts the adapter, runs the start-up sequence and waits for the first
-    /// stop or the exit. On failure everything started is killed.
-    pub async fn open(open: Open<'_>) -> Result<(Session, Started)> {
+    /// Starts the adapter and runs the start-up sequence, up to the program
+    /// running; returns the breakpoints as placed. On failure everything started is killed.
+    ///
+    /// A debug server reached over TCP (an attach to a port) is already running, so its
+    /// handshake, from the connection to the `initialized` event, is bounded by the request
+    /// timeout, not the start-up timeout; one that does not finish it is [`Error::NoHandshake`].
+    pub async fn open(open: Open<'_>) -> Result<(Session, Vec<FileBreakpoints>)> {
         let state = Arc::new(Mutex::new(State::new(open.limits.output_limit)));
         let (notify, changes) = watch::channel(0u64);
+        let notify = Arc::new(notify);
         let sink_state = Arc::clone(&state);
+        let sink_notify = Arc::clone(&notify);
         let sink: EventSink = Arc::new(move |event| {
             let version = {
                 let mut state = lock(&sink_state);
                 state.on_event(&event.event, &event.body);
                 state.version
             };
-            let _ = notify.send(version);
+            let _ = sink_notify.send(version);
         });
         let limits = open.limits.clone();
+        let handshake_began = tokio::time::Instant::now();
+        let connected_to = match &open.reach {
+            Reach::Connect { address } => Some(address.clone()),
+            Reach::Spawn { .. } => None,
+        };
         let (process, client) = match open.reach {
             Reach::Spawn { command, cwd, env, path, enclosure } => {
                 let spawn = process::Spawn {
@@ -206,7 +225,13 @@ impl Session {
                 let (process, client) = process::start(spawn, sink).await?;
                 (Some(process), client)
             }
-            Reach::Connect { address } => (None, process::connect(&address, sink, limits.start_timeout).await?),
+            Reach::Connect { address } => (None, process::connect(&address, sink, limits.request_timeout).await?),
+        };
+        // Spawned, the adapter may take its time to start (lldb-dap loading, delve building);
+        // connected to, a debug server that is there answers at once or not at all.
+        let (began, budget) = match connected_to {
+            Some(_) => (handshake_began, limits.request_timeout),
+            None => (tokio::time::Instant::now(), limits.start_timeout),
         };
         let adapter_pid = process.as_ref().map(AdapterProcess::pid);
         let mut session = Session {
@@ -215,6 +240,7 @@ impl Session {
             client,
             state,
             changes,
+            notify,
             process: tokio::sync::Mutex::new(process),
             shutting_down: tokio::sync::Mutex::new(()),
             adapter_pid,
@@ -224,12 +250,22 @@ impl Session {
             capabilities: Value::Null,
             limits,
         };
-        match session.start_up(open.request, open.arguments, open.breakpoints).await {
-            Ok(started) => Ok((session, started)),
+        match session.start_up(open.request, open.arguments, open.breakpoints, began, budget).await {
+            Ok(placed) => Ok((session, placed)),
             Err(error) => {
                 // An adapter that let start-up time out is not asked to disconnect: it is killed.
                 let polite = !matches!(error, Error::Timeout { .. });
                 session.shutdown(false, polite, "start-up failed").await;
+                let error = match (connected_to, error) {
+                    (
+                        Some(address),
+                        error @ (Error::Timeout { .. } | Error::AdapterGone { .. } | Error::Unreadable { .. }),
+                    ) if !session.handshake_done() => {
+                        let heard = heard(&session.client.received(), &error);
+                        Error::NoHandshake { address, waited: session.limits.request_timeout, heard }
+                    }
+                    (_, error) => error,
+                };
                 // What the adapter printed is often the cause (delve's build errors come as
                 // `console` output, with "Build error: Check the debug console" as the reply).
                 let printed = session.output().text;
@@ -243,13 +279,26 @@ impl Session {
         }
     }
 
+    /// Whether the handshake got as far as the `initialized` event.
+    fn handshake_done(&self) -> bool {
+        lock(&self.state).initialized
+    }
+
     async fn start_up(
         &mut self,
         request: &'static str,
         arguments: Value,
         breakpoints: &BTreeMap<PathBuf, Vec<u64>>,
-    ) -> Result<Started> {
-        let timeout = self.limits.start_timeout;
+        began: tokio::time::Instant,
+        budget: Duration,
+    ) -> Result<Vec<FileBreakpoints>> {
+        // One budget for the whole handshake; a step that runs out says the whole budget.
+        let deadline = began + budget;
+        let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+        let whole = |error: Error| match error {
+            Error::Timeout { command, .. } => Error::Timeout { command, after: budget },
+            error => error,
+        };
         let initialize = InitializeRequestArguments {
             client_id: Some("agent-tools".into()),
             client_name: Some("agent-tools".into()),
@@ -270,13 +319,12 @@ impl Session {
         };
         // The capabilities are read by hand: a filter without the `label` the specification
         // requires would make `dap-types` refuse the whole answer, and only two fields are used.
-        self.capabilities = self.client.typed_body::<Initialize>(&initialize, timeout).await?;
+        self.capabilities = self.client.typed_body::<Initialize>(&initialize, left()).await.map_err(whole)?;
         // Not awaited yet: debugpy answers it only after configurationDone. The arguments of
         // `launch` and `attach` are each adapter's own, so they have no type.
         let reply = self.client.send(request, arguments).await?;
-        let mut reply = tokio::spawn(reply.wait(timeout));
+        let mut reply = tokio::spawn(reply.wait(left()));
         let mut reply_result: Option<Result<Value>> = None;
-        let deadline = tokio::time::Instant::now() + timeout;
         let mut changes = self.changes.clone();
         loop {
             {
@@ -286,13 +334,13 @@ impl Session {
                 }
                 if let Phase::Ended { reason, .. } = &state.phase {
                     if let Some(Err(error)) = reply_result {
-                        return Err(error);
+                        return Err(whole(error));
                     }
                     return Err(Error::Ended(format!("{reason} before it was ready")));
                 }
             }
             if let Some(Err(error)) = reply_result {
-                return Err(error);
+                return Err(whole(error));
             }
             tokio::select! {
                 joined = &mut reply, if reply_result.is_none() => {
@@ -304,7 +352,7 @@ impl Session {
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => {
-                    return Err(Error::Timeout { command: "initialized event".into(), after: timeout });
+                    return Err(Error::Timeout { command: "initialized event".into(), after: budget });
                 }
             }
         }
@@ -325,8 +373,11 @@ impl Session {
             self.client.typed::<ConfigurationDone>(&ConfigurationDoneArguments, self.limits.request_timeout).await?;
         }
         match reply_result {
-            Some(result) => result?,
-            None => reply.await.unwrap_or_else(|e| Err(Error::Invalid(format!("{request} task failed: {e}"))))?,
+            Some(result) => result.map_err(whole)?,
+            None => reply
+                .await
+                .unwrap_or_else(|e| Err(Error::Invalid(format!("{request} task failed: {e}"))))
+                .map_err(whole)?,
         };
         {
             // Launched or attached: the program runs until an event says otherwise.
@@ -336,17 +387,20 @@ impl Session {
                 state.version += 1;
             }
         }
-        // An attached program is already running (a server, a loop): the session is
-        // ready once configured, and only a stop that comes at once is waited for.
-        let wait = match self.start {
-            Start::Attach { .. } => ATTACH_SETTLE.min(self.limits.run_timeout),
-            Start::Launch { .. } => self.limits.run_timeout,
-        };
-        let mut outcome = self.wait_run(0, wait).await;
-        if matches!(self.start, Start::Attach { .. }) {
-            outcome = self.sigstop_is_pause(outcome);
+        Ok(placed)
+    }
+
+    /// The run after start-up: a launch waits for the first stop or the end within
+    /// `run_timeout`. An attached program is already running (a server, a loop): the
+    /// session is ready once configured, and only a stop that comes at once is waited for.
+    pub async fn first_run(&self) -> RunOutcome {
+        match self.start {
+            Start::Attach { .. } => {
+                let outcome = self.wait_run(0, ATTACH_SETTLE.min(self.limits.run_timeout)).await;
+                self.sigstop_is_pause(outcome)
+            }
+            Start::Launch { .. } => self.wait_run(0, self.limits.run_timeout).await,
         }
-        Ok(Started { adapter: self.adapter, breakpoints: placed, outcome })
     }
 
     /// Sends one file's breakpoints (an empty list clears the file) and reports where they landed.
@@ -416,6 +470,8 @@ impl Session {
                     return RunOutcome::Stopped(stop);
                 }
                 Some(Err(ended)) => {
+                    // An end from this side (terminate, the TTL) is said once its processes are gone.
+                    self.settled().await;
                     self.release_after_end().await;
                     // An exit code told after `terminated` (delve's console line) has come by now.
                     if let (
@@ -796,21 +852,43 @@ impl Session {
         }
     }
 
+    /// Marks the session ended without waiting on its processes, for a start that was
+    /// cancelled: the session's drop ends them, and nothing takes it for live meanwhile.
+    pub fn abandon(&self, reason: &str) {
+        let version = {
+            let mut state = lock(&self.state);
+            state.end(reason);
+            state.version
+        };
+        let _ = self.notify.send(version);
+    }
+
     /// Ends the session: asks the adapter to disconnect (ending a launched
     /// debuggee, leaving an attached one running), then kills the adapter's
     /// process group, and a launched debuggee that is still alive.
+    ///
+    /// On a session that has already ended, it ends nothing more (what is left of its processes
+    /// is killed all the same) and `was` is that end, with its reason.
     pub async fn terminate(&self, reason: &str) -> Terminated {
-        let was = lock(&self.state).phase.clone();
         let launched = matches!(self.start, Start::Launch { .. });
-        self.shutdown(launched, true, reason).await;
+        let was = self.shutdown(launched, true, reason).await;
         Terminated { adapter: self.adapter, debuggee_ended: launched, was }
     }
 
-    async fn shutdown(&self, end_debuggee: bool, polite: bool, reason: &str) {
+    /// Ends the session and its processes; returns the phase it found, read under the
+    /// shutdown's lock, so two shutdowns never both find the session live.
+    async fn shutdown(&self, end_debuggee: bool, polite: bool, reason: &str) -> Phase {
         let _down = self.shutting_down.lock().await;
+        let was = lock(&self.state).phase.clone();
         let live = polite && !self.ended() && self.client.closed().is_none();
-        // Ended first, so the adapter's exit on disconnect is not taken for a crash.
-        lock(&self.state).end(reason);
+        // Ended first, so the adapter's exit on disconnect is not taken for a crash; and every
+        // wait on the program (a launch's first run, a continue) wakes to return the end.
+        let version = {
+            let mut state = lock(&self.state);
+            state.end(reason);
+            state.version
+        };
+        let _ = self.notify.send(version);
         if live {
             let arguments = DisconnectArguments {
                 restart: Some(false),
@@ -836,6 +914,7 @@ impl Session {
                 }
             }
         }
+        was
     }
 }
 
@@ -864,6 +943,28 @@ fn end_launched_debuggee(state: &State) {
     }
     // Gone (reaped), it may have left children in the group it led.
     process::kill_group_of_gone(pid);
+}
+
+/// What a debug server that did not finish the handshake sent, for [`Error::NoHandshake`]:
+/// nothing, bytes that are no DAP message, or messages without the one awaited.
+fn heard(received: &crate::transport::Received, failed: &Error) -> String {
+    let closed = matches!(failed, Error::AdapterGone { .. });
+    if received.bytes == 0 {
+        let then = if closed { ", and then the connection was closed" } else { "" };
+        return format!("the connection was accepted, but nothing came back (0 bytes) in answer to `initialize`{then}");
+    }
+    if received.messages == 0 {
+        return format!("it sent {} bytes, none of them a DAP message ({failed})", received.bytes);
+    }
+    let missing = if received.first.iter().any(|m| m == "initialize response") {
+        "no `initialized` event after `attach`"
+    } else {
+        "no answer to `initialize`"
+    };
+    let more = received.messages.saturating_sub(received.first.len());
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let then = if closed { "; then it closed the connection" } else { "" };
+    format!("it sent {} DAP messages ({}{more}) but {missing}{then}", received.messages, received.first.join(", "))
 }
 
 /// Whether `stop` is at another location of the breakpoint `left` stopped at, on

@@ -5,6 +5,11 @@
 //! A second `launch` or `attach` while a session is live is refused, never a
 //! silent replacement; a session that has ended stays readable (`status`,
 //! `output`) until the next start replaces it.
+//!
+//! A start holds the conversation's slot only through the adapter's start-up. The
+//! first run (to the first stop, or a while for an attach) is waited for with the
+//! session in its slot and its TTL armed, so `status`, `terminate` and the TTL
+//! reach it meanwhile, and the wait returns as soon as any of them ends it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -313,19 +318,15 @@ impl DebugSupervisor {
         if let Some(configured) = self.config.detection.spec(adapter) {
             merge(&mut arguments, &configured.attach);
         }
-        let address = connect.clone();
         let opened =
             self.open(conversation, &spec.root, adapter, start, Attach::COMMAND, arguments, connect, Vec::new()).await;
-        match (opened, address) {
-            // Whatever listens there is not a debug server that speaks DAP.
-            (
-                Err(error @ (Error::Timeout { .. } | Error::AdapterGone { .. } | Error::Unreadable { .. })),
-                Some(address),
-            ) => Err(Error::Invalid(format!(
-                "{error}: nothing at {address} answered as a DAP debug server; is the program running under `python -m debugpy --listen {}` (or a headless delve)?",
-                spec.port
+        match opened {
+            // Whatever listens there did not answer as a debug server that speaks DAP.
+            Err(error @ Error::NoHandshake { .. }) => Err(Error::Invalid(format!(
+                "{error}. Is the program running under `python -m debugpy --listen {port}` (or a headless delve) on that port? debugpy `--wait-for-client` may serve no client after another client or a port probe connected and left: start the program again and attach with nothing else connecting to the port",
+                port = spec.port
             ))),
-            (opened, _) => opened,
+            opened => opened,
         }
     }
 
@@ -403,13 +404,22 @@ impl DebugSupervisor {
         };
         // An ended session's processes are gone already; dropping it frees the slot.
         *slot = None;
-        let (session, started) = Session::open(open).await?;
+        let (session, breakpoints) = Session::open(open).await?;
         let session = Arc::new(session);
         *slot = Some(Arc::clone(&session));
+        drop(slot);
+        self.arm_ttl(&session);
+        let unfinished = Unfinished { conversation, session: Some(Arc::clone(&session)) };
+        let outcome = session.first_run().await;
+        unfinished.finish();
+        Ok(Started { adapter, breakpoints, outcome })
+    }
+
+    /// Ends `session` when its TTL runs out, counted from the session's start as status's time left is.
+    fn arm_ttl(&self, session: &Arc<Session>) {
         let ttl = self.config.ttl;
-        // From the session's start, not from here: a launch may have waited its run timeout.
         let deadline = tokio::time::Instant::from_std(session.ttl_deadline());
-        let weak = Arc::downgrade(&session);
+        let weak = Arc::downgrade(session);
         tokio::spawn(async move {
             tokio::time::sleep_until(deadline).await;
             if let Some(session) = weak.upgrade()
@@ -419,7 +429,6 @@ impl DebugSupervisor {
                 session.terminate(&format!("its lifetime of {} s (TTL) ran out", ttl.as_secs())).await;
             }
         });
-        Ok(started)
     }
 
     /// `continue` or a step, then the next stop or the end.
@@ -462,12 +471,48 @@ impl DebugSupervisor {
     }
 
     /// Ends the conversation's session: a launched debuggee is ended, an attached one left running.
+    /// A session that has already ended is no error: [`Terminated::was`] is its end, with how it came.
+    /// A launch or a run waiting on the session returns that it ended, "terminated by request".
     pub async fn terminate(&self, conversation: &str) -> Result<Terminated> {
-        let session = self.session(conversation).await?;
-        if let crate::types::Phase::Ended { reason, .. } = session.info().phase {
-            return Err(Error::Ended(reason));
+        Ok(self.session(conversation).await?.terminate("terminated by request").await)
+    }
+}
+
+/// A start whose first run is still being waited for. Dropped before [`Unfinished::finish`]
+/// (the call was cancelled), it takes the half-open session out of the slot, so the slot is
+/// free for the next start; the session's drop then ends its adapter and a launched program.
+struct Unfinished {
+    conversation: Arc<Conversation>,
+    session: Option<Arc<Session>>,
+}
+
+impl Unfinished {
+    fn finish(mut self) {
+        self.session = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        let Some(session) = self.session.take() else { return };
+        session.abandon("the start was cancelled before its first run ended");
+        match self.conversation.session.try_lock() {
+            Ok(mut slot) => clear_slot(&mut slot, &session),
+            // Held for a moment by another call (status): cleared as soon as it is free.
+            Err(_) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let conversation = Arc::clone(&self.conversation);
+                    runtime.spawn(async move { clear_slot(&mut *conversation.session.lock().await, &session) });
+                }
+            }
         }
-        Ok(session.terminate("terminated by request").await)
+    }
+}
+
+/// Empties `slot` if it still holds `session`.
+fn clear_slot(slot: &mut Option<Arc<Session>>, session: &Arc<Session>) {
+    if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+        *slot = None;
     }
 }
 

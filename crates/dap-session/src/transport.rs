@@ -35,6 +35,31 @@ pub struct Diagnostics {
     /// Set when this crate started the adapter's process, whose exit status
     /// `status` will then get: the end of the connection waits (briefly) for it.
     pub has_process: std::sync::atomic::AtomicBool,
+    /// What came from the adapter so far, for an error that says what a silent or strange peer sent.
+    pub received: Mutex<Received>,
+}
+
+/// What came over a connection: bytes read, and the first messages by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes read from the adapter, framing included.
+    pub bytes: u64,
+    /// How many whole messages were read.
+    pub messages: usize,
+    /// The first [`Received::KEPT`] messages, each as `output event`, `initialize response`, `runInTerminal request`.
+    pub first: Vec<String>,
+}
+
+impl Received {
+    /// Messages named in `first`.
+    pub const KEPT: usize = 12;
+
+    fn note(&mut self, kind: String) {
+        self.messages += 1;
+        if self.first.len() < Received::KEPT {
+            self.first.push(kind);
+        }
+    }
 }
 
 impl Diagnostics {
@@ -100,8 +125,14 @@ impl Client {
             pending: Mutex::new(Pending { waiting: HashMap::new(), closed: None }),
             diagnostics,
         });
+        let reader = Counted { inner: reader, diagnostics: Arc::clone(&inner.diagnostics) };
         tokio::spawn(read_loop(BufReader::new(reader), Arc::clone(&inner), events));
         Client { inner }
+    }
+
+    /// What has come from the adapter so far.
+    pub fn received(&self) -> Received {
+        self.inner.diagnostics.received.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// Whether the connection has ended, and why.
@@ -216,9 +247,46 @@ pub fn decode<T: DeserializeOwned>(command: &str, body: Value) -> Result<T> {
     }
 }
 
+/// A reader that adds the bytes it reads to [`Diagnostics::received`].
+struct Counted<R> {
+    inner: R,
+    diagnostics: Arc<Diagnostics>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len().saturating_sub(before) as u64;
+        if read > 0
+            && let Ok(mut received) = self.diagnostics.received.lock()
+        {
+            received.bytes += read;
+        }
+        polled
+    }
+}
+
+/// A message's kind as [`Received::first`] names it.
+fn kind(message: &Message) -> String {
+    match message {
+        Message::Response(response) => format!("{} response", response.command),
+        Message::Event(event) => format!("{} event", event.event),
+        Message::Request(request) => format!("{} request", request.command),
+    }
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(mut reader: BufReader<R>, inner: Arc<Inner>, events: EventSink) {
     let reason = loop {
-        match read_message(&mut reader).await {
+        let message = read_message(&mut reader).await;
+        if let (Ok(message), Ok(mut received)) = (&message, inner.diagnostics.received.lock()) {
+            received.note(kind(message));
+        }
+        match message {
             Ok(Message::Response(response)) => {
                 let sender = inner.pending.lock().ok().and_then(|mut p| p.waiting.remove(&response.request_seq));
                 match sender {

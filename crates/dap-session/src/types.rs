@@ -219,6 +219,7 @@ pub struct Terminated {
     pub adapter: AdapterId,
     /// True when the debuggee was ended too (launch); false when it was left running (attach).
     pub debuggee_ended: bool,
-    /// The phase the session was in before.
+    /// The phase the session was in before; `ended` (with its reason) when it had already
+    /// ended, in which case nothing more was ended.
     pub was: Phase,
 }

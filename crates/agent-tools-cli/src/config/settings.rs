@@ -70,7 +70,7 @@ settings! {
         ttl_s: Seconds = leaf.debug.ttl.into(),
         /// how long launch, continue and the steps wait for a stop
         run_timeout_s: Seconds = leaf.debug.limits.run_timeout.into(),
-        /// how long one adapter request may go unanswered
+        /// how long one adapter request may go unanswered, and an attach to a port its whole handshake
         request_timeout_s: Seconds = leaf.debug.limits.request_timeout.into(),
         /// how long an adapter's start-up may take
         start_timeout_s: Seconds = leaf.debug.limits.start_timeout.into(),

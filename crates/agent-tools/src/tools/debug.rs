@@ -522,10 +522,18 @@ impl Debug {
             }
             DebugOp::Terminate => {
                 let terminated = debug.terminate(conv).await.map_err(err)?;
-                let text = if terminated.debuggee_ended {
-                    format!("terminated: the program and the {} adapter are gone", terminated.adapter)
-                } else {
-                    format!("detached: the attached program keeps running; the {} session is over", terminated.adapter)
+                let text = match &terminated.was {
+                    // A clean-up that comes after the end is no error: it says how the session had ended.
+                    Phase::Ended { reason, exit_code } => {
+                        format!("already {}; nothing was left to terminate", ended_text(reason, *exit_code))
+                    }
+                    _ if terminated.debuggee_ended => {
+                        format!("terminated: the program and the {} adapter are gone", terminated.adapter)
+                    }
+                    _ => format!(
+                        "detached: the attached program keeps running; the {} session is over",
+                        terminated.adapter
+                    ),
                 };
                 Ok(ToolResult::text(text).with_output(&DebugOutput::Terminated(terminated)))
             }

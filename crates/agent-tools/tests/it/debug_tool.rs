@@ -160,7 +160,11 @@ async fn a_session_through_the_tool() {
             { "stream": "stderr", "text": "warning on stderr\n" },
         ])
     );
-    assert_eq!(error(&debug, json!({ "op": "terminate" })).await, "the debug session has ended: the program finished");
+    // A terminate after the end is a clean-up, and says how the session had ended.
+    assert_eq!(
+        ok(&debug, json!({ "op": "terminate" })).await.text,
+        "already ended: the program finished (exit code 0); nothing was left to terminate"
+    );
     let cleared = ok(&debug, json!({ "op": "breakpoints", "file": "main.dart", "lines": [] })).await;
     assert_eq!(cleared.text, "cleared the breakpoints in main.dart");
 
@@ -273,4 +277,30 @@ async fn a_cancelled_launch_leaves_no_session_behind() {
     let launched = ok(&debug, json!({ "op": "launch", "program": "spin.dart" })).await;
     assert!(launched.text.ends_with("stopped (breakpoint) at spin.dart:1 in main, thread 1"), "{}", launched.text);
     ok(&debug, json!({ "op": "terminate" })).await;
+}
+
+/// A launch of a program that never stops, with a TTL far shorter than the run's wait,
+/// returns when the TTL ends the session and says so; a terminate after it says the same.
+#[tokio::test]
+async fn a_launch_ended_by_the_ttl_says_so_and_terminate_after_it_succeeds() {
+    let setup = setup();
+    std::fs::write(setup.workspace.root().join("spin.dart"), "print spinning now\nspin\n").unwrap();
+    let mut config = setup.supervisor.config().clone();
+    config.ttl = Duration::from_secs(1);
+    config.limits.run_timeout = Duration::from_secs(120);
+    let supervisor = Arc::new(DebugSupervisor::new(config));
+    let wiring = DebugWiring::new(supervisor, setup.workspace.clone(), "conversation-1");
+    let debug = Arc::new(Registry::builder().with_debug(wiring).build().unwrap()).surface(Tier::Exec);
+    let launched =
+        tokio::time::timeout(Duration::from_secs(60), ok(&debug, json!({ "op": "launch", "program": "spin.dart" })))
+            .await
+            .expect("launch hung");
+    assert_eq!(
+        launched.text,
+        "launched spin.dart under dart\nended: its lifetime of 1 s (TTL) ran out; op output shows what it printed"
+    );
+    assert_eq!(launched.structured.unwrap()["outcome"]["state"], "exited");
+    let terminated = ok(&debug, json!({ "op": "terminate" })).await;
+    assert_eq!(terminated.text, "already ended: its lifetime of 1 s (TTL) ran out; nothing was left to terminate");
+    assert_eq!(terminated.structured.unwrap()["was"]["state"], "ended");
 }

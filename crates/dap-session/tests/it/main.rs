@@ -9,3 +9,4 @@ mod enclosed;
 mod fixture_adapter;
 mod real_adapters;
 mod real_programs;
+mod session_end;
