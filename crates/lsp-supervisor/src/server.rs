@@ -96,6 +96,9 @@ struct State {
     progress_ended: std::collections::HashSet<String>,
     /// How many progress tokens have begun so far.
     progress_begins: u64,
+    /// Per progress title, the order of its latest `begin`, so a wait can tell
+    /// a check begun after a save from one begun before it.
+    latest_begin: HashMap<String, u64>,
     /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
     quiescent: Option<bool>,
     /// Dynamic registrations by id → method.
@@ -684,6 +687,19 @@ impl Server {
         lock(&self.state).progress_begins
     }
 
+    /// Whether the server's check ([`ServerSpec::background_progress`]; any
+    /// progress when it names none) has begun since `mark`, a value of
+    /// [`Server::progress_begins`].
+    pub fn check_began_since(&self, mark: u64) -> bool {
+        let state = lock(&self.state);
+        state.latest_begin.iter().any(|(title, begun)| *begun > mark && self.is_check(title))
+    }
+
+    fn is_check(&self, title: &str) -> bool {
+        let titles = &self.spec.background_progress;
+        titles.is_empty() || titles.iter().any(|t| title.starts_with(t))
+    }
+
     /// The sequence number of the latest publication (any file).
     pub fn publish_seq(&self) -> u64 {
         lock(&self.state).seq
@@ -842,6 +858,8 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
                 WorkDoneProgress::Begin(begin) => {
                     tracing::debug!(title = %begin.title, message = ?begin.message, "progress begins");
                     state.progress_begins += 1;
+                    let order = state.progress_begins;
+                    state.latest_begin.insert(begin.title.clone(), order);
                     let progress = Progress {
                         title: begin.title,
                         message: begin.message,
