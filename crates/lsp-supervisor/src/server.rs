@@ -229,6 +229,9 @@ impl Server {
         let mut plain = std::process::Command::new(&binary);
         plain.args(&spec.args).current_dir(&root).env("PATH", search_path).envs(spec.env.iter().map(|(k, v)| (k, v)));
         if let Some(enclosure) = enclosure {
+            if enclosure.mode == enclosure::Mode::Bwrap && !enclosure.network {
+                plain.envs(spec.offline_env.iter().map(|(k, v)| (k, v)));
+            }
             plain = enclosure.enclose(&plain).map_err(|e| Error::Spawn {
                 server: spec.id,
                 binary: binary.clone(),
