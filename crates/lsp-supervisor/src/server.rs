@@ -101,6 +101,9 @@ struct State {
     latest_begin: HashMap<String, u64>,
     /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
     quiescent: Option<bool>,
+    /// rust-analyzer's `experimental/serverStatus` with `health: "error"`: its
+    /// message (it could not load the project), until a later status clears it.
+    load_error: Option<String>,
     /// Dynamic registrations by id → method.
     registrations: HashMap<String, String>,
     /// The file watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
@@ -714,6 +717,21 @@ impl Server {
     }
 
     /// The messages the server showed (errors and warnings), most recent last.
+    /// Why the server could not load the project, when it said so
+    /// (rust-analyzer's `experimental/serverStatus` with `health: "error"`).
+    /// Its status says only that loading failed; the cause (`cargo
+    /// metadata`'s error and what caused it) is the last `error:` it wrote to
+    /// stderr, which follows on one line, cut at 500 characters.
+    pub fn load_error(&self) -> Option<String> {
+        let status = lock(&self.state).load_error.clone()?;
+        let tail = self.conn.stderr_tail();
+        let Some(at) = tail.rfind("error:") else { return Some(status) };
+        let cause = tail[at..].split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut: String = cause.chars().take(500).collect();
+        let more = if cut.len() < cause.len() { "…" } else { "" };
+        Some(format!("{} ({cut}{more})", status.trim_end_matches('.')))
+    }
+
     pub fn messages(&self) -> Vec<String> {
         lock(&self.state).messages.clone()
     }
@@ -891,6 +909,8 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
         }
         ServerNotification::ServerStatus(status) => {
             state.quiescent = status.quiescent;
+            state.load_error = (status.health.as_deref() == Some("error"))
+                .then(|| status.message.unwrap_or_else(|| "it gave no reason".to_string()));
         }
         // Errors and warnings only.
         ServerNotification::ShowMessage(message)

@@ -530,3 +530,28 @@ async fn rust_analyzer_is_final_after_a_save_only_with_the_checks_findings() {
     }
     sup.shutdown().await;
 }
+
+/// rust-analyzer whose `cargo metadata` fails (a path dependency that is not
+/// there) loads no project and answers `definition` with nothing; that is
+/// an error saying it could not load the project and why, not "no definition".
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_answer_from_rust_analyzer_that_could_not_load_the_project_is_an_error() {
+    let (_dir, root) = common::project("lsp/rust");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        format!("{manifest}\n[dependencies]\nabsent = {{ path = \"../absent\" }}\n"),
+    )
+    .unwrap();
+    let Some(sup) = common::supervisor(&root, Language::Rust, "rust-analyzer").await else { return };
+    let error = sup.definition(&root.join("src/main.rs"), 14, "total_area").await.unwrap_err().to_string();
+    assert!(
+        error.starts_with("rust-analyzer could not load the project, so its empty answer says nothing: "),
+        "{error}"
+    );
+    assert!(
+        error.contains("Failed to load workspaces (error: failed to load manifest for dependency `absent`"),
+        "the reason names the missing dependency: {error}"
+    );
+    sup.shutdown().await;
+}
