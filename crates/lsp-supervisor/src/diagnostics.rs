@@ -143,16 +143,21 @@ impl Supervisor {
         before: u64,
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Item>, bool)> {
-        let begins = server.progress_begins();
+        let mark = server.progress_begins();
         if saved {
             server.saved(path);
         }
         let mut checked = false;
         if saved && changed && server.spec.checks() {
             // The save starts a check (rust-analyzer's `cargo check`); its findings come after it ends.
+            // Only the check's own progress says it began: other work the change
+            // started (a reload, indexing) may begin and end before it.
+            // Before the server's first check has ended, that check, which it
+            // runs once loaded, is the one that covers this text.
+            let first_pending = !server.spec.background_progress.is_empty() && !server.background_ended();
             let until = (tokio::time::Instant::now() + CHECK_START).min(deadline);
-            while server.progress_begins() == begins && server.next_change(until).await {}
-            checked = server.progress_begins() != begins;
+            while !first_pending && !server.check_began_since(mark) && server.next_change(until).await {}
+            checked = first_pending || server.check_began_since(mark);
         }
         if let Some(command) = server.tsserver_request() {
             // tsserver answers once it has loaded the project: no load to wait out first.
@@ -201,7 +206,8 @@ impl Supervisor {
     /// a check's ([`ServerSpec::pulled_source`]: rust-analyzer and `cargo
     /// check`): its own are pulled, exact for the text just sent (a push may be
     /// a list it is still computing); the check's are the last pushed ones,
-    /// once a check this save started (`checked`) has ended.
+    /// once a check this save started (`checked`) has ended and its findings
+    /// have had their time to be published.
     async fn pulled_and_checked(
         &self,
         server: &Server,
@@ -210,16 +216,6 @@ impl Supervisor {
         checked: bool,
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Item>, bool)> {
-        let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
-        // No `previousResultId` is sent, so the report is a full one with its items.
-        let DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(full)) = answer else {
-            return Err(Error::Protocol {
-                server: server.spec.id,
-                method: req::DocumentDiagnosticRequest::METHOD,
-                why: "a report without items, when no result id was sent".to_string(),
-            });
-        };
-        let mut items = full.full_document_diagnostic_report.items;
         // The server checks the workspace once it has loaded, and that check's
         // progress may begin a while after the load ends: until the first check
         // has ended, the check's findings are missing, whatever the pull said.
@@ -227,17 +223,46 @@ impl Supervisor {
         let first_check = checks && !server.background_ended();
         while first_check && !server.background_ended() && server.next_change(deadline).await {}
         // A check (this save's, or one still running from before) ends with its
-        // progress, and its publication follows right behind.
-        let waited = checked || first_check || server.busy().is_some();
-        while server.busy().is_some() && server.next_change(deadline).await {}
-        let complete = server.busy().is_none() && (!checks || server.background_ended());
-        if waited {
-            let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
-            while server.next_change(until).await {}
+        // progress; one that begins before the answer is had (a save's check
+        // restarted, or the check of an earlier save) is waited for as well.
+        let mut waited = checked || first_check;
+        loop {
+            waited |= server.busy().is_some();
+            while server.busy().is_some() && server.next_change(deadline).await {}
+            let ended = server.publish_seq();
+            // Pulled once the check has ended: the answer comes after all the
+            // server sent before it read the request, so after a publication it
+            // made as the check ended.
+            let Some(answer) = pull(server, path, deadline).await? else { return Ok((Vec::new(), false)) };
+            // No `previousResultId` is sent, so the report is a full one with its items.
+            let DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(full)) = answer else {
+                return Err(Error::Protocol {
+                    server: server.spec.id,
+                    method: req::DocumentDiagnosticRequest::METHOD,
+                    why: "a report without items, when no result id was sent".to_string(),
+                });
+            };
+            if waited {
+                // rust-analyzer clears a file's check findings while the check
+                // runs and publishes them again once its own analysis of the text
+                // is done, which can come after the check's end and the pull's
+                // answer. A publication since the end is let settle; without one,
+                // the wait is the longer quiet an empty answer gets.
+                let fresh = server.published(path).is_some_and(|p| p.seq > ended);
+                let quiet = if fresh { self.config.settle } else { self.config.settle_empty };
+                let until = (tokio::time::Instant::now() + quiet).min(deadline);
+                while server.next_change(until).await {}
+            }
+            let idle = server.busy().is_none();
+            if idle || tokio::time::Instant::now() >= deadline {
+                let in_time = !waited || tokio::time::Instant::now() < deadline;
+                let complete = idle && in_time && (!checks || server.background_ended());
+                let mut items = full.full_document_diagnostic_report.items;
+                let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+                items.extend(pushed.into_iter().filter(|d| d.source.as_deref() != Some(own)));
+                return Ok((items, complete));
+            }
         }
-        let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
-        items.extend(pushed.into_iter().filter(|d| d.source.as_deref() != Some(own)));
-        Ok((items, complete))
     }
 }
 

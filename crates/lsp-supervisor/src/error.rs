@@ -44,6 +44,12 @@ pub enum Error {
         "{server} is not ready yet ({what}); nothing can be said about the result until it finishes, try again shortly"
     )]
     NotReady { server: &'static str, what: String },
+    /// An empty answer from a server that said it could not load the project:
+    /// not "nothing there", but nothing known.
+    #[error(
+        "{server} could not load the project, so its empty answer says nothing: {why}; fix what it names, then reload the server"
+    )]
+    NotLoaded { server: &'static str, why: String },
     #[error("{server} answered {method} with error {code}: {message}")]
     Response { server: &'static str, method: &'static str, code: i64, message: String },
     /// A message of `method` that is not what the protocol says it holds: most

@@ -322,6 +322,12 @@ impl Supervisor {
         locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         locations.dedup();
         let total = locations.len();
+        // A server that failed to load the project answers from no project at all.
+        if total == 0
+            && let Some(why) = server.load_error()
+        {
+            return Err(Error::NotLoaded { server: server.spec.id, why });
+        }
         locations.truncate(cap);
         // Uses and implementations are searched in the server's index, which may not cover every file.
         let searched = [req::References::METHOD, req::GotoImplementation::METHOD].contains(&R::METHOD);

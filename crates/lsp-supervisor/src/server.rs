@@ -96,8 +96,14 @@ struct State {
     progress_ended: std::collections::HashSet<String>,
     /// How many progress tokens have begun so far.
     progress_begins: u64,
+    /// Per progress title, the order of its latest `begin`, so a wait can tell
+    /// a check begun after a save from one begun before it.
+    latest_begin: HashMap<String, u64>,
     /// rust-analyzer's `experimental/serverStatus` quiescence; `None` when the server sends none.
     quiescent: Option<bool>,
+    /// rust-analyzer's `experimental/serverStatus` with `health: "error"`: its
+    /// message (it could not load the project), until a later status clears it.
+    load_error: Option<String>,
     /// Dynamic registrations by id → method.
     registrations: HashMap<String, String>,
     /// The file watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
@@ -226,6 +232,9 @@ impl Server {
         let mut plain = std::process::Command::new(&binary);
         plain.args(&spec.args).current_dir(&root).env("PATH", search_path).envs(spec.env.iter().map(|(k, v)| (k, v)));
         if let Some(enclosure) = enclosure {
+            if enclosure.mode == enclosure::Mode::Bwrap && !enclosure.network {
+                plain.envs(spec.offline_env.iter().map(|(k, v)| (k, v)));
+            }
             plain = enclosure.enclose(&plain).map_err(|e| Error::Spawn {
                 server: spec.id,
                 binary: binary.clone(),
@@ -684,6 +693,19 @@ impl Server {
         lock(&self.state).progress_begins
     }
 
+    /// Whether the server's check ([`ServerSpec::background_progress`]; any
+    /// progress when it names none) has begun since `mark`, a value of
+    /// [`Server::progress_begins`].
+    pub fn check_began_since(&self, mark: u64) -> bool {
+        let state = lock(&self.state);
+        state.latest_begin.iter().any(|(title, begun)| *begun > mark && self.is_check(title))
+    }
+
+    fn is_check(&self, title: &str) -> bool {
+        let titles = &self.spec.background_progress;
+        titles.is_empty() || titles.iter().any(|t| title.starts_with(t))
+    }
+
     /// The sequence number of the latest publication (any file).
     pub fn publish_seq(&self) -> u64 {
         lock(&self.state).seq
@@ -695,6 +717,21 @@ impl Server {
     }
 
     /// The messages the server showed (errors and warnings), most recent last.
+    /// Why the server could not load the project, when it said so
+    /// (rust-analyzer's `experimental/serverStatus` with `health: "error"`).
+    /// Its status says only that loading failed; the cause (`cargo
+    /// metadata`'s error and what caused it) is the last `error:` it wrote to
+    /// stderr, which follows on one line, cut at 500 characters.
+    pub fn load_error(&self) -> Option<String> {
+        let status = lock(&self.state).load_error.clone()?;
+        let tail = self.conn.stderr_tail();
+        let Some(at) = tail.rfind("error:") else { return Some(status) };
+        let cause = tail[at..].split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut: String = cause.chars().take(500).collect();
+        let more = if cut.len() < cause.len() { "…" } else { "" };
+        Some(format!("{} ({cut}{more})", status.trim_end_matches('.')))
+    }
+
     pub fn messages(&self) -> Vec<String> {
         lock(&self.state).messages.clone()
     }
@@ -842,6 +879,8 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
                 WorkDoneProgress::Begin(begin) => {
                     tracing::debug!(title = %begin.title, message = ?begin.message, "progress begins");
                     state.progress_begins += 1;
+                    let order = state.progress_begins;
+                    state.latest_begin.insert(begin.title.clone(), order);
                     let progress = Progress {
                         title: begin.title,
                         message: begin.message,
@@ -870,6 +909,8 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
         }
         ServerNotification::ServerStatus(status) => {
             state.quiescent = status.quiescent;
+            state.load_error = (status.health.as_deref() == Some("error"))
+                .then(|| status.message.unwrap_or_else(|| "it gave no reason".to_string()));
         }
         // Errors and warnings only.
         ServerNotification::ShowMessage(message)

@@ -305,6 +305,11 @@ pub struct ServerSpec {
     pub settings: Value,
     /// Environment variables set for the server process.
     pub env: Vec<(String, String)>,
+    /// Environment variables set too when the server runs in a bwrap enclosure
+    /// without network: rust-analyzer's `cargo metadata` then works offline
+    /// (`CARGO_NET_OFFLINE=true`) over the registry already on disk, rather
+    /// than fail on the network and leave the project unloaded.
+    pub offline_env: Vec<(String, String)>,
     /// Whether the server may publish a file's diagnostics in several rounds
     /// (syntax first, then types) without progress: an empty publication then
     /// waits [`crate::SupervisorConfig::settle_empty`] for a later round.
@@ -395,6 +400,7 @@ impl ServerSpec {
             initialization_options: Value::Null,
             settings: Value::Null,
             env: Vec::new(),
+            offline_env: Vec::new(),
             publishes_in_rounds: false,
             publishes_unchanged: true,
             pulled_source: None,
@@ -437,6 +443,7 @@ impl ServerSpec {
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         rust_analyzer.root_rule = RootRule::CargoWorkspace;
+        rust_analyzer.offline_env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
         // Its check on save (and on start, once loaded) is `cargo check`; it does not change answers.
         rust_analyzer.background_progress = vec!["cargo "];
         // Build scripts and proc macros take minutes to build on a cold project

@@ -43,7 +43,7 @@ pub struct WriteInput {
     pub content: String,
 }
 
-/// Replace text in a file: `old_string` must occur exactly once (give more context to make it unique) unless `replace_all` is true. In a file with CRLF line endings, `\n` in `old_string` and `new_string` stands for the file's `\r\n` when the text does not occur as given, and the result says so. When a language server covers the file, the result ends with the diagnostics this edit introduced.
+/// Replace text in a file: `old_string` must occur exactly once (give more context to make it unique) unless `replace_all` is true. In a file with CRLF line endings, `\n` in `old_string` and `new_string` stands for the file's `\r\n` when the text does not occur as given, and the result says so. A line break in `new_string` takes the ending of the text it replaces (CRLF in a CRLF line), and the result says so when it was rewritten. When a language server covers the file, the result ends with the diagnostics this edit introduced.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
@@ -174,7 +174,15 @@ impl Tool for EditFile {
                     input.path
                 )));
             }
-            (1, _) | (_, true) => text.replace(old.as_ref(), &new),
+            (1, _) | (_, true) => {
+                let (updated, rewritten) = replace_keeping_endings(&text, &old, &new);
+                if note.is_none() {
+                    note = rewritten.map(|ending| {
+                        format!("new_string's line breaks written as {ending}, as the text it replaces ends")
+                    });
+                }
+                updated
+            }
             (n, false) => {
                 return Ok(ToolResult::error(format!(
                     "old_string occurs {n} times in {}; give more surrounding text to make it unique, or set replace_all; nothing was changed",
@@ -193,6 +201,62 @@ impl Tool for EditFile {
         ))
         .with_output(&EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count, note }))
     }
+}
+
+/// `text` with every occurrence of `old` replaced by `new`, whose bare `\n`
+/// line breaks take, at each occurrence, the ending of the text replaced there:
+/// the first line ending in `old`, or else the one ending the line the
+/// occurrence is on, or else (on a last line without one) the file's
+/// commonest. A model writes `\n`; a CRLF or CR line it edits stays so. The
+/// second value names the ending when `new` was rewritten (`CRLF` or `CR`).
+fn replace_keeping_endings(text: &str, old: &str, new: &str) -> (String, Option<&'static str>) {
+    let mut out = String::with_capacity(text.len() + new.len());
+    let mut rewritten = None;
+    let mut last = 0;
+    for (at, _) in text.match_indices(old) {
+        out.push_str(&text[last..at]);
+        let ending = first_ending(old)
+            .or_else(|| first_ending(&text[at + old.len()..]))
+            .unwrap_or_else(|| patch::commonest_ending(text));
+        match ending {
+            "\n" => out.push_str(new),
+            _ => {
+                let piece = with_line_breaks(new, ending);
+                if piece != new {
+                    rewritten.get_or_insert(if ending == "\r\n" { "CRLF" } else { "CR" });
+                }
+                out.push_str(&piece);
+            }
+        }
+        last = at + old.len();
+    }
+    out.push_str(&text[last..]);
+    (out, rewritten)
+}
+
+/// The first line ending in `s` (`\n`, `\r\n` or a lone `\r`), if any.
+fn first_ending(s: &str) -> Option<&'static str> {
+    let n = s.find(['\n', '\r'])?;
+    Some(match &s[n..] {
+        rest if rest.starts_with("\r\n") => "\r\n",
+        rest if rest.starts_with('\r') => "\r",
+        _ => "\n",
+    })
+}
+
+/// `s` with each `\n` not already part of a `\r\n` written as `ending`.
+fn with_line_breaks(s: &str, ending: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    let mut previous = None;
+    for c in s.chars() {
+        if c == '\n' && previous != Some('\r') {
+            out.push_str(ending);
+        } else {
+            out.push(c);
+        }
+        previous = Some(c);
+    }
+    out
 }
 
 /// Apply a patch in the `*** Begin Patch` format: add, delete, update and move files, several at once, all or nothing. Paths are relative to the working directory and must stay inside it.
@@ -215,7 +279,7 @@ impl Tool for EditFile {
 ///
 /// `*** Add File: PATH` creates a file: every line after it starts with `+`. `*** Delete File: PATH` removes one. `*** Update File: PATH` changes one, optionally renamed by a following `*** Move to: NEWPATH`, through hunks: a hunk starts with `@@` (or `@@ LINE`), then lines starting with ` ` (context, kept), `-` (removed) or `+` (added). Give about 3 context lines before and after each change. `*** End of File` after a hunk's lines means the hunk ends at the file's last line.
 ///
-/// Where a hunk applies: its context and removed lines, in order, are looked for after the previous hunk of the same file — exactly first, then ignoring trailing whitespace, then ignoring leading and trailing whitespace, then also reading typographic dashes, quotes and non-breaking spaces in the file as `-`, `'`, `"` and space (the result names each loose match). `@@ LINE` names a line above the change, such as the enclosing function or class header: that line is found first (after the previous hunk), and the hunk from there on. The first place that matches is used; when the lines also occur further down, the result says so — add context or an `@@ LINE` so each hunk is unambiguous. A hunk of only `+` lines goes right after its `@@ LINE`, or at the end of the file without one (the next hunk is still looked for after the one before). Context lines keep the file's own text; every line keeps its own line ending (LF, CRLF or CR), added lines take the file's commonest one, and the file keeps its final newline or lack of one.
+/// Where a hunk applies: its context and removed lines, in order, are looked for after the previous hunk of the same file — exactly first, then ignoring trailing whitespace, then ignoring leading and trailing whitespace, then also reading typographic dashes, quotes and non-breaking spaces in the file as `-`, `'`, `"` and space (the result names each loose match). `@@ LINE` names a line above the change, such as the enclosing function or class header: that line is found first (after the previous hunk), and the hunk from there on. The first place that matches is used; when the lines also occur further down, the result says so — add context or an `@@ LINE` so each hunk is unambiguous. A hunk of only `+` lines goes right after its `@@ LINE`, or at the end of the file without one (the next hunk is still looked for after the one before). Context lines keep the file's own text; every line keeps its own line ending (LF, CRLF or CR), an added line that replaces a removed one (the first `+` line of a change for its first `-` line, and so on) keeps that line's ending, other added lines take the file's commonest one, and the file keeps its final newline or lack of one.
 ///
 /// Sections run in order, each seeing the ones before. Any of these refuses the whole patch and writes nothing: a hunk that does not match (the error names the file, the hunk and its first lines), Add File on an existing file, Update or Delete File on a missing one, Move to onto an existing file, a path outside the working directory. The result has one line per section (`updated a.py (+3 −1)`, `added`, `deleted`, `moved a.py → b.py`); when a language server covers a file, it ends with the diagnostics the patch introduced.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -286,7 +350,7 @@ pub struct EditOutput {
     pub path: PathBuf,
     /// Occurrences replaced.
     pub replacements: usize,
-    /// How the text was matched when not as given (`\n` read as the file's CRLF).
+    /// How the text was matched or written when not as given (`\n` read as the file's CRLF, or `new_string`'s line breaks written as CRLF or CR).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

@@ -22,8 +22,11 @@
 //!
 //! A line ends at `\n`, `\r\n` or a lone `\r`, and every line the patch does
 //! not remove keeps its own ending, so a file of mixed endings comes back
-//! byte for byte outside the hunks. Added lines take the file's commonest
-//! ending (`\n` on a tie), not their neighbours'. The file's own text is kept
+//! byte for byte outside the hunks. An added line that replaces a removed
+//! one (the k-th added line of a run of changed lines, for the k-th removed
+//! one) keeps that line's ending; the other added lines, pure additions, take
+//! the file's commonest ending (`\n` on a tie), not their neighbours'. The
+//! file's own text is kept
 //! for context lines, and its final-newline state and byte-order mark are kept.
 
 use std::borrow::Cow;
@@ -432,6 +435,16 @@ struct Text<'a> {
     final_newline: bool,
 }
 
+/// The commonest line ending of `text` (`\n`, `\r\n` or `\r`; `\n` on a tie
+/// or when it has none), which added lines take.
+pub fn commonest_ending(text: &str) -> &'static str {
+    match split(text).eol {
+        "\r\n" => "\r\n",
+        "\r" => "\r",
+        _ => "\n",
+    }
+}
+
 fn split(text: &str) -> Text<'_> {
     let (bom, body) = match text.strip_prefix('\u{feff}') {
         Some(rest) => (&text[..text.len() - rest.len()], rest),
@@ -591,6 +604,7 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
                 ));
             }
         }
+        let mut endings = added_endings(used, &lines[start..], text.eol).into_iter();
         let mut new = Vec::new();
         let mut i = start;
         for line in used {
@@ -605,7 +619,7 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
                 }
                 Line::Added(t) => {
                     added += 1;
-                    new.push((Cow::Owned(t.clone()), text.eol));
+                    new.push((Cow::Owned(t.clone()), endings.next().unwrap_or(text.eol)));
                 }
             }
         }
@@ -636,6 +650,40 @@ pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, HunkError>
         });
     }
     Ok(Applied { text: result, added, removed, notes })
+}
+
+/// The ending each added line of `hunk_lines` takes, in order. Within a run
+/// of changed lines (between context lines), the k-th added line replaces the
+/// k-th removed one and keeps its ending, so an edited line of a mixed file
+/// ends as it did; an added line with no removed line left to replace is a
+/// pure addition and takes `eol`, the file's commonest ending. `file` are the
+/// file's lines from where the hunk applies.
+fn added_endings<'a>(hunk_lines: &[Line], file: &[(&'a str, &'a str)], eol: &'a str) -> Vec<&'a str> {
+    let mut endings = Vec::new();
+    let mut i = 0;
+    // The removed lines' endings and the count of added lines in the current run.
+    let mut removed: Vec<&'a str> = Vec::new();
+    let mut pending = 0;
+    let mut end_run = |removed: &mut Vec<&'a str>, pending: &mut usize| {
+        endings.extend((0..*pending).map(|k| removed.get(k).copied().unwrap_or(eol)));
+        removed.clear();
+        *pending = 0;
+    };
+    for line in hunk_lines {
+        match line {
+            Line::Context(_) => {
+                end_run(&mut removed, &mut pending);
+                i += 1;
+            }
+            Line::Removed(_) => {
+                removed.push(file.get(i).map_or(eol, |(_, e)| *e));
+                i += 1;
+            }
+            Line::Added(_) => pending += 1,
+        }
+    }
+    end_run(&mut removed, &mut pending);
+    endings
 }
 
 /// What the punctuation-normalised rung read as ASCII, for the note: the

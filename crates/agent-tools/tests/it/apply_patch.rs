@@ -235,16 +235,37 @@ fn blank_lines_in_hunks() {
 
 #[test]
 fn mixed_line_endings_come_back_byte_for_byte() {
-    // CRLF, LF and lone-CR lines: each untouched line keeps its own ending;
-    // added lines take the commonest (CRLF here: 3 of 6).
+    // CRLF, LF and lone-CR lines: each untouched line keeps its own ending; a
+    // replaced line keeps the ending of the line it replaces, and a pure
+    // addition takes the commonest (CRLF here: 3 of 6).
     const MIXED: &str = "a\r\nb\nc\rd\r\ne\r\nf\n";
-    check_apply(MIXED, "@@\n b\n-c\n+C\n+C2\n d", "a\r\nb\nC\r\nC2\r\nd\r\ne\r\nf\n", &[]);
+    check_apply(MIXED, "@@\n b\n-c\n+C\n+C2\n d", "a\r\nb\nC\rC2\r\nd\r\ne\r\nf\n", &[]);
     // A changed line next to a lone CR: the CR stays where it was.
     check_apply(MIXED, "@@\n c\n-d\n+D", "a\r\nb\nc\rD\r\ne\r\nf\n", &[]);
     // A file of lone CRs only (old Mac text) is patched line by line.
     check_apply("a\rb\rc\r", "@@\n a\n-b\n+B\n c", "a\rB\rc\r", &[]);
     // On a tie the added line takes LF.
     check_apply("a\r\nb\nc\r", "@@\n a\n+x", "a\r\nx\nb\nc\r", &[]);
+}
+
+#[test]
+fn a_replaced_line_keeps_the_ending_of_the_line_it_replaces() {
+    // OpenAI Codex's scenario `tool_preserves_untouched_mixed_line_endings`:
+    // CRLF and LF tie, so a pure addition would take LF, but `three` ends in
+    // CRLF and `THREE`, which replaces it, does too.
+    const CODEX: &str = "one\r\ntwo\nthree\r\nfour\n";
+    check_apply(CODEX, "@@\n two\n-three\n+THREE\n four", "one\r\ntwo\nTHREE\r\nfour\n", &[]);
+    // The LF line of the same file stays LF when replaced.
+    check_apply(CODEX, "@@\n one\n-two\n+TWO\n three", "one\r\nTWO\nthree\r\nfour\n", &[]);
+    // Two lines for two: each keeps its own; a third added line is a pure
+    // addition and takes the commonest ending (LF on this tie).
+    check_apply(CODEX, "@@\n-two\n-three\n+2\n+3\n+3b", "one\r\n2\n3\r\n3b\nfour\n", &[]);
+    // Runs are paired separately: context between them ends a run.
+    check_apply("a\rb\r\nc\nd\r\n", "@@\n-a\n+A\n b\n-c\n+C\n+C2", "A\rb\r\nC\nC2\r\nd\r\n", &[]);
+    // A removed line with no replacement gives its ending to nobody.
+    check_apply(CODEX, "@@\n one\n-two\n three\n+3b", "one\r\nthree\r\n3b\nfour\n", &[]);
+    // The last line without a final newline, replaced by two: no newline at the end still.
+    check_apply("a\r\nb", "@@\n a\n-b\n+B\n+B2", "a\r\nB\r\nB2", &[]);
 }
 
 #[test]
@@ -657,7 +678,7 @@ async fn a_mixed_file_patched_loosely_through_the_tool() {
     );
     assert_eq!(
         std::fs::read(root.join("f.txt")).unwrap(),
-        "first\r\nSECOND\r\nthird\r// Range 1\u{2013}10\r\nlimit = 20\r\nlast\nappended\r\n".as_bytes()
+        "first\r\nSECOND\nthird\r// Range 1\u{2013}10\r\nlimit = 20\r\nlast\nappended\r\n".as_bytes()
     );
 }
 
@@ -679,6 +700,50 @@ async fn check_edit(original: &str, args: serde_json::Value, expected: &str, tex
     let result = edit(root, args.clone()).await;
     assert_eq!(result.text, text, "{args}");
     assert_eq!(String::from_utf8(std::fs::read(root.join("f.txt")).unwrap()).unwrap(), expected, "{args}");
+}
+
+#[tokio::test]
+async fn edit_writes_new_line_breaks_with_the_replaced_texts_ending() {
+    // An exact match in a CRLF file, a multi-line new_string: CRLF lines come out.
+    check_edit(
+        "a\r\nb\r\nc\r\n",
+        json!({ "old_string": "b", "new_string": "B\nB2" }),
+        "a\r\nB\r\nB2\r\nc\r\n",
+        "replaced 1 occurrence in f.txt (new_string's line breaks written as CRLF, as the text it replaces ends)",
+    )
+    .await;
+    // old_string given with CRLF: new_string's bare `\n` follows it; a `\r\n` stays one.
+    check_edit(
+        "a\r\nb\r\nc\r\n",
+        json!({ "old_string": "b\r\n", "new_string": "B\r\nB2\n" }),
+        "a\r\nB\r\nB2\r\nc\r\n",
+        "replaced 1 occurrence in f.txt (new_string's line breaks written as CRLF, as the text it replaces ends)",
+    )
+    .await;
+    // A mixed file: each occurrence takes the ending of its own line.
+    check_edit(
+        "x\r\nx\nx\r\n",
+        json!({ "old_string": "x", "new_string": "y\nz", "replace_all": true }),
+        "y\r\nz\r\ny\nz\ny\r\nz\r\n",
+        "replaced 3 occurrences in f.txt (new_string's line breaks written as CRLF, as the text it replaces ends)",
+    )
+    .await;
+    // A last line without an ending: the file's commonest (CR here).
+    check_edit(
+        "a\rb\rc",
+        json!({ "old_string": "c", "new_string": "c\nd" }),
+        "a\rb\rc\rd",
+        "replaced 1 occurrence in f.txt (new_string's line breaks written as CR, as the text it replaces ends)",
+    )
+    .await;
+    // An LF line, or a new_string without line breaks: written as given, nothing said.
+    check_edit(
+        "a\r\nb\nc\r\nd\n",
+        json!({ "old_string": "b", "new_string": "B\nB2" }),
+        "a\r\nB\nB2\nc\r\nd\n",
+        "replaced 1 occurrence in f.txt",
+    )
+    .await;
 }
 
 #[tokio::test]

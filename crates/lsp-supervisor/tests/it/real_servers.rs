@@ -497,3 +497,61 @@ async fn a_write_that_changes_no_diagnostic_is_final_on_every_server() {
         sup.shutdown().await;
     }
 }
+
+/// rust-analyzer clears a file's `cargo check` findings while the check a save
+/// started runs, and publishes them again a moment after the check's progress
+/// ends; a loaded machine makes that moment longer than any fixed quiet time.
+/// With no quiet time at all (`settle` zero), each answer after a write is
+/// still final only with the check's findings in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_analyzer_is_final_after_a_save_only_with_the_checks_findings() {
+    let (_dir, root) = common::project("lsp/rust-broken");
+    let mut config = common::config(&root);
+    config.settle = std::time::Duration::ZERO;
+    let Some(sup) = common::supervisor_with(config, Language::Rust, "rust-analyzer").await else { return };
+    let path = root.join("src/main.rs");
+    let before = file_diagnostics(&sup, &path).await;
+    let sources: Vec<_> = sup.diagnostics(&path).await.unwrap().diagnostics.into_iter().map(|d| d.source).collect();
+    assert!(
+        sources.contains(&Some("rustc".to_string())),
+        "cargo check's findings are missing before any write: {sources:?}"
+    );
+    for round in 1..=3 {
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}// comment {round}\n")).unwrap();
+        let report = sup.diagnostics_after_write(&path).await.unwrap();
+        assert!(report.complete, "round {round}: {report:?}");
+        let after: Vec<_> = report
+            .diagnostics
+            .iter()
+            .map(|d| (d.location.line, d.location.column, d.severity, d.code.clone(), d.message.clone()))
+            .collect();
+        assert_eq!(after, before, "round {round}");
+    }
+    sup.shutdown().await;
+}
+
+/// rust-analyzer whose `cargo metadata` fails (a path dependency that is not
+/// there) loads no project and answers `definition` with nothing; that is
+/// an error saying it could not load the project and why, not "no definition".
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_answer_from_rust_analyzer_that_could_not_load_the_project_is_an_error() {
+    let (_dir, root) = common::project("lsp/rust");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        format!("{manifest}\n[dependencies]\nabsent = {{ path = \"../absent\" }}\n"),
+    )
+    .unwrap();
+    let Some(sup) = common::supervisor(&root, Language::Rust, "rust-analyzer").await else { return };
+    let error = sup.definition(&root.join("src/main.rs"), 14, "total_area").await.unwrap_err().to_string();
+    assert!(
+        error.starts_with("rust-analyzer could not load the project, so its empty answer says nothing: "),
+        "{error}"
+    );
+    assert!(
+        error.contains("Failed to load workspaces (error: failed to load manifest for dependency `absent`"),
+        "the reason names the missing dependency: {error}"
+    );
+    sup.shutdown().await;
+}

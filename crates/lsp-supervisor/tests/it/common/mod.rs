@@ -62,7 +62,13 @@ pub fn config(root: &Path) -> SupervisorConfig {
 /// The supervisor, choosing `server` for `language`; `None` (test skipped) when
 /// the server is not usable here and `CI` is not set; a panic under `CI=true`.
 pub async fn supervisor(root: &Path, language: Language, server: &str) -> Option<Supervisor> {
-    let mut config = config(root);
+    supervisor_with(config(root), language, server).await
+}
+
+/// [`supervisor`] with a configuration of the test's own (its root is `config.root`).
+pub async fn supervisor_with(mut config: SupervisorConfig, language: Language, server: &str) -> Option<Supervisor> {
+    let root = config.root.clone();
+    let root = root.as_path();
     config.preferred.insert(language, server.to_string());
     let supervisor = Supervisor::new(config);
     let availability = supervisor.availability(root).await;
