@@ -253,8 +253,12 @@ pub(crate) struct Walked {
     pub(crate) in_macros: usize,
     /// Files holding every word of a recovered pattern, occurrences of its longest word
     /// there, and the first (relative path, byte offset, text); see [`SearchReport::words_found`].
-    pub(crate) words: (usize, usize, Option<(PathBuf, usize, usize, String)>),
+    pub(crate) words: WordsTally,
 }
+
+/// Files holding every word of a recovered pattern, occurrences of its longest word
+/// there, and the first (relative path, 1-indexed line and column, the line's text).
+pub(crate) type WordsTally = (usize, usize, Option<(PathBuf, usize, usize, String)>);
 
 /// Picks the language: given, or from the scope's extension when it is a file.
 pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Result<Lang> {
@@ -405,7 +409,7 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
 
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
     let in_macros = AtomicUsize::new(0);
-    let words = Mutex::new((0usize, 0usize, None::<(PathBuf, usize, usize, String)>));
+    let words: Mutex<WordsTally> = Mutex::new((0, 0, None));
     let visit = |path: &Path| {
         let outcome = search_file(path, &pattern, options, layout, &in_macros);
         if let FileOutcome::NoMatch(Some(hit)) = &outcome {
