@@ -364,7 +364,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Status { root, json } => {
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
-            let registry = Arc::new(Registry::builder().with_astmatch(AstmatchWiring::new(workspace.clone())).build()?);
+            let registry =
+                Arc::new(Registry::builder().with_astmatch(wiring::astmatch(&workspace, &config.settings)).build()?);
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let settings = &config.settings;
@@ -480,7 +481,7 @@ fn registry(
     let servers = Arc::clone(&lsp.supervisor);
     let (debug_set, conversation) = (Arc::clone(&debug.supervisor), debug.conversation_id.clone());
     let builder = Registry::builder()
-        .with_astmatch(AstmatchWiring { parse_cache_bytes, ..AstmatchWiring::new(workspace.clone()) })
+        .with_astmatch(AstmatchWiring { parse_cache_bytes, ..wiring::astmatch(&workspace, settings) })
         .with_lsp(lsp)
         .with_checked_file_tools(workspace, diagnostics)
         .with_debug(debug);

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspCaps, LspWiring, QuestionWiring,
-    RegistryBuilder, Rule, Tier, Workspace,
+    ApprovalPolicy, ApprovalWiring, AstmatchWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspCaps, LspWiring,
+    QuestionWiring, RegistryBuilder, Rule, Tier, Workspace,
 };
 use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
@@ -53,6 +53,15 @@ impl Wiring {
             builder = builder.with_approval(approval);
         }
         builder
+    }
+}
+
+/// The structural tools in `workspace`: every shipped grammar, the default parse cache,
+/// and `search.max_file_bytes`.
+pub fn astmatch(workspace: &Workspace, settings: &Settings) -> AstmatchWiring {
+    AstmatchWiring {
+        max_file_bytes: u64::try_from(*settings.search.max_file_bytes).unwrap_or(u64::MAX),
+        ..AstmatchWiring::new(workspace.clone())
     }
 }
 

@@ -29,6 +29,12 @@ pub enum Error {
     /// The walk was stopped through its [`crate::WalkControl`]; nothing was staged.
     #[error("stopped before the walk ended; nothing was staged")]
     Stopped,
+    /// The search scope is a file over [`crate::SearchOptions::max_file_bytes`].
+    #[error(
+        "'{}' is {bytes} bytes, over the limit of {limit} bytes on a file searched; raise the limit to search it",
+        path.display()
+    )]
+    FileTooLarge { path: PathBuf, bytes: u64, limit: u64 },
     /// The search scope does not exist.
     #[error("path not found: {}", .0.display())]
     PathNotFound(PathBuf),

@@ -248,6 +248,19 @@ impl Lang {
     }
 }
 
+impl Lang {
+    /// The rung an error-recovered pattern is last tried in, when no rung of the ladder
+    /// recovers it: the fragment alone, as a whole file, as ast-grep parses a pattern.
+    /// Only Go has one: each of its rungs opens with a package clause, so an error that
+    /// runs to the fragment's end (an invalid rune literal `'123'`) spills into the rung.
+    pub(crate) fn bare_scaffold(self) -> Option<Scaffold> {
+        match self {
+            Lang::Go => Some(rung!(Declaration, "", "")),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Lang {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())

@@ -133,7 +133,7 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
                 kinds.iter().for_each(|&k| root_kinds[k as usize] = true);
             }
             PNode::Inner { error: true, .. } | PNode::Meta(_) => root_kinds.iter_mut().for_each(|k| *k = true),
-            PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
+            PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } | PNode::Decorators { kinds, .. } => {
                 kinds.iter().for_each(|&k| root_kinds[k as usize] = true)
             }
         }
@@ -434,9 +434,10 @@ impl<'a> Matcher<'a> {
             PNode::Meta(var) => var.any || node.is_named(),
             PNode::Inner { error: true, .. } => true,
             PNode::Leaf { kinds, ident: true, .. } => kinds.contains(&node.kind_id()) || self.is_ident(node),
-            PNode::Leaf { kinds, .. } | PNode::Inner { kinds, .. } | PNode::Run { kinds, .. } => {
-                kinds.contains(&node.kind_id())
-            }
+            PNode::Leaf { kinds, .. }
+            | PNode::Inner { kinds, .. }
+            | PNode::Run { kinds, .. }
+            | PNode::Decorators { kinds, .. } => kinds.contains(&node.kind_id()),
         }
     }
 
@@ -509,7 +510,24 @@ impl<'a> Matcher<'a> {
                 let children = self.children(t);
                 self.bind(var, &children, t.start_byte())
             }
+            PNode::Decorators { kinds, var } => {
+                if !kinds.contains(&t.kind_id()) {
+                    return false;
+                }
+                let content = self.decorated(&[t]);
+                self.bind(var, &content, t.start_byte())
+            }
         }
+    }
+
+    /// What follows the `@` of each decorator, in order: the nodes a `@$$$` run binds.
+    fn decorated(&mut self, decorators: &[Node<'a>]) -> crate::pattern::Children<'a> {
+        let mut out = crate::pattern::Children::new();
+        for &decorator in decorators {
+            let children = self.children(decorator);
+            out.extend(children.into_iter().skip(1).filter(|c| c.is_named() || !is_whitespace_token(*c, self.source)));
+        }
+        out
     }
 
     /// Matches `ps[pi..]` against `ts[ti..]`; returns where the match ends in `ts`.
@@ -547,6 +565,20 @@ impl<'a> Matcher<'a> {
                     {
                         return Some(end);
                     }
+                }
+                self.env.truncate(mark);
+            }
+            return None;
+        }
+        // `@$$$DECOS`: one decorator or more; the fewest that let the rest match win.
+        if let PNode::Decorators { kinds, var } = p {
+            let run = ts[ti..].iter().take_while(|t| kinds.contains(&t.kind_id())).count();
+            for len in 1..=run {
+                let content = self.decorated(&ts[ti..ti + len]);
+                if self.bind(var, &content, ts[ti].start_byte())
+                    && let Some(end) = self.seq(ps, pi + 1, ts, ti + len, anchored)
+                {
+                    return Some(end);
                 }
                 self.env.truncate(mark);
             }

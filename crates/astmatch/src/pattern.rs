@@ -82,6 +82,14 @@ pub(crate) enum PNode {
         kinds: Vec<u16>,
         var: MetaVar,
     },
+    /// A decorator that is only `@` and a `$$$` run (`@$$$DECOS`): it stands for one or
+    /// more consecutive decorators, and the run binds what follows the `@` of each, from
+    /// the first's to the last's (`A()\n@B()`), so a rewrite with `@$$$DECOS` puts back
+    /// the same text. One decorator binds what ast-grep binds, its expression.
+    Decorators {
+        kinds: Vec<u16>,
+        var: MetaVar,
+    },
 }
 
 impl PNode {
@@ -240,6 +248,19 @@ impl Pattern {
                 alternatives.push(alt);
                 vars_seen.get_or_insert(vars);
             }
+            // Where every rung wraps the fragment (Go's open with a package clause), a
+            // fragment whose error spills into the wrapping (an invalid rune literal `'123'`)
+            // is recovered from its parse alone, as ast-grep parses a pattern.
+            if notes.is_empty()
+                && let Some(bare) = lang.bare_scaffold()
+                && let Some((alt, vars, note)) =
+                    recover_in_scaffold(&mut parser, &fragment, &tokens, lang, &bare, &mut kinds, &ident_kinds)
+            {
+                words = Some(alt_words(&alt.nodes));
+                notes.push(note);
+                alternatives.push(alt);
+                vars_seen.get_or_insert(vars);
+            }
             if !notes.is_empty() {
                 recovered = Some(notes.join("; "));
             }
@@ -312,7 +333,7 @@ fn keyword_as_identifier(lang: Lang, nodes: &[PNode]) -> bool {
         && nodes.iter().any(|n| match n {
             PNode::Leaf { ident: true, text, .. } => STATEMENT_KEYWORDS.contains(&text.as_str()),
             PNode::Inner { children, .. } => keyword_as_identifier(lang, children),
-            PNode::Leaf { .. } | PNode::Meta(_) | PNode::Run { .. } => false,
+            PNode::Leaf { .. } | PNode::Meta(_) | PNode::Run { .. } | PNode::Decorators { .. } => false,
         })
 }
 
@@ -448,7 +469,7 @@ fn is_bare_error(node: &PNode) -> bool {
         PNode::Inner { error: true, children, .. } => children.iter().all(|c| match c {
             PNode::Leaf { kind, ident, .. } => !ident && !kind.chars().next().is_some_and(char::is_alphanumeric),
             PNode::Inner { error, .. } => *error && is_bare_error(c),
-            PNode::Meta(_) | PNode::Run { .. } => false,
+            PNode::Meta(_) | PNode::Run { .. } | PNode::Decorators { .. } => false,
         }),
         _ => false,
     }
@@ -821,6 +842,26 @@ fn compile_node(node: Node<'_>, source: &str, vars: &MetaVars, kinds: &mut KindT
         return compile_node(children[0], source, vars, kinds, ident_kinds);
     }
     let all = significant_children(node);
+    // `$$$PRE;` among statements is an expression statement of the run's placeholder:
+    // it stands for any statements, as `$$$PRE` does, not for one expression statement.
+    if let [first, semicolon] = all.as_slice()
+        && node.is_named()
+        && !semicolon.is_named()
+        && semicolon.kind() == ";"
+        && let Some(var) = vars.lookup(&source[first.byte_range()]).filter(|v| v.multi)
+    {
+        return PNode::Meta(var.clone());
+    }
+    // `@$$$DECOS`: a decorator that is only `@` and a run stands for several decorators.
+    let shown: Children<'_> =
+        all.iter().copied().filter(|c| c.is_named() || !source[c.byte_range()].trim().is_empty()).collect();
+    if node.kind() == "decorator"
+        && let [at, run] = shown.as_slice()
+        && !at.is_named()
+        && let Some(var) = vars.lookup(&source[run.byte_range()]).filter(|v| v.multi)
+    {
+        return PNode::Decorators { kinds: kinds.ids(node), var: var.clone() };
+    }
     let error = node.is_error();
     if all.is_empty() {
         let ident = ident_kinds.get(node.kind_id() as usize).copied().unwrap_or(false);
@@ -847,7 +888,7 @@ fn collect_words(nodes: &[PNode], out: &mut Vec<String>) {
                 }
             }
             PNode::Inner { children, .. } => collect_words(children, out),
-            PNode::Meta(_) | PNode::Run { .. } => {}
+            PNode::Meta(_) | PNode::Run { .. } | PNode::Decorators { .. } => {}
         }
     }
 }

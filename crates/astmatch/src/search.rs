@@ -24,7 +24,9 @@ pub struct SearchOptions {
     /// Skip files that lack one of the pattern's literal words before parsing them.
     /// The results are the same either way; this only saves time. Default on.
     pub prefilter: bool,
-    /// Files larger than this many bytes are skipped and counted. Default 4 MiB.
+    /// Files a directory walk finds that are larger than this many bytes are skipped
+    /// and counted ([`Skipped::too_large`]); a file named as the scope itself is refused
+    /// with [`Error::FileTooLarge`] instead. Default [`DEFAULT_MAX_FILE_BYTES`] (64 MiB).
     pub max_file_bytes: u64,
     /// Matched text is cut to this many characters. Default 400.
     pub max_text_chars: usize,
@@ -69,13 +71,17 @@ pub(crate) fn stopped(options: &SearchOptions) -> bool {
     options.control.as_deref().is_some_and(WalkControl::is_stopped)
 }
 
+/// The default [`SearchOptions::max_file_bytes`]: 64 MiB, three times a large
+/// single-line bundle (a 23 MB one parses in about 3 s and peaks near 0.9 GB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
             lang: None,
             max_results: 50,
             prefilter: true,
-            max_file_bytes: 4 << 20,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_text_chars: 400,
             cache: None,
             control: None,
@@ -86,7 +92,8 @@ impl Default for SearchOptions {
 /// Files passed over, by reason. They never stop a search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Skipped {
-    /// Files with a NUL byte in their first 8 KiB.
+    /// Files with a NUL byte in their first 8 KiB. They are skipped even where their
+    /// text would match (ast-grep searches them), and only they are.
     pub binary: usize,
     /// Files that are not valid UTF-8.
     pub not_utf8: usize,
@@ -178,6 +185,35 @@ pub struct SearchReport {
     /// bodies (`assert!(…)`), which are token trees no pattern but a single identifier
     /// matches into, so those places were not searched. `None` when it occurs in none.
     pub in_macros: Option<InMacros>,
+    /// Set when the pattern was recovered ([`SearchReport::recovered`]) and matched
+    /// nothing: where its literal words occur, so the pattern can be fixed.
+    pub words_found: Option<WordPlaces>,
+}
+
+/// Where a recovered pattern's literal words occur in the files searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordPlaces {
+    /// The pattern's literal words, longest first ([`crate::Pattern::required_words`]).
+    pub words: Vec<String>,
+    /// Files that hold every one of the words.
+    pub files: usize,
+    /// Occurrences of the longest word in those files.
+    pub places: usize,
+    /// The first of them, by file path, then position; `None` when no file holds every word.
+    pub first: Option<WordPlace>,
+}
+
+/// One occurrence of a pattern's longest word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordPlace {
+    /// The file, relative to the search root.
+    pub file: PathBuf,
+    /// 1-indexed line.
+    pub line: usize,
+    /// 1-indexed column, in characters.
+    pub column: usize,
+    /// The line's text, trimmed and cut to [`SearchOptions::max_text_chars`] characters.
+    pub text: String,
 }
 
 /// Occurrences of a word inside Rust macro bodies, which a search does not match into.
@@ -215,7 +251,14 @@ pub(crate) struct Walked {
     pub(crate) skipped: Skipped,
     /// See [`SearchReport::in_macros`].
     pub(crate) in_macros: usize,
+    /// Files holding every word of a recovered pattern, occurrences of its longest word
+    /// there, and the first (relative path, byte offset, text); see [`SearchReport::words_found`].
+    pub(crate) words: WordsTally,
 }
+
+/// Files holding every word of a recovered pattern, occurrences of its longest word
+/// there, and the first (relative path, 1-indexed line and column, the line's text).
+pub(crate) type WordsTally = (usize, usize, Option<(PathBuf, usize, usize, String)>);
 
 /// Picks the language: given, or from the scope's extension when it is a file.
 pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Result<Lang> {
@@ -241,7 +284,8 @@ pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Res
 /// directly is searched whatever its extension.
 ///
 /// Errors: [`Error::PathNotFound`], [`Error::LanguageRequired`],
-/// [`Error::EmptyPattern`], [`Error::Unparseable`].
+/// [`Error::EmptyPattern`], [`Error::Unparseable`], and [`Error::FileTooLarge`] when the
+/// scope is a file over [`SearchOptions::max_file_bytes`].
 pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
     let walked = walk(root, scope, pattern, options, false)?;
     let total = walked.files.iter().map(|f| f.matches.len()).sum();
@@ -268,6 +312,22 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
             .then(|| walked.pattern.required_words().first().cloned())
             .flatten()
             .map(|word| InMacros { word, count: walked.in_macros }),
+        words_found: (total == 0 && walked.pattern.recovered().is_some() && !walked.pattern.words.is_empty()).then(
+            || {
+                let (files, places, first) = walked.words.clone();
+                WordPlaces {
+                    words: walked.pattern.words.clone(),
+                    files,
+                    places,
+                    first: first.map(|(file, line, column, line_text)| WordPlace {
+                        file,
+                        line,
+                        column,
+                        text: cut(line_text.trim(), options.max_text_chars),
+                    }),
+                }
+            },
+        ),
     })
 }
 
@@ -334,11 +394,34 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
         });
     }
     let pattern = Pattern::compile(pattern, lang)?;
+    // A file named as the scope is never passed over in silence: one over the limit is
+    // refused, so no "no matches" is said about a file that was not read.
+    if scope.is_file()
+        && let Ok(meta) = std::fs::metadata(scope)
+        && meta.len() > options.max_file_bytes
+    {
+        return Err(Error::FileTooLarge {
+            path: scope.strip_prefix(root).unwrap_or(scope).to_path_buf(),
+            bytes: meta.len(),
+            limit: options.max_file_bytes,
+        });
+    }
 
     let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
     let in_macros = AtomicUsize::new(0);
+    let words: Mutex<WordsTally> = Mutex::new((0, 0, None));
     let visit = |path: &Path| {
         let outcome = search_file(path, &pattern, options, layout, &in_macros);
+        if let FileOutcome::NoMatch(Some(hit)) = &outcome {
+            let relative = path.strip_prefix(root).unwrap_or(path);
+            let mut guard = words.lock().unwrap_or_else(|e| e.into_inner());
+            guard.0 += 1;
+            guard.1 += hit.places;
+            // Each file gives its own first place: the first file's is the first.
+            if guard.2.as_ref().is_none_or(|(file, ..)| relative < file.as_path()) {
+                guard.2 = Some((relative.to_path_buf(), hit.line, hit.column, hit.text.clone()));
+            }
+        }
         if let Some(control) = &options.control {
             control.visited.fetch_add(1, Ordering::Relaxed);
         }
@@ -349,7 +432,7 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
                 let relative = path.strip_prefix(root).unwrap_or(path).to_path_buf();
                 guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches, had_errors, layout });
             }
-            FileOutcome::NoMatch => {}
+            FileOutcome::NoMatch(_) => {}
             FileOutcome::Skipped(reason) => {
                 guard.1 -= 1;
                 let s = &mut guard.2;
@@ -389,7 +472,8 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
     }
     let (mut files, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
     files.sort_by(|a, b| a.relative.cmp(&b.relative));
-    Ok(Walked { lang, pattern, files, files_searched, skipped, in_macros: in_macros.into_inner() })
+    let words = words.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(Walked { lang, pattern, files, files_searched, skipped, in_macros: in_macros.into_inner(), words })
 }
 
 enum SkipReason {
@@ -401,8 +485,38 @@ enum SkipReason {
 
 enum FileOutcome {
     Matches(String, Vec<NodeMatch>, bool, FileLayout),
-    NoMatch,
+    /// No match; for a recovered pattern, where the file holds all its words, if it does.
+    NoMatch(Option<WordHit>),
     Skipped(SkipReason),
+}
+
+/// A file that holds every word of a recovered pattern yet no match of it.
+struct WordHit {
+    /// Occurrences of the longest word.
+    places: usize,
+    /// The first one's 1-indexed line and character column, and its line's text.
+    line: usize,
+    column: usize,
+    text: String,
+}
+
+/// Where a recovered pattern's words are in a file that holds them all; `None` for a
+/// pattern that was not recovered or has no words, and for a file without one of them.
+fn word_hit(pattern: &Pattern, source: &str) -> Option<WordHit> {
+    pattern.recovered()?;
+    let longest = pattern.words.first()?;
+    let bytes = source.as_bytes();
+    if !pattern.words.iter().all(|w| memchr::memmem::find(bytes, w.as_bytes()).is_some()) {
+        return None;
+    }
+    let mut at = memchr::memmem::find_iter(bytes, longest.as_bytes());
+    let first = at.next()?;
+    let (line, column) = line_column(source, first);
+    let start = memchr::memrchr(b'\n', &bytes[..first]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[first..]).map_or(bytes.len(), |i| first + i);
+    // A long line (a bundle's) is shown by the part around the word.
+    let from = source[start..first].char_indices().rev().nth(40).map_or(start, |(i, _)| start + i);
+    Some(WordHit { places: 1 + at.count(), line, column, text: source[from..end].to_string() })
 }
 
 fn search_file(
@@ -423,12 +537,12 @@ fn search_file(
         && let Some((source, tree)) = cache.get(path, pattern.lang(), meta.len(), modified)
     {
         if options.prefilter && !has_words(source.as_bytes()) {
-            return FileOutcome::NoMatch;
+            return FileOutcome::NoMatch(None);
         }
         let matches = find_matches(pattern, &tree, source.as_bytes());
         count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
         if matches.is_empty() {
-            return FileOutcome::NoMatch;
+            return FileOutcome::NoMatch(word_hit(pattern, &source));
         }
         let lines = if layout { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
         return FileOutcome::Matches(source.to_string(), matches, tree.root_node().has_error(), lines);
@@ -442,10 +556,10 @@ fn search_file(
         if std::str::from_utf8(&bytes).is_err() {
             return FileOutcome::Skipped(SkipReason::NotUtf8);
         }
-        return FileOutcome::NoMatch;
+        return FileOutcome::NoMatch(None);
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
-    let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch };
+    let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch(None) };
     let matches = find_matches(pattern, &tree, source.as_bytes());
     count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
     let had_errors = tree.root_node().has_error();
@@ -454,7 +568,11 @@ fn search_file(
     if let Some((cache, modified)) = cache {
         cache.put(path, pattern.lang(), meta.len(), modified, Arc::from(source.as_str()), tree);
     }
-    if matches.is_empty() { FileOutcome::NoMatch } else { FileOutcome::Matches(source, matches, had_errors, lines) }
+    if matches.is_empty() {
+        FileOutcome::NoMatch(word_hit(pattern, &source))
+    } else {
+        FileOutcome::Matches(source, matches, had_errors, lines)
+    }
 }
 
 /// Adds a file's [`SearchReport::in_macros`] occurrences; a walk for a rewrite

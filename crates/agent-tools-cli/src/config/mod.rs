@@ -51,7 +51,8 @@ pub use flags::Flags;
 pub use rule::RuleEntry;
 pub use server::{CustomServer, NewLanguage, server_specs};
 pub use settings::{
-    ApprovalSettings, AskSettings, DebugSettings, EnclosureSettings, EvalSettings, LspSettings, Settings, VibeSettings,
+    ApprovalSettings, AskSettings, DebugSettings, EnclosureSettings, EvalSettings, LspSettings, SearchSettings,
+    Settings, VibeSettings,
 };
 pub use source::{Source, Sourced};
 pub use value::{EnclosureMode, Seconds};

@@ -104,6 +104,12 @@ settings! {
         server: Tables<CustomServer> = Tables::none(),
     }
 
+    /// `[search]`: the walks of `ast_grep` and `ast_edit`.
+    search: SearchSettings, SearchLayer {
+        /// files larger than this many bytes are skipped by a directory's search and refused when named as its path
+        max_file_bytes: usize = usize::try_from(astmatch::DEFAULT_MAX_FILE_BYTES).unwrap_or(usize::MAX),
+    }
+
     /// `[ask]`: questions of `serve`.
     ask: AskSettings, AskLayer {
         /// how long a question of serve on MCP 2026-07-28 waits for the client's retry with the answer

@@ -41,12 +41,22 @@ pub struct AstmatchWiring {
     /// whose size and modification time are unchanged is not parsed again); `0` keeps
     /// none. Default [`astmatch::DEFAULT_CACHE_BYTES`] (256 MiB).
     pub parse_cache_bytes: usize,
+    /// Files larger than this many bytes are skipped by a directory's walk (and counted
+    /// as too large); a file named as `path` is refused with an error that names the
+    /// limit. Default [`astmatch::DEFAULT_MAX_FILE_BYTES`] (64 MiB); the `agent-tools`
+    /// binary sets it from `search.max_file_bytes`.
+    pub max_file_bytes: u64,
 }
 
 impl AstmatchWiring {
     /// Every shipped grammar, in `workspace`, with the default parse cache.
     pub fn new(workspace: Workspace) -> AstmatchWiring {
-        AstmatchWiring { workspace, languages: Lang::ALL.to_vec(), parse_cache_bytes: astmatch::DEFAULT_CACHE_BYTES }
+        AstmatchWiring {
+            workspace,
+            languages: Lang::ALL.to_vec(),
+            parse_cache_bytes: astmatch::DEFAULT_CACHE_BYTES,
+            max_file_bytes: astmatch::DEFAULT_MAX_FILE_BYTES,
+        }
     }
 }
 
@@ -231,6 +241,36 @@ pub struct AstGrepOutput {
     /// single identifier matches into, so those places were not searched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_macros: Option<InMacrosOutput>,
+    /// Present when the pattern was matched from its error-recovered parse and matched
+    /// nothing: where its literal words occur, so it can be rewritten to parse there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words_found: Option<WordsFoundOutput>,
+}
+
+/// Where a recovered pattern's words are, when it matched nothing.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WordsFoundOutput {
+    /// The pattern's literal words, longest first.
+    pub words: Vec<String>,
+    /// Files that hold every one of them.
+    pub files: usize,
+    /// Occurrences of the longest word in those files.
+    pub places: usize,
+    /// The first occurrence, by path then position; absent when no file holds every word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<WordPlaceOutput>,
+}
+
+/// One occurrence of a pattern's longest word: 1-indexed line, 1-indexed column in characters.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WordPlaceOutput {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The line's text, trimmed (a long line: from a little before the word).
+    pub text: String,
 }
 
 /// Where a word occurs that the search could not look into.
@@ -406,13 +446,14 @@ impl Tool for AstGrep {
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
                 max_results: usize::try_from(input.max_results).unwrap_or(usize::MAX),
+                max_file_bytes: shared.wiring.max_file_bytes,
                 cache: Some(Arc::clone(&shared.cache)),
                 control: Some(walk),
                 ..SearchOptions::default()
             };
             match astmatch::search(shared.root(), &scope, &input.pattern, &options) {
                 Ok(report) => search_result(&report, &input.pattern, &shared.cache),
-                Err(e) => ToolResult::error(e.to_string()),
+                Err(e) => ToolResult::error(error_text(&e)),
             }
         })
         .await
@@ -453,13 +494,14 @@ impl Tool for AstEdit {
             };
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
+                max_file_bytes: shared.wiring.max_file_bytes,
                 cache: Some(Arc::clone(&shared.cache)),
                 control: Some(walk),
                 ..SearchOptions::default()
             };
             match shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options) {
                 Ok(staged) => staged_result(&staged),
-                Err(e) => ToolResult::error(e.to_string()),
+                Err(e) => ToolResult::error(error_text(&e)),
             }
         })
         .await
@@ -611,6 +653,25 @@ async fn walking(
     }
 }
 
+/// A search's or staging's error as the model reads it: a file over the size limit is
+/// told with the setting that raises it.
+fn error_text(error: &astmatch::Error) -> String {
+    match error {
+        astmatch::Error::FileTooLarge { path, bytes, limit } => format!(
+            "refused: '{}' is {} ({bytes} bytes), over the {} limit on a searched file (search.max_file_bytes = {limit}); it was not searched. Raise search.max_file_bytes (agent-tools.toml [search], AGENT_TOOLS_SEARCH_MAX_FILE_BYTES or --set search.max_file_bytes=N) to search it",
+            slash(path),
+            mebibytes(*bytes),
+            mebibytes(*limit)
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Bytes as MiB with one decimal: `22.5 MiB`.
+fn mebibytes(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+}
+
 fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> ToolResult {
     let files_with_matches = report.files_matched;
     let shown = report.matches.len();
@@ -621,6 +682,13 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
             "nothing searched: no {} files ({}) in this scope",
             report.lang,
             report.lang.extensions().iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")
+        )
+    } else if report.total == 0 && report.files_searched == 0 {
+        // Every file was skipped: no "no matches" about files that were not read.
+        format!(
+            "nothing searched: every {} file in this scope was skipped (listed below), so `{}` was not looked for",
+            report.lang,
+            first_line(pattern)
         )
     } else if report.total == 0 {
         format!(
@@ -641,6 +709,9 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
     };
     if let Some(note) = &report.recovered {
         text.push_str(&recovery_line(note));
+    }
+    if let Some(found) = &report.words_found {
+        text.push_str(&words_line(found));
     }
     let several_contexts = report.contexts.len() > 1;
     for m in &report.matches {
@@ -723,7 +794,36 @@ fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> To
         truncated,
         parse_cache: cache_value(cache),
         in_macros: report.in_macros.as_ref().map(|m| InMacrosOutput { word: m.word.clone(), count: m.count }),
+        words_found: report.words_found.as_ref().map(|w| WordsFoundOutput {
+            words: w.words.clone(),
+            files: w.files,
+            places: w.places,
+            first: w.first.as_ref().map(|p| WordPlaceOutput {
+                file: slash(&p.file),
+                line: p.line,
+                column: p.column,
+                text: p.text.clone(),
+            }),
+        }),
     })
+}
+
+/// The line that says where a recovered pattern that matched nothing has its words.
+fn words_line(found: &astmatch::WordPlaces) -> String {
+    let words = found.words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ");
+    match &found.first {
+        None => format!("\nnote: no file searched holds all of the pattern's words ({words})"),
+        Some(first) => format!(
+            "\nnote: the pattern's words ({words}) are all in {}, where `{}` occurs {}; the first is {}:{}:{}: {}; the recovered pattern matches none of them, so write it as code that parses there (e.g. with its body)",
+            plural(found.files, "file"),
+            found.words.first().map_or("", String::as_str),
+            plural(found.places, "time"),
+            slash(&first.file),
+            first.line,
+            first.column,
+            first.text
+        ),
+    }
 }
 
 fn staged_result(staged: &StagedEdit) -> ToolResult {

@@ -381,3 +381,39 @@ async fn ast_grep_says_where_the_word_occurs_inside_macro_bodies_it_did_not_sear
     let python = call(&surface, "ast_grep", json!({"pattern": "$X.unwrap()", "language": "python"})).await;
     assert!(python.text.starts_with("2 matches") && !python.text.contains("note:"), "{}", python.text);
 }
+
+#[tokio::test]
+async fn a_named_file_over_the_limit_is_refused_with_the_setting_never_no_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.js"), "fetchData(1);\n".repeat(100)).unwrap();
+    let wiring = AstmatchWiring { max_file_bytes: 1000, ..AstmatchWiring::new(Workspace::new(dir.path()).unwrap()) };
+    let surface = Arc::new(Registry::builder().with_astmatch(wiring).build().unwrap()).surface(Tier::Read);
+    let result = call(&surface, "ast_grep", json!({"pattern": "fetchData($A)", "path": "big.js"})).await;
+    assert!(result.is_error);
+    assert_eq!(
+        result.text,
+        "refused: 'big.js' is 0.0 MiB (1400 bytes), over the 0.0 MiB limit on a searched file (search.max_file_bytes = 1000); it was not searched. Raise search.max_file_bytes (agent-tools.toml [search], AGENT_TOOLS_SEARCH_MAX_FILE_BYTES or --set search.max_file_bytes=N) to search it"
+    );
+}
+
+#[tokio::test]
+async fn a_recovered_pattern_that_matches_nothing_names_where_its_words_are() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("d.js"), "export async function go() {}\n").unwrap();
+    let surface = Arc::new(
+        Registry::builder().with_astmatch(AstmatchWiring::new(Workspace::new(dir.path()).unwrap())).build().unwrap(),
+    )
+    .surface(Tier::Read);
+    let result = call(&surface, "ast_grep", json!({"pattern": "export async function $NAME", "path": "d.js"})).await;
+    assert!(!result.is_error, "{}", result.text);
+    assert!(
+        result.text.ends_with("note: the pattern's words (`function`, `export`, `async`) are all in 1 file, where `function` occurs 1 time; the first is d.js:1:14: export async function go() {}; the recovered pattern matches none of them, so write it as code that parses there (e.g. with its body)"),
+        "{}",
+        result.text
+    );
+    let found = &result.structured.as_ref().unwrap()["words_found"];
+    assert_eq!(
+        found["first"],
+        json!({"file": "d.js", "line": 1, "column": 14, "text": "export async function go() {}"})
+    );
+}

@@ -4,6 +4,7 @@
 // Tests may unwrap, expect and print what they saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::print_stdout)]
 
+mod big_files;
 mod differential;
 mod matching;
 mod pattern_language;

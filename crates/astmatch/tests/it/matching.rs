@@ -658,3 +658,57 @@ fn metavariable_semantics() {
         (Json, "{}", "{\"a\": {}, \"b\": {\"c\": 1}}", &["{}"]),
     ]);
 }
+
+/// A `$$$` run followed by `;` among statements, a `$$$` run of decorators, and a
+/// fragment that only Go's parse of it alone recovers.
+#[test]
+fn runs_of_statements_decorators_and_bare_literals() {
+    check(&[
+        (
+            JavaScript,
+            "function $F() { $$$PRE; if ($C) { $$$B } }",
+            "function main() { a(); b(); if (x) { c(); } }\nfunction g() { if (y) { d(); } }\nfunction h() { a(); }",
+            &[
+                "function main() { a(); b(); if (x) { c(); } } | F=main PRE=a(); b(); C=x B=c();",
+                "function g() { if (y) { d(); } } | F=g PRE= C=y B=d();",
+            ],
+        ),
+        (
+            TypeScript,
+            "function $F() { $$$PRE; return $R; }",
+            "function f() { a(); let b = 1; return b; }",
+            &["function f() { a(); let b = 1; return b; } | F=f PRE=a(); let b = 1; R=b"],
+        ),
+        (
+            C,
+            "void $F(void) { $$$A; return; }",
+            "void f(void) { a(); b = 2; return; }",
+            &["void f(void) { a(); b = 2; return; } | F=f A=a(); b = 2;"],
+        ),
+        (
+            Rust,
+            "fn $F() { $$$A; $B }",
+            "fn f() { a(); let b = 1; b }",
+            &["fn f() { a(); let b = 1; b } | F=f A=a(); let b = 1; B=b"],
+        ),
+        (
+            TypeScript,
+            "@$$$DECOS\nexport class $C {}",
+            "@A()\n@B()\nexport class Foo {}\n@C\nexport class Bar {}\nexport class Baz {}\n",
+            &["@A()\n@B()\nexport class Foo {} | DECOS=A()\n@B() C=Foo", "@C\nexport class Bar {} | DECOS=C C=Bar"],
+        ),
+        (
+            TypeScript,
+            "@$$$D class $C { $$$B }",
+            "@Component({})\n@Injectable()\nclass A { x = 1 }\nclass C {}\n",
+            &["@Component({})\n@Injectable()\nclass A { x = 1 } | D=Component({})\n@Injectable() C=A B=x = 1"],
+        ),
+        (
+            Python,
+            "@$$$D\ndef $F():\n    $$$B",
+            "@a\n@b(1)\ndef f():\n    pass\n\ndef g():\n    pass\n",
+            &["@a\n@b(1)\ndef f():\n    pass | D=a\n@b(1) F=f B=pass"],
+        ),
+        (Go, "'123'", "'123'", &["'123'"]),
+    ]);
+}

@@ -234,3 +234,29 @@ fn a_parse_cache_reuses_unchanged_files_only() {
     search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
     assert_eq!(none.stats().files, 0);
 }
+
+/// A recovered pattern that matches nothing says where its words are, so it can be fixed.
+#[test]
+fn a_recovered_pattern_that_matches_nothing_says_where_its_words_are() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.js"), "const x = 1;\n").unwrap();
+    fs::write(dir.path().join("b.js"), "// go\nexport async function go() {}\nexport async function stop() {}\n")
+        .unwrap();
+    fs::write(dir.path().join("c.js"), "export async function run() {}\n").unwrap();
+    for prefilter in [true, false] {
+        let options = SearchOptions { prefilter, ..opts(Some(Lang::JavaScript)) };
+        let report = search(dir.path(), dir.path(), "export async function $NAME", &options).unwrap();
+        assert!(report.recovered.is_some());
+        assert_eq!(report.total, 0);
+        let found = report.words_found.expect("where the words are");
+        assert_eq!(found.words, vec!["function", "export", "async"]);
+        assert_eq!((found.files, found.places), (2, 3));
+        let first = found.first.expect("a first place");
+        assert_eq!((first.file.to_str(), first.line, first.column), (Some("b.js"), 2, 14));
+        assert_eq!(first.text, "export async function go() {}");
+    }
+    // A pattern that parses cleanly, or one that matches, says nothing of its words.
+    let clean =
+        search(dir.path(), dir.path(), "export async function $NAME() {}", &opts(Some(Lang::JavaScript))).unwrap();
+    assert_eq!((clean.total, clean.words_found), (3, None));
+}
