@@ -62,7 +62,16 @@ pub fn config(root: &Path) -> SupervisorConfig {
 /// The supervisor, choosing `server` for `language`; `None` (test skipped) when
 /// the server is not usable here and `CI` is not set; a panic under `CI=true`.
 pub async fn supervisor(root: &Path, language: Language, server: &str) -> Option<Supervisor> {
-    let mut config = config(root);
+    supervisor_with(config(root), root, language, server).await
+}
+
+/// [`supervisor`] from a configuration of the test's own.
+pub async fn supervisor_with(
+    mut config: SupervisorConfig,
+    root: &Path,
+    language: Language,
+    server: &str,
+) -> Option<Supervisor> {
     config.preferred.insert(language, server.to_string());
     let supervisor = Supervisor::new(config);
     let availability = supervisor.availability(root).await;
