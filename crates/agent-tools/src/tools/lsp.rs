@@ -21,8 +21,8 @@ use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::tools::lsp_output::{
     AvailabilityOutput, CheckerOutput, CodeActionOutput, CursorOutput, DiagnosticOutput, FileDiagnosticsOutput,
-    HoverOutput, LeftoverOutput, LocationOutput, LspOutput, NavigationOutput, RenameOutput, RenamedFileOutput,
-    StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
+    HelperFailureOutput, HoverOutput, LeftoverOutput, LocationOutput, LspOutput, NavigationOutput, RenameOutput,
+    RenamedFileOutput, StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
 };
 use crate::workspace::Workspace;
 use crate::workspace::relative_text;
@@ -348,8 +348,18 @@ fn loc(ws: &Workspace, l: &Location) -> String {
 /// One diagnostic as a line: `path:line:col severity[code] message (source)`.
 pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
     let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
-    let source = d.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
+    let source = match (&d.source, d.server) {
+        (Some(source), Some(server)) => format!(" ({source}, from {server})"),
+        (Some(source), None) => format!(" ({source})"),
+        (None, Some(server)) => format!(" (from {server})"),
+        (None, None) => String::new(),
+    };
     format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
+}
+
+/// The helpers that did not answer, as the results give them.
+pub(crate) fn helper_failures(failures: &[lsp_supervisor::HelperFailure]) -> Vec<HelperFailureOutput> {
+    failures.iter().map(|f| HelperFailureOutput { server: f.server.clone(), why: f.why.clone() }).collect()
 }
 
 fn capped_note<T>(list: &Capped<T>) -> String {
@@ -439,22 +449,32 @@ impl Lsp {
             }
             LspAction::CodeActions => {
                 let (path, line, symbol) = self.place(&input)?;
-                let (cursor, actions) = sup.code_actions(&path, line, &symbol).await.map_err(e)?;
+                let offered = sup.code_actions(&path, line, &symbol).await.map_err(e)?;
+                let (cursor, actions) = (&offered.cursor, &offered.actions);
                 let mut text = format!(
                     "code actions on line {} of {}: {}\n",
                     cursor.line,
                     ws.relative(&path).display(),
                     actions.len()
                 );
-                for a in &actions {
+                for a in actions {
                     let kind = a.kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
                     let preferred = if a.preferred { " (preferred)" } else { "" };
                     let disabled = a.disabled.as_deref().map(|d| format!(" (disabled: {d})")).unwrap_or_default();
-                    let _ = writeln!(text, "- {}{kind}{preferred}{disabled}", a.title);
+                    let _ = writeln!(text, "- {}{kind}{preferred}{disabled} ({})", a.title, a.server);
                 }
+                for failure in &offered.helpers_failed {
+                    let _ = writeln!(
+                        text,
+                        "{} did not answer, so its actions are missing: {}",
+                        failure.server, failure.why
+                    );
+                }
+                let helpers_failed = helper_failures(&offered.helpers_failed);
                 let actions = actions
                     .iter()
                     .map(|a| CodeActionOutput {
+                        server: a.server,
                         title: a.title.clone(),
                         kind: a.kind.clone(),
                         preferred: a.preferred,
@@ -463,7 +483,7 @@ impl Lsp {
                         disabled: a.disabled.clone(),
                     })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::CodeActions { actions }))
+                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::CodeActions { actions, helpers_failed }))
             }
             LspAction::Diagnostics => {
                 if input.file.as_deref() == Some("*") {
@@ -471,21 +491,31 @@ impl Lsp {
                 }
                 let path = self.file(&input)?;
                 let report = sup.diagnostics(&path).await.map_err(e)?;
+                let servers = std::iter::once(report.server).chain(report.helpers.iter().copied()).collect::<Vec<_>>();
                 let mut text = format!(
                     "{}: {} ({})",
                     ws.relative(&path).display(),
                     count(report.diagnostics.len(), "diagnostic"),
-                    report.server
+                    servers.join(" + ")
                 );
-                if !report.complete {
-                    text.push_str(&format!(", pending: {} had not published for the current text when the wait ran out; this list may be incomplete", report.server));
+                if !report.complete && report.helpers_failed.is_empty() {
+                    text.push_str(&format!(", pending: {} had not published for the current text when the wait ran out; this list may be incomplete", servers.join(" or ")));
                 }
                 text.push('\n');
+                for failure in &report.helpers_failed {
+                    let _ = writeln!(
+                        text,
+                        "{} did not answer, so its diagnostics are missing: {}",
+                        failure.server, failure.why
+                    );
+                }
                 for d in &report.diagnostics {
                     let _ = writeln!(text, "{}", diagnostic_line(ws, d));
                 }
                 Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Diagnostics(FileDiagnosticsOutput {
                     server: report.server,
+                    helpers: report.helpers.clone(),
+                    helpers_failed: helper_failures(&report.helpers_failed),
                     complete: report.complete,
                     diagnostics: report.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
                 })))
@@ -696,6 +726,11 @@ impl Lsp {
                     a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
                     version_text(&b.path, &b.version)
                 ),
+                (Ok(root), Ok(b)) if a.helper => format!(
+                    "helps with diagnostics and code actions for {}: {}",
+                    display_root(ws, root),
+                    version_text(&b.path, &b.version)
+                ),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
                 (Err(why), Ok(_)) => format!("binary found, but {why}"),
                 (Ok(_), Err(why)) => format!("root marker found, but {why}"),
@@ -709,6 +744,7 @@ impl Lsp {
                 language: a.language,
                 server: a.server,
                 chosen: a.chosen,
+                helper: a.helper,
                 usable: a.usable(),
                 root: a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
                 reason: a.reason.clone(),
