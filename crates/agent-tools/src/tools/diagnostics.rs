@@ -36,7 +36,7 @@ use crate::error::Result;
 use crate::result::ToolResult;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
-use crate::tools::lsp::{diagnostic_line, reporting_servers};
+use crate::tools::lsp::{diagnostic_line, diagnostic_line_named, reporting_servers};
 use crate::tools::lsp_output::{
     DiagnosticOutput, OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput,
 };
@@ -499,7 +499,8 @@ impl DiagnosticsOnWrite {
                         }
                     }
                     for d in &report.new {
-                        let _ = writeln!(text, "{}", diagnostic_line(&self.workspace, d));
+                        let mixed = !report.helpers.is_empty();
+                        let _ = writeln!(text, "{}", diagnostic_line_named(&self.workspace, d, mixed));
                     }
                     items.push(WrittenFileOutput::Checked {
                         path: rel,

@@ -97,7 +97,7 @@ pub enum LspAction {
     Reload,
 }
 
-/// Ask the project's language server. Actions: diagnostics (file, or "*" to run the project checker such as cargo check, tsc, pyright, go vet); definition, type_definition, implementation, references (capped at 50), hover, code_actions (each needs file, line and symbol); symbols (query for a workspace search capped at 100, or file for its outline capped at 200); status (which servers run, for which roots, and why a language has none); reload (restart the servers for the working directory). A place is a 1-indexed line plus a symbol: a substring of that line naming what you mean (the first whole-identifier occurrence is used; the result says which column); never a column. Results give paths relative to the working directory and 1-indexed lines. A server still indexing answers "not ready", a slow one "timed out": neither means "nothing found".
+/// Ask the project's language server. Actions: diagnostics (file, or "*" to run the project checker such as cargo check, tsc, pyright, go vet); definition, type_definition, implementation, references (capped at 50), hover, code_actions (each needs file, line and symbol); symbols (query for a workspace search capped at 100, or file for its outline capped at 200); status (which servers run, for which roots, and why a language has none); reload (restart the servers for the working directory). A place is a 1-indexed line plus a symbol: a substring of that line naming what you mean (the first whole-identifier occurrence is used; the result says which column); never a column. Results give paths relative to the working directory and 1-indexed lines. A server still indexing answers "not ready", a slow one "timed out": neither means "nothing found". A language may have helper servers beside its primary (ruff beside pyright): diagnostics and code_actions then include theirs, each item naming its server, and say which helper did not answer; navigation comes from the primary.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LspInput {
@@ -348,6 +348,16 @@ fn loc(ws: &Workspace, l: &Location) -> String {
 /// One diagnostic as a line: `path:line:col severity[code] message (source)`.
 pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
     let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
+    let source = d.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
+    format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
+}
+
+/// [`diagnostic_line`] in a list that mixes servers (a primary and its helpers): it names its server.
+pub(crate) fn diagnostic_line_named(ws: &Workspace, d: &Diagnostic, mixed: bool) -> String {
+    if !mixed {
+        return diagnostic_line(ws, d);
+    }
+    let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
     let source = match (&d.source, d.server) {
         (Some(source), Some(server)) => format!(" ({source}, from {server})"),
         (Some(source), None) => format!(" ({source})"),
@@ -510,7 +520,7 @@ impl Lsp {
                     );
                 }
                 for d in &report.diagnostics {
-                    let _ = writeln!(text, "{}", diagnostic_line(ws, d));
+                    let _ = writeln!(text, "{}", diagnostic_line_named(ws, d, !report.helpers.is_empty()));
                 }
                 Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Diagnostics(FileDiagnosticsOutput {
                     server: report.server,
