@@ -151,8 +151,11 @@ pub async fn debug_adapters(workspace: &Workspace, settings: &crate::config::Set
 pub struct ServerAvailability {
     language: &'static str,
     server: &'static str,
-    /// The server `lsp` uses for this language here.
+    /// The server `lsp` uses for this language here (its primary).
     chosen: bool,
+    /// Whether it is one of the language's helpers: when usable, its diagnostics
+    /// and code actions are added to the primary's.
+    helper: bool,
     usable: bool,
     /// The directory the server would run for (its root), relative to the root.
     root: Option<PathBuf>,
@@ -186,6 +189,7 @@ pub async fn language_servers(workspace: &Workspace, settings: &crate::config::S
                 language: a.language.id(),
                 server: a.server,
                 chosen: a.chosen,
+                helper: a.helper,
                 usable: a.usable(),
                 root: a.root.as_ref().ok().map(|r| workspace.relative(r).to_path_buf()),
                 reason: a.reason.clone(),
@@ -351,7 +355,14 @@ impl Status {
                     let reason = s.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
                     format!("used for {root}{reason}: {version}")
                 }
+                (None, false) if s.helper => {
+                    format!(
+                        "helper: its diagnostics and code actions join the primary's: {}",
+                        s.version.as_deref().unwrap_or("")
+                    )
+                }
                 (None, false) => "usable (another server is chosen)".to_string(),
+                (Some(why), _) if s.helper => format!("helper, unusable: {why}"),
                 (Some(why), _) => format!("unusable: {why}"),
             };
             let _ = writeln!(out, "{:<12} {:<27} {verdict}", s.language, s.server);

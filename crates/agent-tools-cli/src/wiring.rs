@@ -19,7 +19,7 @@ use lsp_supervisor::{Language, Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
-use crate::config::{EnclosureMode, Flags, Settings, VibeSettings, server_specs};
+use crate::config::{EnclosureMode, Flags, Settings, VibeSettings, server_set, server_specs};
 use crate::elicit::ElicitationPort;
 
 /// What to wire besides the structural tools.
@@ -72,7 +72,15 @@ pub fn lsp_config(workspace: &Workspace, settings: &Settings) -> SupervisorConfi
     lsp.servers = server_specs(&settings.lsp.server);
     for (id, server) in settings.lsp.servers.iter() {
         if let (Some(language), Some(server)) = (Language::from_id(id), &server.value) {
-            lsp.preferred.insert(language, server.clone());
+            // `pyright+ruff`: the primary, then its helpers; one server alone takes no helper.
+            let mut named = server_set(server).into_iter().map(str::to_owned);
+            if let Some(primary) = named.next() {
+                lsp.preferred.insert(language, primary);
+            }
+            let helpers: Vec<String> = named.collect();
+            if !helpers.is_empty() {
+                lsp.helpers.insert(language, helpers);
+            }
         }
     }
     lsp.request_timeout = settings.lsp.request_timeout_s.duration();

@@ -267,6 +267,7 @@ fn parse_cargo(stdout: &str, root: &Path) -> Vec<Diagnostic> {
         let num = |k: &str| span.get(k).and_then(Value::as_u64).unwrap_or(1) as u32;
         let path = root.join(span["file_name"].as_str().unwrap_or(""));
         out.push(Diagnostic {
+            server: None,
             location: location(path, num("line_start"), num("column_start"), num("line_end"), num("column_end")),
             severity,
             code: message.pointer("/code/code").and_then(Value::as_str).map(str::to_string),
@@ -289,6 +290,7 @@ fn parse_pyright(stdout: &str) -> Vec<Diagnostic> {
             _ => Severity::Information,
         };
         out.push(Diagnostic {
+            server: None,
             location: location(
                 PathBuf::from(d["file"].as_str().unwrap_or("")),
                 num("/range/start/line"),
@@ -322,6 +324,7 @@ fn parse_tsc(stdout: &str, root: &Path) -> Vec<Diagnostic> {
         };
         let (code, message) = rest.split_once(": ").unwrap_or(("", rest));
         out.push(Diagnostic {
+            server: None,
             location: location(root.join(file), l, c, l, c),
             severity,
             code: (!code.is_empty()).then(|| code.to_string()),
@@ -350,6 +353,7 @@ fn parse_colon_lines(text: &str, root: &Path) -> Vec<Diagnostic> {
             .unwrap_or_default();
         let column = u32::try_from(char_column(&line_text, c.saturating_sub(1))).unwrap_or(1);
         out.push(Diagnostic {
+            server: None,
             location: location(path, l, column, l, column),
             severity: Severity::Error,
             code: None,

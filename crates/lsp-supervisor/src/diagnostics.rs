@@ -49,7 +49,7 @@ use serde_json::Value;
 use crate::encoding::{PositionEncoding, lines};
 use crate::error::{Error, Result};
 use crate::navigation::range_to_location;
-use crate::results::{Diagnostic, FileDiagnostics, Severity};
+use crate::results::{Diagnostic, FileDiagnostics, HelperFailure, Severity};
 use crate::server::Server;
 use crate::spec::{Language, OtherFiles};
 use crate::supervisor::Supervisor;
@@ -83,16 +83,49 @@ impl Supervisor {
     /// only for a server whose compiler findings come from a check on save
     /// (rust-analyzer), which would else report only what it sees itself.
     async fn file_diagnostics(&self, path: &Path, after_write: bool) -> Result<FileDiagnostics> {
-        let (server, _) = self.server_for(path).await?;
+        let (server, language) = self.server_for(path).await?;
+        let helpers = async {
+            let started = self.helpers_for(path, language, server.spec.id).await;
+            let asked = started.into_iter().map(|helper| async move {
+                let helper = helper?;
+                self.server_diagnostics(&helper, path, after_write)
+                    .await
+                    .map_err(|e| HelperFailure { server: helper.spec.id.to_owned(), why: e.to_string() })
+            });
+            futures_util::future::join_all(asked).await
+        };
+        let (primary, helpers) = tokio::join!(self.server_diagnostics(&server, path, after_write), helpers);
+        let mut report = primary?;
+        for answer in helpers {
+            match answer {
+                Ok(more) => {
+                    report.helpers.push(more.server);
+                    report.diagnostics.extend(more.diagnostics);
+                    report.complete &= more.complete;
+                    report.published_at = report.published_at.max(more.published_at);
+                }
+                Err(failure) => {
+                    report.complete = false;
+                    report.helpers_failed.push(failure);
+                }
+            }
+        }
+        // Stable: at one place, the primary's come before the helpers'.
+        report.diagnostics.sort_by_key(|d| (d.location.line, d.location.column));
+        Ok(report)
+    }
+
+    /// One server's diagnostics of the file, saved as [`Supervisor::file_diagnostics`] says.
+    async fn server_diagnostics(&self, server: &Server, path: &Path, after_write: bool) -> Result<FileDiagnostics> {
         let saved = after_write || server.spec.checks();
         let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
-        let (raw, complete) = self.collect_diagnostics(&server, path, saved, deadline).await?;
+        let (raw, complete) = self.collect_diagnostics(server, path, saved, deadline).await?;
         let pulled_at = std::time::Instant::now();
         let text = crate::encoding::read_text(path).await.unwrap_or_default();
         let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
         let mut diagnostics = Vec::new();
         for item in &raw {
-            if let Some(d) = convert_diagnostic(item, path, &file_lines, server.encoding) {
+            if let Some(d) = convert_diagnostic(item, path, &file_lines, server.encoding, server.spec.id) {
                 diagnostics.push(d);
             }
         }
@@ -102,7 +135,15 @@ impl Supervisor {
         } else {
             server.published(path).map(|p| p.at)
         };
-        Ok(FileDiagnostics { server: server.spec.id, path: path.to_path_buf(), diagnostics, complete, published_at })
+        Ok(FileDiagnostics {
+            server: server.spec.id,
+            path: path.to_path_buf(),
+            diagnostics,
+            complete,
+            helpers: Vec::new(),
+            helpers_failed: Vec::new(),
+            published_at,
+        })
     }
 
     pub(crate) async fn file_diagnostics_raw(&self, server: &Server, path: &Path, saved: bool) -> Result<Vec<Item>> {
@@ -410,7 +451,9 @@ impl Supervisor {
                     }
                     for path in opened {
                         let before = match self.collect_diagnostics(&server, &path, false, deadline).await {
-                            Ok((items, true)) => Some(convert_all(&items, &path, server.encoding).await),
+                            Ok((items, true)) => {
+                                Some(convert_all(&items, &path, server.encoding, server.spec.id).await)
+                            }
                             _ => None,
                         };
                         s.importers.push((path, before));
@@ -482,10 +525,10 @@ impl Supervisor {
                     fresh.sort_by(|a, b| a.0.cmp(&b.0));
                     for (path, items) in fresh {
                         let before = match s.published.get(&path) {
-                            Some(old) => Some(convert_all(old, &path, server.encoding).await),
+                            Some(old) => Some(convert_all(old, &path, server.encoding, server.spec.id).await),
                             None => s.settled.then(Vec::new),
                         };
-                        let now = convert_all(&items, &path, server.encoding).await;
+                        let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
                         report.files.push(OtherFile { path, before, now });
                     }
                 }
@@ -503,7 +546,7 @@ impl Supervisor {
                         };
                         match now {
                             Some(items) => {
-                                let now = convert_all(&items, &path, server.encoding).await;
+                                let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
                                 report.files.push(OtherFile { path, before, now });
                             }
                             None => report.pending.push(path),
@@ -568,11 +611,11 @@ async fn settled(server: &Server, quiet: Duration, deadline: tokio::time::Instan
 }
 
 /// Raw diagnostics converted against the file's text now.
-async fn convert_all(items: &[Item], path: &Path, encoding: PositionEncoding) -> Vec<Diagnostic> {
+async fn convert_all(items: &[Item], path: &Path, encoding: PositionEncoding, server: &'static str) -> Vec<Diagnostic> {
     let text = crate::encoding::read_text(path).await.unwrap_or_default();
     let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
     let mut out: Vec<Diagnostic> =
-        items.iter().filter_map(|item| convert_diagnostic(item, path, &file_lines, encoding)).collect();
+        items.iter().filter_map(|item| convert_diagnostic(item, path, &file_lines, encoding, server)).collect();
     out.sort_by_key(|d| (d.location.line, d.location.column));
     out
 }
@@ -764,12 +807,14 @@ fn convert_diagnostic(
     path: &Path,
     file_lines: &[String],
     encoding: PositionEncoding,
+    server: &'static str,
 ) -> Option<Diagnostic> {
     let code = item.code.as_ref().map(|code| match code {
         NumberOrString::String(s) => s.clone(),
         NumberOrString::Number(n) => n.to_string(),
     });
     Some(Diagnostic {
+        server: Some(server),
         location: range_to_location(path, &item.range, file_lines, encoding),
         severity: Severity::from_lsp(item.severity),
         code,

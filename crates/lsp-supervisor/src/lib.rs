@@ -55,8 +55,8 @@ pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
 pub use crate::navigation::SymbolScope;
 pub use crate::results::{
-    Availability, Capped, CodeAction, Cursor, Diagnostic, FileDiagnostics, Location, Navigation, ServerExit,
-    ServerStatus, Severity, Symbol, WorkspaceSymbols,
+    Availability, Capped, CodeAction, CodeActions, Cursor, Diagnostic, FileDiagnostics, HelperFailure, Location,
+    Navigation, ServerExit, ServerStatus, Severity, Symbol, WorkspaceSymbols,
 };
 pub use crate::spec::{CustomLanguage, Language, OtherFiles, RootRule, ServerSpec};
 pub use crate::supervisor::{Activity, Supervisor, SupervisorConfig, project_roots};

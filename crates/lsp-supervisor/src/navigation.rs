@@ -16,7 +16,9 @@ use lsp_types::{
 use crate::encoding::{PositionEncoding, char_column, from_lsp_column, lines, to_lsp_column};
 use crate::error::{Error, Result};
 use crate::protocol::Provided;
-use crate::results::{Capped, CodeAction, Cursor, Location, Navigation, Symbol, WorkspaceSymbols};
+use crate::results::{
+    Capped, CodeAction, CodeActions, Cursor, HelperFailure, Location, Navigation, Symbol, WorkspaceSymbols,
+};
 use crate::server::{Load, Server};
 use crate::spec::Language;
 use crate::supervisor::Supervisor;
@@ -596,12 +598,40 @@ impl Supervisor {
             .map(|s| s.id)
     }
 
-    /// The code actions offered on the symbol's line (not applied).
-    pub async fn code_actions(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Vec<CodeAction>)> {
+    /// The code actions offered on the symbol's line (not applied): the
+    /// primary server's, then each helper's ([`crate::SupervisorConfig::helpers`]),
+    /// each naming its server. The primary's failure is the error; a helper's
+    /// is named in [`CodeActions::helpers_failed`], beside the others' actions.
+    pub async fn code_actions(&self, path: &Path, line: u32, symbol: &str) -> Result<CodeActions> {
         let target = self.target(path, line, symbol).await?;
-        let server = &target.server;
-        let file = self.file_diagnostics_raw(server, path, false).await?;
+        let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
         let index = line - 1;
+        let helpers = async {
+            let started = self.helpers_for(path, language, target.server.spec.id).await;
+            let asked = started.into_iter().map(|helper| async move {
+                let server = helper?;
+                self.actions_of(&server, path, index)
+                    .await
+                    .map_err(|e| HelperFailure { server: server.spec.id.to_owned(), why: e.to_string() })
+            });
+            futures_util::future::join_all(asked).await
+        };
+        let (primary, helpers) = tokio::join!(self.actions_of(&target.server, path, index), helpers);
+        let mut actions = primary?;
+        let mut helpers_failed = Vec::new();
+        for answer in helpers {
+            match answer {
+                Ok(more) => actions.extend(more),
+                Err(failure) => helpers_failed.push(failure),
+            }
+        }
+        Ok(CodeActions { cursor: target.cursor, actions, helpers_failed })
+    }
+
+    /// One server's code actions on line `index` (0-indexed) of the file, for
+    /// the diagnostics it has there.
+    async fn actions_of(&self, server: &Server, path: &Path, index: u32) -> Result<Vec<CodeAction>> {
+        let file = self.file_diagnostics_raw(server, path, false).await?;
         let on_line: Vec<lsp_types::Diagnostic> =
             file.into_iter().filter(|d| (d.range.start.line..=d.range.end.line).contains(&index)).collect();
         let text = crate::encoding::read_text(path)
@@ -625,10 +655,12 @@ impl Supervisor {
         };
         // Through `query`: an empty list from a server still loading is "not ready", not "none offered".
         let answer = self.query::<req::CodeActionRequest>(server, params).await?;
+        let id = server.spec.id;
         let mut out = Vec::new();
         for item in answer.into_iter().flatten() {
             out.push(match item {
                 CodeActionOrCommand::Command(command) => CodeAction {
+                    server: id,
                     title: command.title,
                     kind: None,
                     preferred: false,
@@ -637,6 +669,7 @@ impl Supervisor {
                     disabled: None,
                 },
                 CodeActionOrCommand::CodeAction(action) => CodeAction {
+                    server: id,
                     title: action.title,
                     kind: action.kind.map(|k| k.as_str().to_string()),
                     preferred: action.is_preferred.unwrap_or(false),
@@ -646,7 +679,7 @@ impl Supervisor {
                 },
             });
         }
-        Ok((target.cursor, out))
+        Ok(out)
     }
 }
 

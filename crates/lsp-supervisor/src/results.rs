@@ -94,6 +94,9 @@ impl Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
+    /// The language server that reported it (a primary or a helper); `None`
+    /// for a project checker's (`cargo check`, `tsc`, `pyright`, `go vet`).
+    pub server: Option<&'static str>,
     pub location: Location,
     pub severity: Severity,
     pub code: Option<String>,
@@ -105,12 +108,18 @@ pub struct Diagnostic {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileDiagnostics {
+    /// The language's primary server.
     pub server: &'static str,
     pub path: PathBuf,
+    /// The primary's and each helper's, by line and column; each names its server.
     pub diagnostics: Vec<Diagnostic>,
-    /// False when the wait ran out before the server published after the last change:
-    /// the list is what was known then, and more may come.
+    /// False when the wait ran out before a server published after the last change,
+    /// or a helper did not answer: the list is what was known then, and more may come.
     pub complete: bool,
+    /// The helpers that answered ([`crate::SupervisorConfig::helpers`]).
+    pub helpers: Vec<&'static str>,
+    /// The helpers that did not answer, and why: their diagnostics are missing.
+    pub helpers_failed: Vec<HelperFailure>,
     /// When the server's publication (or pull answer) that this list comes from arrived.
     #[serde(skip)]
     pub published_at: Option<std::time::Instant>,
@@ -153,6 +162,8 @@ pub struct WorkspaceSymbols {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodeAction {
+    /// The server that offers it (the primary, or a helper).
+    pub server: &'static str,
     pub title: String,
     pub kind: Option<String>,
     pub preferred: bool,
@@ -161,6 +172,28 @@ pub struct CodeAction {
     /// Whether it runs a server command instead of (or besides) an edit.
     pub command: bool,
     pub disabled: Option<String>,
+}
+
+/// The code actions offered on a line ([`crate::Supervisor::code_actions`]).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CodeActions {
+    pub cursor: Cursor,
+    /// The primary server's actions, then each helper's in order.
+    pub actions: Vec<CodeAction>,
+    /// The helpers that did not answer, and why: their actions are missing.
+    pub helpers_failed: Vec<HelperFailure>,
+}
+
+/// A helper server that gave no answer to a request ([`crate::SupervisorConfig::helpers`]):
+/// not usable, not started, crashed, timed out or not ready.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct HelperFailure {
+    /// The helper's id, as configured.
+    pub server: String,
+    /// Why, as the error says it.
+    pub why: String,
 }
 
 /// How a server process ended (or failed to start).
@@ -228,8 +261,11 @@ pub struct ServerStatus {
 pub struct Availability {
     pub language: Language,
     pub server: &'static str,
-    /// Whether this server is the one used for the language.
+    /// Whether this server is the one used for the language (its primary).
     pub chosen: bool,
+    /// Whether it is one of the language's helpers ([`crate::SupervisorConfig::helpers`]):
+    /// when usable, its diagnostics and code actions are added to the primary's.
+    pub helper: bool,
     /// The directory holding a root marker, or why there is none.
     pub root: std::result::Result<PathBuf, String>,
     /// Why that directory ([`crate::RootChoice::why`]), when there is one.

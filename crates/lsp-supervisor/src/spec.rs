@@ -366,6 +366,12 @@ pub struct ServerSpec {
     /// a kind's list only when it changes, so a file that stays clean after a
     /// write gets no publication at all.
     pub tsserver_request: Option<&'static str>,
+    /// The languages it helps by default: beside the language's primary server
+    /// (another one), when it is usable, its diagnostics and code actions are
+    /// added to the primary's (ruff beside pyright). A language whose server is
+    /// chosen ([`crate::SupervisorConfig::preferred`]) or whose helpers are named
+    /// ([`crate::SupervisorConfig::helpers`]) takes no default helper.
+    pub helps: Vec<Language>,
 }
 
 impl ServerSpec {
@@ -413,6 +419,7 @@ impl ServerSpec {
             opens_changed_files: false,
             other_files: OtherFiles::WrittenOnly,
             tsserver_request: None,
+            helps: Vec::new(),
         }
     }
 
@@ -463,6 +470,9 @@ impl ServerSpec {
         pylsp.root_rule = RootRule::PythonProject;
         let mut ruff = ServerSpec::new("ruff", &[Python], &["ruff"], &["server"], PYTHON_MARKERS);
         ruff.root_rule = RootRule::PythonProject;
+        // Editors run it beside the type checker: pyright offers no quick fix
+        // for a lint (an unused import), ruff offers its own.
+        ruff.helps = vec![Python];
         let mut tsls = ServerSpec::new(
             "typescript-language-server",
             &[TypeScript, JavaScript],

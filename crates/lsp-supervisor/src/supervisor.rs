@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::change::FileChange;
 use crate::detect::{RootChoice, choose_root, project_search_path, resolve_binary};
 use crate::error::{Error, Result};
-use crate::results::{Availability, ServerExit, ServerStatus};
+use crate::results::{Availability, HelperFailure, ServerExit, ServerStatus};
 use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
 use crate::watch::{RootWatcher, Servers};
@@ -40,7 +40,15 @@ pub struct SupervisorConfig {
     /// The servers known, in order of preference per language ([`ServerSpec::builtin`]).
     pub servers: Vec<ServerSpec>,
     /// The server chosen for a language (by id); otherwise the first usable in `servers` order.
+    /// It is the language's primary server: navigation, hover, symbols and rename come from it alone.
     pub preferred: HashMap<Language, String>,
+    /// The helper servers of a language (by id), in order: their diagnostics and code
+    /// actions are added to the primary's, each item naming its server. A helper
+    /// that cannot start, crashes or times out leaves the primary's answer as it
+    /// is, and the result names it. A language absent here takes the servers
+    /// whose [`ServerSpec::helps`] lists it, when they are usable (a missing one is
+    /// then left out without a word), unless `preferred` chooses its server.
+    pub helpers: HashMap<Language, Vec<String>>,
     /// Directories searched for server binaries after the project's own and before `PATH`.
     pub extra_path: Vec<PathBuf>,
     /// Timeout of each request.
@@ -87,6 +95,7 @@ impl SupervisorConfig {
             root: root.into(),
             servers: ServerSpec::builtin(),
             preferred: HashMap::new(),
+            helpers: HashMap::new(),
             extra_path: Vec::new(),
             request_timeout: Duration::from_secs(30),
             init_timeout: Duration::from_secs(60),
@@ -185,10 +194,74 @@ impl Supervisor {
         }
     }
 
+    /// The helper servers of a language, by id: the configured ones, or the
+    /// built-in defaults (whether each was configured), without the primary.
+    pub(crate) fn helper_ids(&self, language: Language) -> (Vec<&str>, bool) {
+        if let Some(ids) = self.config.helpers.get(&language) {
+            return (ids.iter().map(String::as_str).collect(), true);
+        }
+        if self.config.preferred.contains_key(&language) {
+            return (Vec::new(), false);
+        }
+        let ids = self.config.servers.iter().filter(|s| s.helps.contains(&language)).map(|s| s.id).collect();
+        (ids, false)
+    }
+
+    /// The helper servers of a file, started (or restarted) if need be, other
+    /// than `primary`: each running, or why not. A default helper that is not
+    /// usable here (no binary, no root marker) is left out; a configured one is
+    /// a failure.
+    pub(crate) async fn helpers_for(
+        &self,
+        path: &Path,
+        language: Language,
+        primary: &str,
+    ) -> Vec<std::result::Result<Arc<Server>, HelperFailure>> {
+        let (ids, configured) = self.helper_ids(language);
+        let mut out = Vec::new();
+        for id in ids.into_iter().filter(|id| *id != primary) {
+            let spec = self.config.servers.iter().find(|s| s.id == id && s.languages.contains(&language));
+            let Some(spec) = spec else {
+                if configured {
+                    let why = format!("no server {id} is known for {language}");
+                    out.push(Err(HelperFailure { server: id.to_owned(), why }));
+                }
+                continue;
+            };
+            let Some(choice) = choose_root(spec, &self.config.root, path) else {
+                if configured {
+                    let why = format!(
+                        "no root marker ({}) between the file and the workspace root",
+                        spec.root_markers.join(", ")
+                    );
+                    out.push(Err(HelperFailure { server: spec.id.to_owned(), why }));
+                }
+                continue;
+            };
+            let search = project_search_path(&choice.dir, &self.config.root, &self.config.extra_path);
+            let binary = match resolve_binary(spec, &choice.dir, &search).await {
+                Ok(binary) => binary,
+                Err(e) => {
+                    if configured {
+                        out.push(Err(HelperFailure { server: spec.id.to_owned(), why: e.to_string() }));
+                    }
+                    continue;
+                }
+            };
+            out.push(
+                self.ensure(spec, choice, binary.path, &search)
+                    .await
+                    .map_err(|e| HelperFailure { server: spec.id.to_owned(), why: e.to_string() }),
+            );
+        }
+        out
+    }
+
     /// Which server would serve files of each language under `dir`, and why others would not.
     pub async fn availability(&self, dir: &Path) -> Vec<Availability> {
-        let mut out = Vec::new();
+        let mut out: Vec<Availability> = Vec::new();
         for language in Language::all() {
+            let first = out.len();
             let mut chosen_seen = false;
             for spec in self.config.servers.iter().filter(|s| s.languages.contains(&language)) {
                 let preferred_ok = self.config.preferred.get(&language).is_none_or(|id| id == spec.id);
@@ -206,11 +279,23 @@ impl Supervisor {
                 let project = root.as_ref().unwrap_or(&self.config.root);
                 let path = project_search_path(project, &self.config.root, &self.config.extra_path);
                 let binary = resolve_binary(spec, project, &path).await;
-                let mut entry =
-                    Availability { language, server: spec.id, chosen: false, root, reason, projects, binary };
+                let mut entry = Availability {
+                    language,
+                    server: spec.id,
+                    chosen: false,
+                    helper: false,
+                    root,
+                    reason,
+                    projects,
+                    binary,
+                };
                 entry.chosen = entry.usable() && preferred_ok && !chosen_seen;
                 chosen_seen |= entry.chosen;
                 out.push(entry);
+            }
+            let (helpers, _) = self.helper_ids(language);
+            for entry in &mut out[first..] {
+                entry.helper = !entry.chosen && helpers.contains(&entry.server);
             }
         }
         out

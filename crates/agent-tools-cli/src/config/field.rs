@@ -118,7 +118,7 @@ pub struct Servers {
 
 impl Servers {
     /// What a refusal says a server must be.
-    const EXPECTED: &'static str = "a language server's id (a string)";
+    const EXPECTED: &'static str = "a language server's id, then its helpers' after a + (a string)";
     /// The doc of a language adopted from the configuration.
     const ADOPTED: &'static str = "the server for this language (a language of a [[lsp.server]] entry's own)";
 

@@ -49,7 +49,7 @@ pub use env::env_var;
 pub use field::{Entry, Servers};
 pub use flags::Flags;
 pub use rule::RuleEntry;
-pub use server::{CustomServer, NewLanguage, server_specs};
+pub use server::{CustomServer, NewLanguage, server_set, server_specs};
 pub use settings::{
     ApprovalSettings, AskSettings, DebugSettings, EnclosureSettings, EvalSettings, LspSettings, SearchSettings,
     Settings, VibeSettings,
@@ -172,8 +172,21 @@ impl Config {
                 );
             };
             let serving: Vec<&str> = specs.iter().filter(|s| s.languages.contains(&language)).map(|s| s.id).collect();
-            if !serving.contains(&server.as_str()) {
-                bail!("{place}: no server {server:?} for {language}; known: {}", serving.join(", "));
+            let named = server_set(server);
+            for (index, one) in named.iter().enumerate() {
+                if one.is_empty() {
+                    bail!(
+                        "{place}: {}.{id}: {server:?} has an empty server name; write the primary, then each helper \
+                         after a `+` (`pyright+ruff`)",
+                        LspSettings::servers
+                    );
+                }
+                if named[..index].contains(one) {
+                    bail!("{place}: {}.{id}: {server:?} names {one} twice", LspSettings::servers);
+                }
+                if !serving.contains(one) {
+                    bail!("{place}: no server {one:?} for {language}; known: {}", serving.join(", "));
+                }
             }
         }
         Ok(())

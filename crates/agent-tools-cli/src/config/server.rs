@@ -83,6 +83,12 @@ pub fn define_languages(servers: &mut [CustomServer]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The servers an `lsp.servers.LANG` value names: the primary, then its helpers
+/// (`pyright+ruff`: navigation from pyright, diagnostics and code actions from both).
+pub fn server_set(value: &str) -> Vec<&str> {
+    value.split('+').map(str::trim).collect()
+}
+
 /// The language servers known: the built-in table with the `[[lsp.server]]`
 /// entries applied. An entry named like a built-in server changes the fields
 /// it gives; a new one goes first, so it is preferred for its languages over

@@ -98,7 +98,7 @@ settings! {
         symbols_cap: usize = leaf.caps.workspace_symbols,
         /// symbols returned by a file's lsp outline
         outline_cap: usize = leaf.caps.document_symbols,
-        /// the server for this language (unset: the first usable, custom servers first)
+        /// the server for this language, then its helpers after a + (pyright+ruff: navigation from pyright, diagnostics and code actions from both; unset: the first usable, custom servers first, with the built-in helpers that are usable)
         servers: Servers = Servers::per_language(Language::ALL.iter().map(|l| l.id())),
         /// a language server of your own, or changes to a built-in one
         server: Tables<CustomServer> = Tables::none(),

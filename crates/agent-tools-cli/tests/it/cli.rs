@@ -248,6 +248,45 @@ fn lsp_choice_names_a_known_server() {
 }
 
 #[test]
+fn lsp_choice_names_a_primary_and_its_helpers() {
+    let dir = fixture();
+    let python = |args: &[&str]| -> Vec<(String, bool)> {
+        let out = agent_tools(dir.path(), args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let status: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let servers = status["language_servers"].as_array().unwrap().iter();
+        servers
+            .filter(|s| s["language"] == "python")
+            .map(|s| (s["server"].as_str().unwrap().to_string(), s["helper"].as_bool().unwrap()))
+            .collect()
+    };
+    let helpers = |list: Vec<(String, bool)>| -> Vec<String> {
+        list.into_iter().filter(|(_, helper)| *helper).map(|(server, _)| server).collect()
+    };
+    // By default ruff helps; one server named alone takes none; `+` names them.
+    assert_eq!(helpers(python(&["status", "--json"])), ["ruff"]);
+    assert!(helpers(python(&["status", "--json", "--lsp", "python=pyright"])).is_empty());
+    assert_eq!(helpers(python(&["status", "--json", "--lsp", "python=pylsp+ruff"])), ["ruff"]);
+    assert_eq!(helpers(python(&["status", "--json", "--lsp", "python=ruff+pylsp"])), ["pylsp"]);
+
+    let refused = |choice: &str| {
+        let out = agent_tools(dir.path(), &["status", "--lsp", choice]);
+        assert_eq!(out.status.code(), Some(2), "{choice}");
+        stderr(&out)
+    };
+    assert_eq!(
+        refused("python=pyright+nope"),
+        "agent-tools: --lsp: no server \"nope\" for python; known: pyright, pylsp, ruff\n"
+    );
+    assert_eq!(
+        refused("python=pyright+"),
+        "agent-tools: --lsp: lsp.servers.python: \"pyright+\" has an empty server name; write the primary, then each \
+         helper after a `+` (`pyright+ruff`)\n"
+    );
+    assert_eq!(refused("python=ruff+ruff"), "agent-tools: --lsp: lsp.servers.python: \"ruff+ruff\" names ruff twice\n");
+}
+
+#[test]
 fn call_ask_without_a_terminal_is_denied_at_once() {
     let dir = fixture();
     let args = r#"{"pattern": "foo($X)", "rewrite": "bar($X)", "path": "app.py"}"#;

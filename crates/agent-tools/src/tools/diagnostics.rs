@@ -36,13 +36,16 @@ use crate::error::Result;
 use crate::result::ToolResult;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
-use crate::tools::lsp::{diagnostic_line, reporting_servers};
+use crate::tools::lsp::{diagnostic_line, diagnostic_line_named, reporting_servers};
 use crate::tools::lsp_output::{
     DiagnosticOutput, OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput,
 };
 use crate::workspace::Workspace;
 
-type Key = (String, String, String); // (severity, code, message); the file is the map key.
+/// (server, severity, code, message); the file is the map key. The server is in
+/// it so that one server's report (other files are the primary's alone) is
+/// compared with what that server reported before, not with its helpers'.
+type Key = (String, String, String, String);
 type Ledger = HashMap<PathBuf, Option<HashMap<Key, usize>>>;
 
 /// At most this many diagnostics of other files are listed in a write's text (all are counted).
@@ -66,7 +69,12 @@ pub struct DiagnosticsOnWrite {
 #[derive(Debug, Clone)]
 pub struct WriteReport {
     pub path: PathBuf,
+    /// The language's primary server.
     pub server: &'static str,
+    /// The helpers that answered too.
+    pub helpers: Vec<&'static str>,
+    /// The helpers that did not answer: their findings are missing.
+    pub helpers_failed: Vec<lsp_supervisor::HelperFailure>,
     /// Diagnostics the write introduced.
     pub new: Vec<Diagnostic>,
     /// False when the server had not published for the written text in time.
@@ -79,7 +87,12 @@ pub struct WriteReport {
 }
 
 fn key(d: &Diagnostic) -> Key {
-    (d.severity.as_str().to_string(), d.code.clone().unwrap_or_default(), d.message.clone())
+    (
+        d.server.unwrap_or_default().to_string(),
+        d.severity.as_str().to_string(),
+        d.code.clone().unwrap_or_default(),
+        d.message.clone(),
+    )
 }
 
 fn multiset(diagnostics: &[Diagnostic]) -> HashMap<Key, usize> {
@@ -103,6 +116,11 @@ fn new_in(now: &[Diagnostic], known: &HashMap<Key, usize>) -> Vec<Diagnostic> {
         }
     }
     new
+}
+
+/// The entries of `known` that `server` reported.
+fn only_of(known: HashMap<Key, usize>, server: &str) -> HashMap<Key, usize> {
+    known.into_iter().filter(|(k, _)| k.0 == server).collect()
 }
 
 /// How many of `known` are no longer in `current`.
@@ -152,16 +170,24 @@ fn fold_other(ledger: &mut Ledger, report: OtherFilesReport) -> OtherFilesOutcom
     let looked_at = report.files.len();
     for file in report.files {
         let current = multiset(&file.now);
+        let entry = ledger.get(&file.path).cloned().flatten();
         let baseline = match &file.before {
             Some(before) => Some(multiset(before)),
-            None => ledger.get(&file.path).cloned().flatten(),
+            None => entry.clone().map(|known| only_of(known, report.server)),
         };
         let known = baseline.clone().unwrap_or_default();
         let new = new_in(&file.now, &known);
         let file_fixed = gone(&known, &current);
         fixed += file_fixed;
         if report.complete {
-            ledger.insert(file.path.clone(), Some(current));
+            // The helpers' findings in the file stay as the ledger had them.
+            let mut kept = current;
+            for (k, n) in entry.unwrap_or_default() {
+                if k.0 != report.server {
+                    *kept.entry(k).or_default() += n;
+                }
+            }
+            ledger.insert(file.path.clone(), Some(kept));
         }
         if !new.is_empty() {
             files.push(OtherFileReport { path: file.path, new, fixed: file_fixed, baseline_known: baseline.is_some() });
@@ -367,6 +393,8 @@ impl DiagnosticsOnWrite {
         Ok(WriteReport {
             path: path.to_path_buf(),
             server: report.server,
+            helpers: report.helpers,
+            helpers_failed: report.helpers_failed,
             new,
             complete: report.complete,
             fixed,
@@ -426,40 +454,59 @@ impl DiagnosticsOnWrite {
                     } else {
                         "new"
                     };
+                    // The servers that answered: the primary, then its helpers.
+                    let servers =
+                        std::iter::once(report.server).chain(report.helpers.iter().copied()).collect::<Vec<_>>();
+                    let shown = servers.join(" + ");
                     let fixed = if report.fixed > 0 {
                         format!("; {} gone", crate::tools::lsp::count(report.fixed, "earlier diagnostic"))
                     } else {
                         String::new()
                     };
                     match status {
+                        "pending" if !report.helpers_failed.is_empty() => {
+                            let missing: Vec<String> = report
+                                .helpers_failed
+                                .iter()
+                                .map(|f| format!("{} did not answer ({})", f.server, f.why))
+                                .collect();
+                            let _ = writeln!(
+                                text,
+                                "diagnostics pending for {rel}: {}{}",
+                                missing.join("; "),
+                                if report.new.is_empty() { String::new() } else { format!("; so far, from {shown}:") }
+                            );
+                        }
                         "pending" => {
                             let _ = writeln!(
                                 text,
                                 "diagnostics pending for {rel}: {} had not published for the written text when the wait ran out{}",
-                                report.server,
+                                servers.join(" or "),
                                 if report.new.is_empty() { String::new() } else { "; so far:".to_string() }
                             );
                         }
                         "no new" => {
-                            let _ = writeln!(text, "no new diagnostics in {rel} ({}){fixed}", report.server);
+                            let _ = writeln!(text, "no new diagnostics in {rel} ({shown}){fixed}");
                         }
                         "unknown baseline" => {
                             let _ = writeln!(
                                 text,
-                                "diagnostics in {rel} ({}); what it had before this write could not be read, so some may be older:",
-                                report.server
+                                "diagnostics in {rel} ({shown}); what it had before this write could not be read, so some may be older:"
                             );
                         }
                         _ => {
-                            let _ = writeln!(text, "new diagnostics in {rel} ({}){fixed}:", report.server);
+                            let _ = writeln!(text, "new diagnostics in {rel} ({shown}){fixed}:");
                         }
                     }
                     for d in &report.new {
-                        let _ = writeln!(text, "{}", diagnostic_line(&self.workspace, d));
+                        let mixed = !report.helpers.is_empty();
+                        let _ = writeln!(text, "{}", diagnostic_line_named(&self.workspace, d, mixed));
                     }
                     items.push(WrittenFileOutput::Checked {
                         path: rel,
                         server: report.server,
+                        helpers: report.helpers.clone(),
+                        helpers_failed: crate::tools::lsp::helper_failures(&report.helpers_failed),
                         status,
                         fixed: report.fixed,
                         new: report.new.iter().map(|d| DiagnosticOutput::new(&self.workspace, d)).collect(),
@@ -605,6 +652,7 @@ mod tests {
         let location =
             Location { path: PathBuf::from(path), line, column: 1, end_line: line, end_column: 2, text: String::new() };
         Diagnostic {
+            server: Some("srv"),
             location,
             severity: Severity::Error,
             code: Some(code.into()),

@@ -21,8 +21,8 @@ use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
 use crate::tools::lsp_output::{
     AvailabilityOutput, CheckerOutput, CodeActionOutput, CursorOutput, DiagnosticOutput, FileDiagnosticsOutput,
-    HoverOutput, LeftoverOutput, LocationOutput, LspOutput, NavigationOutput, RenameOutput, RenamedFileOutput,
-    StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
+    HelperFailureOutput, HoverOutput, LeftoverOutput, LocationOutput, LspOutput, NavigationOutput, RenameOutput,
+    RenamedFileOutput, StatusOutput, SymbolFailureOutput, SymbolOutput, SymbolsOutput,
 };
 use crate::workspace::Workspace;
 use crate::workspace::relative_text;
@@ -97,7 +97,7 @@ pub enum LspAction {
     Reload,
 }
 
-/// Ask the project's language server. Actions: diagnostics (file, or "*" to run the project checker such as cargo check, tsc, pyright, go vet); definition, type_definition, implementation, references (capped at 50), hover, code_actions (each needs file, line and symbol); symbols (query for a workspace search capped at 100, or file for its outline capped at 200); status (which servers run, for which roots, and why a language has none); reload (restart the servers for the working directory). A place is a 1-indexed line plus a symbol: a substring of that line naming what you mean (the first whole-identifier occurrence is used; the result says which column); never a column. Results give paths relative to the working directory and 1-indexed lines. A server still indexing answers "not ready", a slow one "timed out": neither means "nothing found".
+/// Ask the project's language server. Actions: diagnostics (file, or "*" to run the project checker such as cargo check, tsc, pyright, go vet); definition, type_definition, implementation, references (capped at 50), hover, code_actions (each needs file, line and symbol); symbols (query for a workspace search capped at 100, or file for its outline capped at 200); status (which servers run, for which roots, and why a language has none); reload (restart the servers for the working directory). A place is a 1-indexed line plus a symbol: a substring of that line naming what you mean (the first whole-identifier occurrence is used; the result says which column); never a column. Results give paths relative to the working directory and 1-indexed lines. A server still indexing answers "not ready", a slow one "timed out": neither means "nothing found". A language may have helper servers beside its primary (ruff beside pyright): diagnostics and code_actions then include theirs, each item naming its server, and say which helper did not answer; navigation comes from the primary.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LspInput {
@@ -352,6 +352,26 @@ pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
     format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
 }
 
+/// [`diagnostic_line`] in a list that mixes servers (a primary and its helpers): it names its server.
+pub(crate) fn diagnostic_line_named(ws: &Workspace, d: &Diagnostic, mixed: bool) -> String {
+    if !mixed {
+        return diagnostic_line(ws, d);
+    }
+    let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
+    let source = match (&d.source, d.server) {
+        (Some(source), Some(server)) => format!(" ({source}, from {server})"),
+        (Some(source), None) => format!(" ({source})"),
+        (None, Some(server)) => format!(" (from {server})"),
+        (None, None) => String::new(),
+    };
+    format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
+}
+
+/// The helpers that did not answer, as the results give them.
+pub(crate) fn helper_failures(failures: &[lsp_supervisor::HelperFailure]) -> Vec<HelperFailureOutput> {
+    failures.iter().map(|f| HelperFailureOutput { server: f.server.clone(), why: f.why.clone() }).collect()
+}
+
 fn capped_note<T>(list: &Capped<T>) -> String {
     if list.total > list.items.len() {
         format!(" (showing {} of {})", list.items.len(), list.total)
@@ -439,22 +459,32 @@ impl Lsp {
             }
             LspAction::CodeActions => {
                 let (path, line, symbol) = self.place(&input)?;
-                let (cursor, actions) = sup.code_actions(&path, line, &symbol).await.map_err(e)?;
+                let offered = sup.code_actions(&path, line, &symbol).await.map_err(e)?;
+                let (cursor, actions) = (&offered.cursor, &offered.actions);
                 let mut text = format!(
                     "code actions on line {} of {}: {}\n",
                     cursor.line,
                     ws.relative(&path).display(),
                     actions.len()
                 );
-                for a in &actions {
+                for a in actions {
                     let kind = a.kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
                     let preferred = if a.preferred { " (preferred)" } else { "" };
                     let disabled = a.disabled.as_deref().map(|d| format!(" (disabled: {d})")).unwrap_or_default();
-                    let _ = writeln!(text, "- {}{kind}{preferred}{disabled}", a.title);
+                    let _ = writeln!(text, "- {}{kind}{preferred}{disabled} ({})", a.title, a.server);
                 }
+                for failure in &offered.helpers_failed {
+                    let _ = writeln!(
+                        text,
+                        "{} did not answer, so its actions are missing: {}",
+                        failure.server, failure.why
+                    );
+                }
+                let helpers_failed = helper_failures(&offered.helpers_failed);
                 let actions = actions
                     .iter()
                     .map(|a| CodeActionOutput {
+                        server: a.server,
                         title: a.title.clone(),
                         kind: a.kind.clone(),
                         preferred: a.preferred,
@@ -463,7 +493,7 @@ impl Lsp {
                         disabled: a.disabled.clone(),
                     })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::CodeActions { actions }))
+                Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::CodeActions { actions, helpers_failed }))
             }
             LspAction::Diagnostics => {
                 if input.file.as_deref() == Some("*") {
@@ -471,21 +501,31 @@ impl Lsp {
                 }
                 let path = self.file(&input)?;
                 let report = sup.diagnostics(&path).await.map_err(e)?;
+                let servers = std::iter::once(report.server).chain(report.helpers.iter().copied()).collect::<Vec<_>>();
                 let mut text = format!(
                     "{}: {} ({})",
                     ws.relative(&path).display(),
                     count(report.diagnostics.len(), "diagnostic"),
-                    report.server
+                    servers.join(" + ")
                 );
-                if !report.complete {
-                    text.push_str(&format!(", pending: {} had not published for the current text when the wait ran out; this list may be incomplete", report.server));
+                if !report.complete && report.helpers_failed.is_empty() {
+                    text.push_str(&format!(", pending: {} had not published for the current text when the wait ran out; this list may be incomplete", servers.join(" or ")));
                 }
                 text.push('\n');
+                for failure in &report.helpers_failed {
+                    let _ = writeln!(
+                        text,
+                        "{} did not answer, so its diagnostics are missing: {}",
+                        failure.server, failure.why
+                    );
+                }
                 for d in &report.diagnostics {
-                    let _ = writeln!(text, "{}", diagnostic_line(ws, d));
+                    let _ = writeln!(text, "{}", diagnostic_line_named(ws, d, !report.helpers.is_empty()));
                 }
                 Ok(ToolResult::text(text.trim_end()).with_output(&LspOutput::Diagnostics(FileDiagnosticsOutput {
                     server: report.server,
+                    helpers: report.helpers.clone(),
+                    helpers_failed: helper_failures(&report.helpers_failed),
                     complete: report.complete,
                     diagnostics: report.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
                 })))
@@ -696,6 +736,11 @@ impl Lsp {
                     a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
                     version_text(&b.path, &b.version)
                 ),
+                (Ok(root), Ok(b)) if a.helper => format!(
+                    "helps with diagnostics and code actions for {}: {}",
+                    display_root(ws, root),
+                    version_text(&b.path, &b.version)
+                ),
                 (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
                 (Err(why), Ok(_)) => format!("binary found, but {why}"),
                 (Ok(_), Err(why)) => format!("root marker found, but {why}"),
@@ -709,6 +754,7 @@ impl Lsp {
                 language: a.language,
                 server: a.server,
                 chosen: a.chosen,
+                helper: a.helper,
                 usable: a.usable(),
                 root: a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
                 reason: a.reason.clone(),

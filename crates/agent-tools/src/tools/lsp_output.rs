@@ -42,6 +42,8 @@ impl LocationOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnosticOutput {
+    /// The language server that reported it (the primary or a helper); `null` for a project checker's.
+    pub server: Option<&'static str>,
     pub location: LocationOutput,
     /// `error`, `warning`, `information` or `hint`.
     pub severity: &'static str,
@@ -54,6 +56,7 @@ pub struct DiagnosticOutput {
 impl DiagnosticOutput {
     pub(crate) fn new(ws: &Workspace, d: &Diagnostic) -> DiagnosticOutput {
         DiagnosticOutput {
+            server: d.server,
             location: LocationOutput::new(ws, &d.location),
             severity: d.severity.as_str(),
             code: d.code.clone(),
@@ -72,7 +75,12 @@ pub enum LspOutput {
     /// `hover`.
     Hover(HoverOutput),
     /// `code_actions`.
-    CodeActions { actions: Vec<CodeActionOutput> },
+    CodeActions {
+        /// The primary server's, then each helper's.
+        actions: Vec<CodeActionOutput>,
+        /// The helpers that did not answer: their actions are missing.
+        helpers_failed: Vec<HelperFailureOutput>,
+    },
     /// `diagnostics` of one file.
     Diagnostics(FileDiagnosticsOutput),
     /// `diagnostics` of `"*"`: one run of each project checker.
@@ -122,6 +130,8 @@ pub struct HoverOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodeActionOutput {
+    /// The language server that offers it (the primary or a helper).
+    pub server: &'static str,
     pub title: String,
     /// LSP `CodeActionKind` (`quickfix`, `refactor.extract`, …).
     pub kind: Option<String>,
@@ -138,10 +148,24 @@ pub struct CodeActionOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileDiagnosticsOutput {
+    /// The language's primary server.
     pub server: &'static str,
-    /// False when the server had not published for the current text when the wait ran out.
+    /// The helper servers that answered too (ruff beside pyright).
+    pub helpers: Vec<&'static str>,
+    /// The helpers that did not answer: their diagnostics are missing.
+    pub helpers_failed: Vec<HelperFailureOutput>,
+    /// False when a server had not published for the current text when the wait ran out,
+    /// or a helper did not answer.
     pub complete: bool,
     pub diagnostics: Vec<DiagnosticOutput>,
+}
+
+/// A helper server that did not answer (not usable, crashed, timed out, not ready).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HelperFailureOutput {
+    pub server: String,
+    pub why: String,
 }
 
 /// One run of a project checker (`cargo check`, `tsc`, `pyright`, `go vet`).
@@ -223,8 +247,11 @@ pub struct StatusOutput {
 pub struct AvailabilityOutput {
     pub language: lsp_supervisor::Language,
     pub server: &'static str,
-    /// Whether it is the server routing picks for the language.
+    /// Whether it is the server routing picks for the language (its primary).
     pub chosen: bool,
+    /// Whether it is one of the language's helpers: when usable, its diagnostics
+    /// and code actions are added to the primary's.
+    pub helper: bool,
     pub usable: bool,
     /// `{ "Ok": root }`, or `{ "Err": why there is none }`.
     pub root: Result<PathBuf, String>,
@@ -296,7 +323,12 @@ pub enum WrittenFileOutput {
     /// The server answered.
     Checked {
         path: String,
+        /// The language's primary server.
         server: &'static str,
+        /// The helpers that answered too; each diagnostic names its server.
+        helpers: Vec<&'static str>,
+        /// The helpers that did not answer (the status is then `pending`).
+        helpers_failed: Vec<HelperFailureOutput>,
         /// `new`, `no new`, `unknown baseline` (what it had before could not be read) or `pending`.
         status: &'static str,
         /// Earlier diagnostics gone.

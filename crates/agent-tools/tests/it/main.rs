@@ -16,6 +16,7 @@ mod confinement;
 mod cross_file_diagnostics;
 mod debug_tool;
 mod eval_tool;
+mod helper_servers;
 mod lsp_status;
 mod lsp_tools;
 mod paths;

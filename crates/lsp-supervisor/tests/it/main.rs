@@ -10,6 +10,7 @@ mod common;
 mod disk_view;
 mod enclosed;
 mod fixture_server;
+mod helper_servers;
 mod real_servers;
 mod roots;
 mod status_reload;

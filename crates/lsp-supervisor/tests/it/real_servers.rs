@@ -99,7 +99,7 @@ async fn rust_analyzer_answers_every_action() {
         found.iter().any(|d| d.0 == 6 && d.1 == 5 && d.2 == Severity::Error && d.3.as_deref() == Some("E0384")),
         "{found:?}"
     );
-    let (_, actions) = sup.code_actions(&main, 6, "count").await.unwrap();
+    let actions = sup.code_actions(&main, 6, "count").await.unwrap().actions;
     assert!(
         actions.iter().any(|a| a.title == "Change it to be mutable" && a.kind.as_deref() == Some("quickfix")),
         "{actions:?}"
@@ -208,7 +208,7 @@ async fn ruff_lints_and_offers_the_fix() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].0, found[0].1, found[0].2, found[0].3.as_deref()), (3, 8, Severity::Warning, Some("F401")));
     assert!(found[0].4.starts_with("`os` imported but unused"), "{}", found[0].4);
-    let (_, actions) = sup.code_actions(&broken, 3, "os").await.unwrap();
+    let actions = sup.code_actions(&broken, 3, "os").await.unwrap().actions;
     assert!(actions.iter().any(|a| a.title == "Ruff (F401): Remove unused import: `os`"), "{actions:?}");
     sup.shutdown().await;
 }
@@ -244,7 +244,7 @@ async fn typescript_language_server_answers_every_action() {
     let broken = root.join("src/broken.ts");
     let found = file_diagnostics(&sup, &broken).await;
     assert_eq!(found, [(2, 25, Severity::Error, Some("2304".to_string()), "Cannot find name 'Circle'.".to_string())]);
-    let (_, actions) = sup.code_actions(&broken, 2, "Circle").await.unwrap();
+    let actions = sup.code_actions(&broken, 2, "Circle").await.unwrap().actions;
     assert!(actions.iter().any(|a| a.title == "Add import from \"./shapes\""), "{actions:?}");
 
     // A write that leaves a file clean: the server publishes nothing for it (a
@@ -321,7 +321,7 @@ async fn clangd_answers_every_action() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].0, found[0].1, found[0].3.as_deref()), (7, 1, Some("expected_semi_after_stmt")));
     assert!(found[0].4.starts_with("Expected ';' after return statement"), "{}", found[0].4);
-    let (_, actions) = sup.code_actions(&broken, 7, "}").await.unwrap();
+    let actions = sup.code_actions(&broken, 7, "}").await.unwrap().actions;
     assert!(actions.iter().any(|a| a.title == "insert ';'"), "{actions:?}");
 
     // With a compilation database clangd indexes the project: the rename reaches every file.
@@ -371,7 +371,7 @@ async fn gopls_answers_every_action() {
         found,
         [(4, 8, Severity::Error, Some("UnusedImport".to_string()), "\"os\" imported but not used".to_string())]
     );
-    let (_, actions) = sup.code_actions(&broken, 4, "os").await.unwrap();
+    let actions = sup.code_actions(&broken, 4, "os").await.unwrap().actions;
     assert!(actions.iter().any(|a| a.title == "Delete import:  \"os\""), "{actions:?}");
     let checked = sup.project_diagnostics(Some(Language::Go)).await.unwrap();
     let d = &checked[0].diagnostics;
