@@ -327,7 +327,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     .map(|run| Ok((run.name.clone(), workspace(Some(run.root.clone()))?)))
                     .collect::<anyhow::Result<_>>()?,
             };
-            for (name, workspace) in roots {
+            // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
+            let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, WiredRun)> {
                 let settings = config::Config::load(workspace.root(), &flags)?.settings;
                 let ports = RunPorts {
                     question: wiring::elicitation(),
@@ -335,18 +336,23 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 };
                 let run = wire_run(workspace, &settings, cap, ports, Some(&vibe))?;
                 let server = serve::Server::new(run.registry.surface(cap), settings.ask.timeout_s.duration())?;
-                served.push((name, server, run));
+                Ok((server, run))
+            };
+            for (name, workspace) in roots {
+                let (server, run) = open(workspace, cap)?;
+                served.push(crate::http::Served { name, server, run });
             }
             let runtime = runtime()?;
             match http.http {
                 None => {
-                    let (_, server, _run) = served.pop().context("no run to serve")?;
+                    let crate::http::Served { server, run: _run, .. } = served.pop().context("no run to serve")?;
                     runtime.block_on(serve::serve(server))?;
                 }
                 Some(addr) => {
                     let token = http.token()?;
-                    let runs = served.iter().map(|(name, server, _)| (name.clone(), server.clone())).collect();
-                    runtime.block_on(crate::http::serve(runs, crate::http::Options { addr, token }))?;
+                    let opener: crate::http::Opener =
+                        Arc::new(move |root: &std::path::Path, cap| open(Workspace::new(root)?, cap));
+                    runtime.block_on(crate::http::serve(served, crate::http::Options { addr, token }, opener, cap))?;
                 }
             }
             Ok(SUCCESS)

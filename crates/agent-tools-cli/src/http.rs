@@ -10,27 +10,39 @@
 //! `Mcp-Session-Id` and SSE streams for progress and `elicitation/create`.
 //! Each call's questions go to the client that made it.
 //!
+//! Runs are given at start (`--run NAME=DIR`, or the root) or opened at run
+//! time by the host's owner: `POST /runs` with `{"root": DIR, "cap"?: TIER}`
+//! answers 201 `{"id", "url", "token"}`, a run whose own token (256 random
+//! bits) is the only one that opens it; `DELETE /runs/{id}` ends its sessions
+//! and its processes (204). Both need the host's token.
+//!
 //! Access: with a token (`AGENT_TOOLS_HOST_TOKEN`, or `--token-file`), every
-//! request must carry `Authorization: Bearer TOKEN`; otherwise it gets 401
-//! with `WWW-Authenticate: Bearer` (RFC 6750 §3), compared in constant time.
-//! Without a token the host binds only a loopback address. A request with an
+//! request must carry `Authorization: Bearer TOKEN` (the host's for the runs
+//! given at start and the admin API, a run's own for an opened run); otherwise
+//! it gets 401 with `WWW-Authenticate: Bearer` (RFC 6750 §3). Tokens are
+//! compared in constant time. Without a token the host binds only a loopback
+//! address, and opens no run at run time. A request with an
 //! `Origin` header is refused with 403 (the transport spec's rule against DNS
 //! rebinding: no browser page may reach a run), and a `Host` that names
 //! neither loopback nor the bound address with 403 too.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
+use agent_tools::Tier;
 use anyhow::Context as _;
-use axum::extract::{Request, State};
+use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{any, delete, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::command::WiredRun;
 use crate::serve::Server;
 
 /// The name of the one run `serve --http` serves when no `--run` is given.
@@ -110,15 +122,65 @@ impl std::str::FromStr for RunArg {
 pub struct Options {
     /// The address to bind.
     pub addr: SocketAddr,
-    /// The token every request must bear, if any.
+    /// The host's token, if any: it opens the runs given at start and the admin API.
     pub token: Option<String>,
 }
 
-/// Serves each of `runs` (name and server) at `/runs/{name}/mcp` until Ctrl-C or SIGTERM.
+/// A run the host serves: its MCP server, and what ends its processes.
+pub struct Served {
+    pub name: String,
+    pub server: Server,
+    pub run: WiredRun,
+}
+
+/// Wires a run for `POST /runs`: its root and cap.
+pub type Opener = Arc<dyn Fn(&Path, Tier) -> anyhow::Result<(Server, WiredRun)> + Send + Sync>;
+
+/// The host: its runs by id, and how to open more.
+struct Host {
+    runs: RwLock<HashMap<String, Entry>>,
+    token: Option<String>,
+    local: SocketAddr,
+    opener: Opener,
+    cap: Tier,
+    stop: CancellationToken,
+    next: AtomicU64,
+}
+
+/// One run at `/runs/{id}/mcp`.
+struct Entry {
+    service: StreamableHttpService<Server, LocalSessionManager>,
+    /// What a request to it must bear; `None`: nothing (a host without a token).
+    token: Option<String>,
+    /// Ends its sessions.
+    stop: CancellationToken,
+    run: Arc<WiredRun>,
+}
+
+impl Host {
+    fn entry(&self, server: Server, run: WiredRun, token: Option<String>) -> Entry {
+        let stop = self.stop.child_token();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(allowed_hosts(self.local))
+            .enforce_origin_validation()
+            .with_cancellation_token(stop.clone());
+        let service =
+            StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+        Entry { service, token, stop, run: Arc::new(run) }
+    }
+
+    fn url(&self, id: &str) -> String {
+        format!("http://{}/runs/{id}/mcp", self.local)
+    }
+}
+
+/// Serves each of `runs` at `/runs/{name}/mcp`, and the admin API (`POST /runs`,
+/// `DELETE /runs/{id}`) when the host has a token, until Ctrl-C or SIGTERM; then
+/// ends every run's processes. `cap` is the highest cap an opened run may have.
 ///
 /// # Errors
 /// Two runs with one name, a non-loopback address without a token, or an address that cannot be bound.
-pub async fn serve(runs: Vec<(String, Server)>, options: Options) -> anyhow::Result<()> {
+pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tier) -> anyhow::Result<()> {
     if !options.addr.ip().is_loopback() && options.token.is_none() {
         anyhow::bail!(
             "refusing to serve {} without a token: any host that reaches it could run code. \
@@ -130,26 +192,32 @@ pub async fn serve(runs: Vec<(String, Server)>, options: Options) -> anyhow::Res
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
-    let stop = CancellationToken::new();
-    let mut router = axum::Router::new();
-    let mut names = std::collections::BTreeSet::new();
-    for (name, server) in runs {
-        anyhow::ensure!(names.insert(name.clone()), "two runs are named `{name}`: give each --run its own name");
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(allowed_hosts(local))
-            .enforce_origin_validation()
-            .with_cancellation_token(stop.child_token());
-        let service =
-            StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
-        router = router.nest_service(&format!("/runs/{name}/mcp"), service);
-        crate::eprint(&format!("agent-tools: run `{name}` at http://{local}/runs/{name}/mcp"));
+    if options.token.is_none() {
+        tracing::warn!(%local, "no token: any local process can call this host's runs, and runs cannot be opened at run time");
     }
-    let token = Arc::new(options.token);
-    if token.is_none() {
-        tracing::warn!(%local, "no token: any local process can call this host's runs");
+    let host = Arc::new(Host {
+        runs: RwLock::default(),
+        token: options.token,
+        local,
+        opener,
+        cap,
+        stop: CancellationToken::new(),
+        next: AtomicU64::new(1),
+    });
+    for Served { name, server, run } in runs {
+        let entry = host.entry(server, run, host.token.clone());
+        let mut all = host.runs.write().unwrap_or_else(PoisonError::into_inner);
+        anyhow::ensure!(!all.contains_key(&name), "two runs are named `{name}`: give each --run its own name");
+        all.insert(name.clone(), entry);
+        crate::eprint(&format!("agent-tools: run `{name}` at {}", host.url(&name)));
     }
-    let router = router.layer(axum::middleware::from_fn_with_state(token, guard));
-    tracing::info!(%local, runs = names.len(), "serving MCP over streamable HTTP");
+    let router = axum::Router::new()
+        .route("/runs", post(open))
+        .route("/runs/{id}", delete(close))
+        .route("/runs/{id}/mcp", any(mcp))
+        .with_state(Arc::clone(&host));
+    tracing::info!(%local, "serving MCP over streamable HTTP");
+    let stop = host.stop.clone();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
@@ -157,7 +225,133 @@ pub async fn serve(runs: Vec<(String, Server)>, options: Options) -> anyhow::Res
         })
         .await
         .context("the HTTP server failed")?;
+    let runs: Vec<Entry> = host.runs.write().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, e)| e).collect();
+    for entry in runs {
+        entry.run.shutdown().await;
+    }
     Ok(())
+}
+
+/// `/runs/{id}/mcp`: the run's MCP endpoint, for a request that bears its token.
+async fn mcp(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, request: Request) -> Response {
+    let found =
+        host.runs.read().unwrap_or_else(PoisonError::into_inner).get(&id).map(|e| (e.service.clone(), e.token.clone()));
+    let Some((mut service, token)) = found else {
+        return (StatusCode::NOT_FOUND, format!("no run `{id}` on this host\n")).into_response();
+    };
+    if let Some(refused) = unauthorized(&request, token.as_deref()) {
+        return refused;
+    }
+    match tower_service::Service::call(&mut service, request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
+    }
+}
+
+/// What `POST /runs` takes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenRequest {
+    /// The run's root, an existing directory.
+    root: PathBuf,
+    /// The run's cap; the host's by default, and never above it.
+    cap: Option<Tier>,
+}
+
+/// `POST /runs`: opens a run, answering `{"id", "url", "token"}` (201).
+async fn open(State(host): State<Arc<Host>>, request: Request) -> Response {
+    if let Some(refused) = admin(&host, &request) {
+        return refused;
+    }
+    let body = match axum::body::to_bytes(request.into_body(), 64 * 1024).await {
+        Ok(body) => body,
+        Err(e) => return bad_request(&format!("unreadable body: {e}")),
+    };
+    let spec: OpenRequest = match serde_json::from_slice(&body) {
+        Ok(spec) => spec,
+        Err(e) => {
+            return bad_request(&format!(
+                "the body is not {{\"root\": DIR, \"cap\"?: \"read\"|\"write\"|\"exec\"}}: {e}"
+            ));
+        }
+    };
+    let cap = spec.cap.unwrap_or(host.cap);
+    if cap > host.cap {
+        return bad_request(&format!("cap {cap} is above this host's cap, {}", host.cap));
+    }
+    let (server, run) = match (host.opener)(&spec.root, cap) {
+        Ok(opened) => opened,
+        Err(e) => return bad_request(&format!("cannot open a run at {}: {e:#}", spec.root.display())),
+    };
+    let id = format!("r{}", host.next.fetch_add(1, Ordering::Relaxed));
+    let token = match random_token() {
+        Ok(token) => token,
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot make a token: {e}\n")).into_response(),
+    };
+    let entry = host.entry(server, run, Some(token.clone()));
+    host.runs.write().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), entry);
+    tracing::info!(%id, root = %spec.root.display(), %cap, "run opened");
+    let url = host.url(&id);
+    json(StatusCode::CREATED, &serde_json::json!({ "id": id, "url": url, "token": token }))
+}
+
+/// `DELETE /runs/{id}`: ends the run's sessions and processes, and forgets it (204).
+async fn close(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, request: Request) -> Response {
+    if let Some(refused) = admin(&host, &request) {
+        return refused;
+    }
+    let Some(entry) = host.runs.write().unwrap_or_else(PoisonError::into_inner).remove(&id) else {
+        return (StatusCode::NOT_FOUND, format!("no run `{id}` on this host\n")).into_response();
+    };
+    entry.stop.cancel();
+    entry.run.shutdown().await;
+    tracing::info!(%id, "run closed");
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// The admin API's check: the host's token, which a host without one does not have (403).
+fn admin(host: &Host, request: &Request) -> Option<Response> {
+    match host.token.as_deref() {
+        None => Some(
+            (StatusCode::FORBIDDEN, format!("this host has no token, so runs cannot be opened or closed at run time: start it with {TOKEN_VAR} or --token-file\n"))
+                .into_response(),
+        ),
+        Some(token) => unauthorized(request, Some(token)),
+    }
+}
+
+fn bad_request(message: &str) -> Response {
+    json(StatusCode::BAD_REQUEST, &serde_json::json!({ "error": message }))
+}
+
+fn json(status: StatusCode, value: &serde_json::Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+}
+
+/// A 401 for a request that does not bear `token` (none needed when `None`).
+fn unauthorized(request: &Request, token: Option<&str>) -> Option<Response> {
+    let token = token?;
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    if bearer.is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes())) {
+        return None;
+    }
+    let challenge = if bearer.is_some() { r#"Bearer error="invalid_token""# } else { "Bearer" };
+    let mut response =
+        (StatusCode::UNAUTHORIZED, "a valid `Authorization: Bearer TOKEN` is required\n").into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    Some(response)
+}
+
+/// 256 random bits, as 64 hex digits.
+fn random_token() -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The `Host` values a request may carry: loopback names, and the bound address.
@@ -166,25 +360,6 @@ fn allowed_hosts(local: SocketAddr) -> Vec<String> {
     hosts.push(local.ip().to_string());
     hosts.push(local.to_string());
     hosts
-}
-
-/// Refuses a request without the host's token (401), before it reaches a run.
-async fn guard(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
-    if let Some(token) = token.as_deref() {
-        let bearer = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
-        if !bearer.is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes())) {
-            let challenge = if bearer.is_some() { r#"Bearer error="invalid_token""# } else { "Bearer" };
-            let mut response =
-                (StatusCode::UNAUTHORIZED, "a valid `Authorization: Bearer TOKEN` is required\n").into_response();
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-            return response;
-        }
-    }
-    next.run(request).await
 }
 
 /// Whether `a` and `b` are equal, in time that depends on their lengths only.

@@ -226,7 +226,7 @@ pub fn terminal_approval(settings: &Settings) -> ApprovalWiring {
 }
 
 /// Vibe mode: background workers, each run as a configured command.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct VibeArgs {
     /// Turn vibe mode on: register vibe_spawn, vibe_send, vibe_wait, vibe_kill and vibe_list.
     #[arg(long)]

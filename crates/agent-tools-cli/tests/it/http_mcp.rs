@@ -30,12 +30,15 @@ impl Drop for Host {
 }
 
 fn host(a: &Path, b: &Path) -> Host {
+    let runs = [format!("a={}", a.display()), format!("b={}", b.display())];
+    start(&["--cap", "exec", "--ask", "--run", &runs[0], "--run", &runs[1]], 2)
+}
+
+/// A host started with `args`, once it has said where its `runs` runs are.
+fn start(args: &[&str], runs: usize) -> Host {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
-        .args(["serve", "--http", "127.0.0.1:0", "--cap", "exec", "--ask"])
-        .arg("--run")
-        .arg(format!("a={}", a.display()))
-        .arg("--run")
-        .arg(format!("b={}", b.display()))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
         .env("AGENT_TOOLS_HOST_TOKEN", TOKEN)
         .env("AGENT_TOOLS_LOG", "warn")
         .stdin(Stdio::null())
@@ -45,7 +48,7 @@ fn host(a: &Path, b: &Path) -> Host {
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut urls = BTreeMap::new();
-    while urls.len() < 2 {
+    while urls.len() < runs {
         let line = lines.next().expect("the host ended before it served both runs").unwrap();
         if let Some(rest) = line.strip_prefix("agent-tools: run `") {
             let (name, url) = rest.split_once("` at ").unwrap();
@@ -121,6 +124,47 @@ fn two_runs_over_streamable_http_answer_the_python_sdk_in_both_modes_and_stay_ap
             "{mode}"
         );
     }
+}
+
+/// The admin API: a run opened at run time answers with its own token only, and
+/// closing it ends its kernel (checked by pid) and its endpoint.
+#[test]
+fn a_run_opened_through_the_admin_api_has_its_own_token_and_closing_it_ends_its_processes() {
+    let Some(python) = python_sdk() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let host = start(&["--cap", "exec", "--root", &root.path().display().to_string()], 1);
+    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_admin.py");
+    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    eprintln!("{cases:#?}");
+    let refused = &cases["refused opens"];
+    assert_eq!(
+        (&refused["none"], &refused["bad"], &refused["above"]),
+        (&json!(401), &json!(400), &json!(400)),
+        "{refused}"
+    );
+    assert!(refused["bad_error"].as_str().unwrap().starts_with("cannot open a run at "), "{refused}");
+    assert!(refused["above_error"].as_str().unwrap().contains("unknown variant `admin`"), "{refused}");
+    let opened = &cases["opened"];
+    assert_eq!((&opened["status"], &opened["id"], &opened["token_length"]), (&json!(201), &json!("r1"), &json!(64)));
+    assert_eq!(opened["url"], format!("{base}/runs/r1/mcp"));
+    let kernel = &cases["kernel"];
+    assert_eq!(kernel["is_error"], false, "{kernel}");
+    let pid: i32 = kernel["text"].as_str().unwrap().trim().parse().unwrap_or_else(|e| panic!("{e}: {kernel}"));
+    assert_eq!(
+        cases["closed"],
+        json!({"case": "closed", "host_token_on_run": 401, "closed": 204, "after": 404, "again": 404}),
+    );
+    // The run's kernel ended with it (a zombie counts as gone).
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(state.is_empty() || state.contains(") Z "), "the closed run's kernel {pid} is still running: {state}");
 }
 
 #[test]
