@@ -101,6 +101,15 @@ fn group_members(leader: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The bytes the processes of the worker's group have written so far (`wchar` of `/proc/PID/io`).
+fn written(leader: u32) -> u64 {
+    group_members(leader)
+        .into_iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/io")).ok())
+        .filter_map(|io| io.lines().find_map(|l| l.strip_prefix("wchar: ").and_then(|n| n.trim().parse::<u64>().ok())))
+        .sum()
+}
+
 /// The pid of the worker's `sh`: the process carrying the marker whose group it leads.
 fn worker_leader(ctx: &Ctx) -> Option<u32> {
     crate::faults::leftovers(ctx, &Watched::default(), &[])
@@ -155,6 +164,17 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     }
     for leftover in crate::faults::leftovers(&ctx, &Watched::default(), &[]) {
         watched.add(leftover.pid);
+    }
+    // A worker whose output must outgrow the memory bound has written more than it before the
+    // wait begins (bounded: on a loaded machine a second of `yes` may write less than the bound).
+    // The group's count covers `yes` (two bytes an `x`) and `tr` (one): four times the bound
+    // counted is over the bound reaching the runner.
+    if let Some(limit_mb) = case.memory_mb {
+        let enough = 4 * ((limit_mb + 16) << 20);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while written(leader) < enough && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     // 1: the wait ends at its timeout saying "still running", and the kill ends the run.
