@@ -13,19 +13,7 @@ use lsp_supervisor::{Language, Severity, Supervisor, SupervisorConfig};
 /// not set; a panic under `CI=true`.
 async fn pyright_and_ruff(config: SupervisorConfig, root: &Path) -> Option<Supervisor> {
     let supervisor = Supervisor::new(config);
-    let availability = supervisor.availability(root).await;
-    for server in ["pyright", "ruff"] {
-        let entry = availability.iter().find(|a| a.language == Language::Python && a.server == server).unwrap();
-        if let Err(why) = &entry.binary {
-            let message = format!("{server} is not usable here: {why}; run `cargo xtask setup`");
-            if std::env::var_os("CI").is_some() {
-                panic!("{message}");
-            }
-            eprintln!("skipped: {message}");
-            return None;
-        }
-    }
-    Some(supervisor)
+    common::usable(&supervisor, root, Language::Python, &["pyright", "ruff"]).await.then_some(supervisor)
 }
 
 #[tokio::test(flavor = "multi_thread")]

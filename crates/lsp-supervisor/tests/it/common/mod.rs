@@ -71,15 +71,23 @@ pub async fn supervisor_with(mut config: SupervisorConfig, language: Language, s
     let root = root.as_path();
     config.preferred.insert(language, server.to_string());
     let supervisor = Supervisor::new(config);
+    usable(&supervisor, root, language, &[server]).await.then_some(supervisor)
+}
+
+/// Whether each of `servers` is usable for `language` at `root`: when one is not, a
+/// panic under `CI`, else `false` after saying which (the test is skipped).
+pub async fn usable(supervisor: &Supervisor, root: &Path, language: Language, servers: &[&str]) -> bool {
     let availability = supervisor.availability(root).await;
-    let entry = availability.iter().find(|a| a.language == language && a.server == server).unwrap();
-    if let Err(why) = &entry.binary {
-        let message = format!("{server} is not usable here: {why}; run `cargo xtask setup`");
-        if std::env::var_os("CI").is_some() {
-            panic!("{message}");
+    for server in servers {
+        let entry = availability.iter().find(|a| a.language == language && a.server == *server).unwrap();
+        if let Err(why) = &entry.binary {
+            let message = format!("{server} is not usable here: {why}; run `cargo xtask setup`");
+            if std::env::var_os("CI").is_some() {
+                panic!("{message}");
+            }
+            eprintln!("skipped: {message}");
+            return false;
         }
-        eprintln!("skipped: {message}");
-        return None;
     }
-    Some(supervisor)
+    true
 }
