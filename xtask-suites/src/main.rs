@@ -7,6 +7,7 @@
 //! - `bench kernel`: times the eval kernel against ipykernel driven by jupyter_client.
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
+//! - `bench host`: the memory of N runs on one checkout, one HTTP host against N stdio processes.
 //! - `fuzz`: runs the libFuzzer targets in `fuzz/` (nightly and `cargo fuzz`), one line of figures per target.
 //! - `faults`: the fault suite — one table of faults over the language server, debug adapter, kernel and workers.
 //! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
@@ -20,6 +21,7 @@
 
 mod bench;
 mod bench_dap;
+mod bench_host;
 mod bench_kernel;
 mod bench_lsp;
 mod corpus;
@@ -44,6 +46,7 @@ fn main() -> Result<()> {
         ["bench", "kernel", rest @ ..] => bench_kernel::run(&bench_kernel::Options::parse(rest)?),
         ["bench", "dap", rest @ ..] => bench_dap::run(&bench_dap::Options::parse(rest)?),
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
+        ["bench", "host", rest @ ..] => bench_host::run(&bench_host::Options::parse(rest)?),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
         ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
         ["faults", rest @ ..] => faults::run(&faults::Options::parse(rest)?),

@@ -14,6 +14,7 @@ use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_tools::lsp_supervisor::ServerPool;
 use agent_tools::question_port::QuestionPort;
 use agent_tools::{
     ApprovalWiring, AstmatchWiring, ProgressSink, QuestionWiring, Registry, Tier, ToolResult, WAITING_FOR_USER,
@@ -224,6 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 },
                 settings,
                 0,
+                None,
             )?
             .registry;
             let runtime = runtime()?;
@@ -309,6 +311,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 },
                 &settings,
                 0,
+                None,
             )?
             .registry;
             let surface = registry.surface(cap);
@@ -327,6 +330,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     .map(|run| Ok((run.name.clone(), workspace(Some(run.root.clone()))?)))
                     .collect::<anyhow::Result<_>>()?,
             };
+            // The runs of a host share its language servers: one process per server, root and
+            // launch, kept `lsp.idle_s` (the host's setting) after its last run let go of it.
+            // A stdio run is the host's only one: its servers stop with it.
+            let idle = match http.http {
+                Some(_) => {
+                    let here = roots.first().map_or_else(|| workspace(None), |(_, w)| Ok(w.clone()))?;
+                    config::Config::load(here.root(), &flags)?.settings.lsp.idle_s.duration()
+                }
+                None => std::time::Duration::ZERO,
+            };
+            let pool = Arc::new(ServerPool::new(idle));
             // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
             let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, WiredRun)> {
                 let settings = config::Config::load(workspace.root(), &flags)?.settings;
@@ -334,7 +348,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     question: wiring::elicitation(),
                     approval: ask.then(|| wiring::elicited_approval(&settings).port),
                 };
-                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe))?;
+                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe), Some(&pool))?;
                 let server = serve::Server::new(run.registry.surface(cap), settings.ask.timeout_s.duration())?;
                 Ok((server, run))
             };
@@ -431,6 +445,7 @@ impl WiredRun {
 /// the language servers with diagnostics on write, the debugger, the kernels in the
 /// run's enclosure (whose root is read-only at cap `read`), `ask_user` and the
 /// approval gate through `ports`, and with `vibe` the workers of `serve --vibe`.
+/// With a host's `pool`, the language servers are shared with the host's other runs.
 /// Errors: a vibe mode without a worker command; a tool name registered twice.
 pub fn wire_run(
     workspace: Workspace,
@@ -438,6 +453,7 @@ pub fn wire_run(
     cap: Tier,
     ports: RunPorts,
     vibe: Option<&wiring::VibeArgs>,
+    pool: Option<&Arc<ServerPool>>,
 ) -> anyhow::Result<WiredRun> {
     let enclosure = wiring::enclosure(&workspace, settings, cap);
     let kernels = wiring::kernels(&workspace, settings, &enclosure);
@@ -455,7 +471,7 @@ pub fn wire_run(
         enclosure: Some(enclosure),
     };
     // A run's searches reuse the parse trees of unchanged files.
-    let wired = registry(workspace, wiring, settings, astmatch::DEFAULT_CACHE_BYTES)?;
+    let wired = registry(workspace, wiring, settings, astmatch::DEFAULT_CACHE_BYTES, pool)?;
     Ok(WiredRun {
         registry: wired.registry,
         kernels: kernel_set,
@@ -480,9 +496,10 @@ fn registry(
     wiring: wiring::Wiring,
     settings: &config::Settings,
     parse_cache_bytes: usize,
+    pool: Option<&Arc<ServerPool>>,
 ) -> anyhow::Result<Wired> {
     let enclosure = wiring.enclosure.clone().unwrap_or_else(|| enclosure::Enclosure::host(workspace.root()));
-    let (lsp, diagnostics) = wiring::lsp(&workspace, settings, &enclosure);
+    let (lsp, diagnostics) = wiring::lsp(&workspace, settings, &enclosure, pool);
     let debug = wiring::debug(&workspace, settings, &enclosure);
     let servers = Arc::clone(&lsp.supervisor);
     let (debug_set, conversation) = (Arc::clone(&debug.supervisor), debug.conversation_id.clone());

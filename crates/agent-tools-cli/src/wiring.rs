@@ -15,7 +15,7 @@ use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
 use enclosure::{Enclosure, Mode};
 use kernel::{KernelConfig, Kernels};
-use lsp_supervisor::{Language, Supervisor, SupervisorConfig};
+use lsp_supervisor::{Language, ServerPool, Supervisor, SupervisorConfig};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
@@ -93,7 +93,13 @@ pub fn lsp_config(workspace: &Workspace, settings: &Settings) -> SupervisorConfi
 /// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
 /// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
 /// The project checkers run in the run's enclosure, the servers too with `enclosure.language_servers`.
-pub fn lsp(workspace: &Workspace, settings: &Settings, enclosure: &Enclosure) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+/// With a host's `pool`, the servers are shared with its other runs; without, they are the run's own.
+pub fn lsp(
+    workspace: &Workspace,
+    settings: &Settings,
+    enclosure: &Enclosure,
+    pool: Option<&Arc<ServerPool>>,
+) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
     let mut lsp = lsp_config(workspace, settings);
     lsp.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
     lsp.enclose_servers = *settings.enclosure.language_servers;
@@ -102,7 +108,10 @@ pub fn lsp(workspace: &Workspace, settings: &Settings, enclosure: &Enclosure) ->
             lsp.enclosed_servers.insert(server.name.clone(), enclosed);
         }
     }
-    let supervisor = Arc::new(Supervisor::new(lsp));
+    let supervisor = Arc::new(match pool {
+        Some(pool) => Supervisor::with_pool(lsp, Arc::clone(pool)),
+        None => Supervisor::new(lsp),
+    });
     let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
     (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(settings) }, diagnostics)
 }

@@ -156,7 +156,7 @@ impl NativeRun {
                 },
                 approval: approval.then(|| Arc::new(PyPort::new(Kind::Approval)) as Arc<dyn QuestionPort>),
             };
-            command::wire_run(workspace, &settings, cap, ports, None)
+            command::wire_run(workspace, &settings, cap, ports, None, None)
         });
         let run = run.map_err(config_error)?;
         Ok(NativeRun { run: Mutex::new(Some(Arc::new(run))), cap, closed: watch::Sender::new(false) })

@@ -6,7 +6,9 @@
 //!   server's binary resolves and runs (a probe, so a toolchain proxy for a
 //!   component that is not installed does not count).
 //! - **Processes**: one per (server, root), started on first use in its own
-//!   process group, stopped with the supervisor. A crash fails the pending
+//!   process group, stopped with the supervisor, or shared by a host's runs
+//!   through a [`ServerPool`] and stopped when no run has used it for the
+//!   pool's idle time. A crash fails the pending
 //!   requests at once with the exit status and stderr tail; the next call
 //!   restarts the server and re-opens its documents; after
 //!   [`SupervisorConfig::max_crashes`] crashes in a row it is not restarted
@@ -36,6 +38,7 @@ mod error;
 pub mod fuzzing;
 mod importers;
 mod navigation;
+mod pool;
 mod protocol;
 mod rename;
 mod results;
@@ -54,6 +57,7 @@ pub use crate::edit::{ChangedFile, Leftover, RenameOutcome, edited_files};
 pub use crate::encoding::PositionEncoding;
 pub use crate::error::{Error, Result};
 pub use crate::navigation::SymbolScope;
+pub use crate::pool::ServerPool;
 pub use crate::results::{
     Availability, Capped, CodeAction, CodeActions, Cursor, Diagnostic, FileDiagnostics, HelperFailure, Location,
     Navigation, ServerExit, ServerStatus, Severity, Symbol, WorkspaceSymbols,

@@ -253,6 +253,8 @@ pub struct ServerStatus {
     pub first_load_timeout_ms: Option<u128>,
     /// The last errors and warnings the server showed (`window/showMessage`).
     pub messages: Vec<String>,
+    /// How many other runs of the host use this process too (0 when it is this run's alone).
+    pub shared_with: usize,
 }
 
 /// Why a server is or is not usable for a language in the checkout, for `status`.

@@ -12,10 +12,11 @@ use std::time::Duration;
 use crate::change::FileChange;
 use crate::detect::{RootChoice, choose_root, project_search_path, resolve_binary};
 use crate::error::{Error, Result};
+use crate::pool::{ServerPool, SlotKey};
 use crate::results::{Availability, HelperFailure, ServerExit, ServerStatus};
 use crate::server::Server;
 use crate::spec::{Language, ServerSpec};
-use crate::watch::{RootWatcher, Servers};
+use crate::watch::RootWatcher;
 
 /// How long files opened after an edit of ours are waited for to be indexed
 /// ([`ServerSpec::opens_changed_files`]).
@@ -113,34 +114,22 @@ impl SupervisorConfig {
     }
 }
 
-#[derive(Default)]
-struct Slot {
-    server: Option<Arc<Server>>,
-    crashes: u32,
-    /// How the last process of this slot ended (a crash, or a start that failed).
-    last_exit: Option<ServerExit>,
-    docs: Vec<(PathBuf, Language)>,
-    /// Why this root ([`RootChoice::why`]).
-    why: String,
-    /// Processes started for this slot after the first.
-    restarts: u32,
-    /// Processes started for this slot.
-    starts: u32,
-}
-
-type SlotKey = (&'static str, PathBuf);
-
 /// Supervises the language servers of one checkout.
 pub struct Supervisor {
     pub(crate) config: SupervisorConfig,
-    slots: tokio::sync::Mutex<HashMap<SlotKey, Slot>>,
-    /// One gate per slot, held while its server starts, so starts of
-    /// different servers run side by side and one slot never starts twice.
-    starting: std::sync::Mutex<HashMap<SlotKey, Arc<tokio::sync::Mutex<()>>>>,
-    /// Every server started, for the watcher to tell (dead ones are skipped).
-    live: Arc<std::sync::Mutex<Vec<std::sync::Weak<Server>>>>,
+    /// Where its servers run: its own, or a host's shared by its runs.
+    pool: Arc<ServerPool>,
+    /// Its id in the pool's claims.
+    user: u64,
     /// The root's watcher, started with the first server; `Err` says why it could not be.
     watcher: std::sync::OnceLock<std::result::Result<Arc<RootWatcher>, String>>,
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        // Its servers' idle time starts now; a supervisor's own pool stops them as it drops.
+        self.pool.release(self.user);
+    }
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -172,14 +161,21 @@ pub fn project_roots(spec: &ServerSpec, dir: &Path) -> Vec<PathBuf> {
 }
 
 impl Supervisor {
+    /// A supervisor with servers of its own, stopped when it shuts down or is dropped.
     pub fn new(config: SupervisorConfig) -> Supervisor {
-        Supervisor {
-            config,
-            slots: tokio::sync::Mutex::default(),
-            starting: std::sync::Mutex::default(),
-            live: Arc::default(),
-            watcher: std::sync::OnceLock::new(),
-        }
+        Supervisor::with_pool(config, Arc::new(ServerPool::new(Duration::ZERO)))
+    }
+
+    /// A supervisor whose servers come from `pool`, shared with the pool's other
+    /// supervisors: a server the same root would start the same way is started once.
+    /// Its status, activity and reload cover only the servers it has used.
+    pub fn with_pool(config: SupervisorConfig, pool: Arc<ServerPool>) -> Supervisor {
+        Supervisor { config, pool, user: crate::pool::next_user(), watcher: std::sync::OnceLock::new() }
+    }
+
+    /// The pool its servers come from.
+    pub fn pool(&self) -> &Arc<ServerPool> {
+        &self.pool
     }
 
     pub fn config(&self) -> &SupervisorConfig {
@@ -336,29 +332,41 @@ impl Supervisor {
         search: &OsString,
     ) -> Result<Arc<Server>> {
         let root = choice.dir;
-        let key: SlotKey = (spec.id, root.clone());
-        let gate = {
-            let mut gates = self.starting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            Arc::clone(gates.entry(key.clone()).or_default())
-        };
+        let enclosed = self.config.enclosed_servers.get(spec.id).copied().unwrap_or(self.config.enclose_servers);
+        let enclosure = self.config.enclosure.as_ref().filter(|_| enclosed);
+        let launch = crate::detect::launch_spec(spec, &root);
+        let key = SlotKey::new(
+            spec.id,
+            root.clone(),
+            &(&launch, &binary, search, enclosure, self.config.request_timeout, self.config.init_timeout),
+        );
+        self.pool.claim(&key, self.user);
+        let gate = self.pool.gate(&key);
         let _starting = gate.lock().await;
         // A server that went silent after a timeout is probed before it is used again (without
         // the slots locked): a hung one is killed here, and restarted below like a crashed one.
-        let suspect = self.slots.lock().await.get(&key).and_then(|slot| slot.server.clone());
+        let suspect = self.pool.slots.lock().await.get(&key).and_then(|slot| slot.server.clone());
         if let Some(server) = suspect {
             server.kill_if_hung(self.config.request_timeout.min(crate::transport::HUNG_PROBE)).await;
             // One that exited between requests is dead, even before its reader says so.
             server.settled_death().await;
         }
         let docs = {
-            let mut slots = self.slots.lock().await;
+            let mut slots = self.pool.slots.lock().await;
             let slot = slots.entry(key.clone()).or_default();
             if slot.why.is_empty() {
                 slot.why = choice.why;
             }
             if let Some(server) = &slot.server {
                 match server.death() {
-                    None => return Ok(Arc::clone(server)),
+                    None => {
+                        let server = Arc::clone(server);
+                        drop(slots);
+                        // A run that joins another's server watches its root too: the
+                        // watcher is the pool's, and lives as long as one run holds it.
+                        self.start_watching();
+                        return Ok(server);
+                    }
                     Some(death) => {
                         slot.crashes = if server.answered.load(Ordering::Relaxed) { 1 } else { slot.crashes + 1 };
                         slot.last_exit = Some(ServerExit { what: death.what.clone(), stderr_tail: death.stderr_tail });
@@ -379,19 +387,18 @@ impl Supervisor {
             slot.starts += 1;
             std::mem::take(&mut slot.docs)
         };
-        let enclosed = self.config.enclosed_servers.get(spec.id).copied().unwrap_or(self.config.enclose_servers);
         // Started without the slots locked: other servers start and answer meanwhile.
         let started = Server::start(
-            crate::detect::launch_spec(spec, &root),
+            launch,
             root,
             binary,
             search,
             self.config.request_timeout,
             self.config.init_timeout,
-            self.config.enclosure.as_ref().filter(|_| enclosed),
+            enclosure,
         )
         .await;
-        let mut slots = self.slots.lock().await;
+        let mut slots = self.pool.slots.lock().await;
         let slot = slots.entry(key).or_default();
         let server = match started {
             Ok(server) => Arc::new(server),
@@ -418,11 +425,7 @@ impl Supervisor {
         }
         slot.server = Some(Arc::clone(&server));
         drop(slots);
-        {
-            let mut live = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            live.retain(|w| w.strong_count() > 0);
-            live.push(Arc::downgrade(&server));
-        }
+        self.pool.started(&server);
         self.start_watching();
         Ok(server)
     }
@@ -433,10 +436,11 @@ impl Supervisor {
     /// It never waits: while a server is being started (its slot held), it
     /// says nothing.
     pub fn activity(&self) -> Vec<Activity> {
-        let Ok(slots) = self.slots.try_lock() else { return Vec::new() };
+        let Ok(slots) = self.pool.slots.try_lock() else { return Vec::new() };
         let mut out: Vec<Activity> = slots
-            .values()
-            .filter_map(|slot| slot.server.as_ref())
+            .iter()
+            .filter(|(key, _)| self.pool.claimed_by(key, self.user))
+            .filter_map(|(_, slot)| slot.server.as_ref())
             .filter(|server| server.death().is_none())
             .filter_map(|server| {
                 server.busy().map(|what| Activity {
@@ -454,14 +458,15 @@ impl Supervisor {
     /// Every slot's state.
     pub async fn status(&self) -> Vec<ServerStatus> {
         let starting: Vec<SlotKey> = {
-            let gates = self.starting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let gates = crate::pool::lock(&self.pool.starting);
             gates.iter().filter(|(_, gate)| gate.try_lock().is_err()).map(|(key, _)| key.clone()).collect()
         };
-        let slots = self.slots.lock().await;
+        let slots = self.pool.slots.lock().await;
         let mut out: Vec<ServerStatus> = slots
             .iter()
+            .filter(|(key, _)| self.pool.claimed_by(key, self.user))
             .map(|(key, slot)| {
-                let (id, root) = key;
+                let (id, root) = (&key.server, &key.root);
                 let server = slot.server.as_ref();
                 let dead = server.and_then(|s| s.death());
                 let gave_up = slot.crashes >= self.config.max_crashes;
@@ -506,6 +511,7 @@ impl Supervisor {
                     uptime_ms: server.filter(|_| dead.is_none()).map(|s| s.started.elapsed().as_millis()),
                     first_load_timeout_ms: first_load,
                     messages: server.map(|s| s.messages()).unwrap_or_default(),
+                    shared_with: self.pool.users(key).saturating_sub(1),
                 }
             })
             .collect();
@@ -518,10 +524,11 @@ impl Supervisor {
     pub async fn reload(&self, dir: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
         // Detection runs again: a binary installed or fixed since is probed anew.
         crate::detect::clear_caches();
-        let mut slots = self.slots.lock().await;
-        let keys: Vec<_> = slots
+        let mut slots = self.pool.slots.lock().await;
+        let keys: Vec<SlotKey> = slots
             .keys()
-            .filter(|(_, root)| dir.is_none_or(|d| d.starts_with(root) || root.starts_with(d)))
+            .filter(|key| self.pool.claimed_by(key, self.user))
+            .filter(|key| dir.is_none_or(|d| d.starts_with(&key.root) || key.root.starts_with(d)))
             .cloned()
             .collect();
         let mut stopped = Vec::new();
@@ -530,15 +537,20 @@ impl Supervisor {
                 if let Some(server) = slot.server {
                     server.stop().await;
                 }
-                stopped.push(key);
+                stopped.push((key.server, key.root));
             }
         }
         stopped
     }
 
-    /// Stops every server.
+    /// Releases every server it used: one no other supervisor of its pool uses is
+    /// stopped now when the pool's idle time is zero (a supervisor's own pool),
+    /// else once it has been unused that long. A later request claims a server again.
     pub async fn shutdown(&self) {
-        self.reload(None).await;
+        let freed = self.pool.release(self.user);
+        if self.pool.idle().is_zero() {
+            self.pool.stop_unclaimed(freed).await;
+        }
     }
 
     /// Starts the root's watcher once (with [`SupervisorConfig::watch`]).
@@ -547,12 +559,7 @@ impl Supervisor {
             return;
         }
         self.watcher.get_or_init(|| {
-            let live = Arc::clone(&self.live);
-            let servers: Servers = Arc::new(move || {
-                let live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                live.iter().filter_map(std::sync::Weak::upgrade).filter(|s| s.death().is_none()).collect()
-            });
-            RootWatcher::start(&self.config.root, servers).map_err(|e| {
+            self.pool.watcher(&self.config.root).map_err(|e| {
                 tracing::warn!(root = %self.config.root.display(), error = %e, "the root is not watched");
                 format!("the root is not watched ({e}): servers hear only of changes made through this supervisor")
             })
@@ -578,7 +585,15 @@ impl Supervisor {
     /// (and, for a server with [`ServerSpec::opens_changed_files`], opens the
     /// ones of its languages).
     pub async fn files_changed(&self, changes: &[(PathBuf, FileChange)]) {
-        let servers: Vec<Arc<Server>> = self.slots.lock().await.values().filter_map(|s| s.server.clone()).collect();
+        let servers: Vec<Arc<Server>> = self
+            .pool
+            .slots
+            .lock()
+            .await
+            .iter()
+            .filter(|(key, _)| self.pool.claimed_by(key, self.user))
+            .filter_map(|(_, s)| s.server.clone())
+            .collect();
         for server in servers {
             let events: Vec<lsp_types::FileEvent> = changes
                 .iter()

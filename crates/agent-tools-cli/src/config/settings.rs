@@ -92,6 +92,8 @@ settings! {
         init_timeout_s: Seconds = leaf.lsp.init_timeout.into(),
         /// how long diagnostics are waited for after a write
         diagnostics_timeout_s: Seconds = leaf.lsp.diagnostics_timeout.into(),
+        /// serve --http: how long a language server no run uses is kept running for the next run (read from the host's configuration)
+        idle_s: Seconds = lsp_supervisor::ServerPool::DEFAULT_IDLE.into(),
         /// references returned by lsp references
         references_cap: usize = leaf.caps.references,
         /// symbols returned by an lsp symbols search (query)

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::sdk_client_mcp::python_sdk;
+use crate::sdk_client_mcp::{python_sdk, tools_path};
 
 const TOKEN: &str = "a-token-for-the-http-host-test-0123456789";
 
@@ -41,6 +41,7 @@ fn start(args: &[&str], runs: usize) -> Host {
         .args(args)
         .env("AGENT_TOOLS_HOST_TOKEN", TOKEN)
         .env("AGENT_TOOLS_LOG", "warn")
+        .env("PATH", tools_path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -165,6 +166,56 @@ fn a_run_opened_through_the_admin_api_has_its_own_token_and_closing_it_ends_its_
     // The run's kernel ended with it (a zombie counts as gone).
     let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     assert!(state.is_empty() || state.contains(") Z "), "the closed run's kernel {pid} is still running: {state}");
+}
+
+/// Two runs opened on one checkout share its language server (one pyright, found by pid in
+/// each run's `lsp status`); closing one leaves the other's answers and server as they were.
+#[test]
+fn runs_on_one_checkout_share_one_language_server_and_one_runs_end_leaves_it_to_the_other() {
+    let Some(python) = python_sdk() else { return };
+    let pyright = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/node/node_modules/.bin/pyright-langserver");
+    if !pyright.is_file() {
+        assert!(std::env::var("CI").is_err(), "pyright is missing under CI: run `cargo xtask setup`");
+        eprintln!("skipped: pyright is not installed (`cargo xtask setup`)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(root.path().join("app.py"), "def greet(name):\n    return name\n\n\ngreet(\"world\")\n").unwrap();
+    let host = start(&["--cap", "exec", "--root", &root.path().display().to_string(), "--lsp", "python=pyright"], 1);
+    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_shared.py");
+    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    eprintln!("{cases:#?}");
+    for run in ["first definition", "second definition", "second after the first closed"] {
+        assert_eq!(cases[run]["is_error"], false, "{run}: {}", cases[run]);
+        assert!(cases[run]["text"].as_str().unwrap().contains("app.py:1:5"), "{run}: {}", cases[run]);
+    }
+    // `pyright for .: running, pid N, up …, 0 restarts, 1 open documents, shared with 1 other run`
+    let pyright = |status: &Value| -> (u32, String) {
+        let line = status.as_str().unwrap().lines().find(|l| l.trim_start().starts_with("pyright for .")).unwrap();
+        let pid = line.split(", pid ").nth(1).and_then(|r| r.split(',').next()).unwrap().parse().unwrap();
+        (pid, line.to_owned())
+    };
+    let (first, first_line) = pyright(&cases["first status"]["text"]);
+    let (second, second_line) = pyright(&cases["second status"]["text"]);
+    assert_eq!(first, second, "one pyright for both runs:\n{first_line}\n{second_line}");
+    assert!(first_line.ends_with("shared with 1 other run") && second_line.ends_with("shared with 1 other run"));
+    let watched = |status: &Value| status.as_str().unwrap().contains("the root: watched for changes on disk");
+    assert!(watched(&cases["second status"]["text"]), "the run that joined watches the root too");
+    assert!(watched(&cases["second after the first closed"]["status"]), "and goes on watching it");
+    let after = &cases["second after the first closed"];
+    assert_eq!(after["closed"], 204);
+    let (left, left_line) = pyright(&after["status"]);
+    assert_eq!(left, first, "the first run's end left the server to the second: {left_line}");
+    assert!(!left_line.contains("shared with"), "{left_line}");
 }
 
 #[test]

@@ -152,7 +152,7 @@ fn the_typescript_sdk_keeps_a_long_cell_alive_by_progress_and_cancels_a_runaway_
 }
 
 /// `PATH` with the tools `cargo xtask setup` installed first (pyright, pylsp, debugpy's Python).
-fn tools_path() -> String {
+pub(crate) fn tools_path() -> String {
     let root = workspace_root();
     let mut dirs = vec![root.join(".tools/venv/bin"), root.join(".tools/node/node_modules/.bin")];
     dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));

@@ -686,6 +686,9 @@ impl Lsp {
                 line.push_str(&format!(", up {}", duration_text(up)));
             }
             line.push_str(&format!(", {}, {} open documents", count(s.restarts as usize, "restart"), s.open_documents));
+            if s.shared_with > 0 {
+                line.push_str(&format!(", shared with {}", count(s.shared_with, "other run")));
+            }
             if let Some(busy) = &s.busy {
                 line.push_str(&format!(", busy: {busy}"));
             }

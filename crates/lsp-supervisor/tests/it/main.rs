@@ -13,4 +13,5 @@ mod fixture_server;
 mod helper_servers;
 mod real_servers;
 mod roots;
+mod shared_pool;
 mod status_reload;

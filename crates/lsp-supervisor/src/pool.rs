@@ -1,0 +1,257 @@
+//! The language servers a host shares between its runs.
+//!
+//! A [`ServerPool`] holds one process per (server, root, launch): two
+//! supervisors whose runs share a checkout, and that would start the same
+//! binary with the same arguments, settings and enclosure there, use one
+//! process. Each supervisor claims the slots it uses; a slot no supervisor
+//! claims is stopped once it has been unused for the pool's idle time (at once
+//! with an idle time of zero). What is per run stays with the run: the
+//! supervisor's view of the slots (its status lists only the servers it uses),
+//! and above it the diagnostics ledger of diagnostics on write.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::results::ServerExit;
+use crate::server::Server;
+use crate::watch::{RootWatcher, Servers};
+
+/// How often an idle pool looks for servers to stop, at most.
+const REAP_EVERY: Duration = Duration::from_secs(5);
+
+/// One server's place in the pool: the process (while it runs) and its history.
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub server: Option<Arc<Server>>,
+    pub crashes: u32,
+    /// How the last process of this slot ended (a crash, or a start that failed).
+    pub last_exit: Option<ServerExit>,
+    pub docs: Vec<(PathBuf, crate::spec::Language)>,
+    /// Why this root ([`crate::RootChoice::why`]).
+    pub why: String,
+    /// Processes started for this slot after the first.
+    pub restarts: u32,
+    /// Processes started for this slot.
+    pub starts: u32,
+}
+
+/// A slot's key: the server's id, its root, and a digest of how it is launched
+/// (the spec, the binary, the search path, the enclosure and the timeouts), so
+/// two runs configured differently never share a process.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct SlotKey {
+    pub server: &'static str,
+    pub root: PathBuf,
+    pub launch: u64,
+}
+
+impl SlotKey {
+    pub fn new(server: &'static str, root: PathBuf, launch: &impl std::fmt::Debug) -> SlotKey {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        format!("{launch:?}").hash(&mut hasher);
+        SlotKey { server, root, launch: hasher.finish() }
+    }
+}
+
+/// Who uses a slot, and when it was last used.
+struct Claim {
+    users: HashSet<u64>,
+    last_used: Instant,
+}
+
+/// Language servers shared by supervisors ([`crate::Supervisor::with_pool`]).
+///
+/// A supervisor made with [`crate::Supervisor::new`] has a pool of its own,
+/// with an idle time of zero: its servers stop when it shuts down or is dropped.
+pub struct ServerPool {
+    /// How long a server no supervisor claims is kept running.
+    idle: Duration,
+    pub(crate) slots: tokio::sync::Mutex<HashMap<SlotKey, Slot>>,
+    /// One gate per slot, held while its server starts, so starts of
+    /// different servers run side by side and one slot never starts twice.
+    pub(crate) starting: Mutex<HashMap<SlotKey, Arc<tokio::sync::Mutex<()>>>>,
+    claims: Mutex<HashMap<SlotKey, Claim>>,
+    /// Every server started, for the watchers to tell (dead ones are skipped).
+    live: Arc<Mutex<Vec<Weak<Server>>>>,
+    /// One watcher per watched root, shared by the supervisors of that root.
+    watchers: Mutex<HashMap<PathBuf, Weak<RootWatcher>>>,
+    /// Whether the task that stops idle servers runs.
+    reaping: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for ServerPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerPool").field("idle", &self.idle).finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A new supervisor's id, unique in the process.
+pub(crate) fn next_user() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl ServerPool {
+    /// A host's idle time by default: ten minutes.
+    pub const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+
+    /// A pool that keeps a server no supervisor claims for `idle` (a host's
+    /// `lsp.idle_s`), then stops it; zero stops it as soon as the last
+    /// supervisor using it shuts down or is dropped.
+    pub fn new(idle: Duration) -> ServerPool {
+        ServerPool {
+            idle,
+            slots: tokio::sync::Mutex::default(),
+            starting: Mutex::default(),
+            claims: Mutex::default(),
+            live: Arc::default(),
+            watchers: Mutex::default(),
+            reaping: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// How long a server no supervisor claims is kept running.
+    pub fn idle(&self) -> Duration {
+        self.idle
+    }
+
+    /// The servers running now, each with its pid and how many supervisors claim it.
+    pub async fn running(&self) -> Vec<(&'static str, PathBuf, Option<u32>, usize)> {
+        let slots = self.slots.lock().await;
+        let claims = lock(&self.claims);
+        let mut out: Vec<_> = slots
+            .iter()
+            .filter_map(|(key, slot)| {
+                let server = slot.server.as_ref().filter(|s| s.death().is_none())?;
+                let users = claims.get(key).map_or(0, |c| c.users.len());
+                Some((key.server, key.root.clone(), server.pid, users))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub(crate) fn gate(&self, key: &SlotKey) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(lock(&self.starting).entry(key.clone()).or_default())
+    }
+
+    /// `user` uses the slot now.
+    pub(crate) fn claim(self: &Arc<Self>, key: &SlotKey, user: u64) {
+        let mut claims = lock(&self.claims);
+        let claim =
+            claims.entry(key.clone()).or_insert_with(|| Claim { users: HashSet::new(), last_used: Instant::now() });
+        claim.users.insert(user);
+        claim.last_used = Instant::now();
+        drop(claims);
+        self.reap_idle();
+    }
+
+    /// Whether `user` has claimed the slot.
+    pub(crate) fn claimed_by(&self, key: &SlotKey, user: u64) -> bool {
+        lock(&self.claims).get(key).is_some_and(|c| c.users.contains(&user))
+    }
+
+    /// How many supervisors claim the slot.
+    pub(crate) fn users(&self, key: &SlotKey) -> usize {
+        lock(&self.claims).get(key).map_or(0, |c| c.users.len())
+    }
+
+    /// `user` no longer uses any slot; the slots left unclaimed start their idle time now.
+    pub(crate) fn release(&self, user: u64) -> Vec<SlotKey> {
+        let mut freed = Vec::new();
+        for (key, claim) in lock(&self.claims).iter_mut() {
+            if claim.users.remove(&user) {
+                claim.last_used = Instant::now();
+                if claim.users.is_empty() {
+                    freed.push(key.clone());
+                }
+            }
+        }
+        freed
+    }
+
+    /// Stops the servers of `keys` that no supervisor claims (between the check
+    /// and the stop, none can claim one: the slot's start gate is held).
+    pub(crate) async fn stop_unclaimed(&self, keys: Vec<SlotKey>) -> Vec<SlotKey> {
+        let mut stopped = Vec::new();
+        for key in keys {
+            let gate = self.gate(&key);
+            let Ok(_starting) = gate.try_lock() else { continue };
+            if self.users(&key) > 0 {
+                continue;
+            }
+            let slot = self.slots.lock().await.remove(&key);
+            lock(&self.claims).remove(&key);
+            if let Some(server) = slot.and_then(|s| s.server) {
+                tracing::info!(server = key.server, root = %key.root.display(), "stopped a language server no run uses");
+                server.stop().await;
+            }
+            stopped.push(key);
+        }
+        stopped
+    }
+
+    /// Starts the task that stops servers unclaimed for the idle time, once (with a
+    /// nonzero idle time, and inside a Tokio runtime). It ends with the pool.
+    fn reap_idle(self: &Arc<Self>) {
+        if self.idle.is_zero() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.reaping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let pool = Arc::downgrade(self);
+        let every = (self.idle / 4).clamp(Duration::from_millis(50), REAP_EVERY);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(pool) = pool.upgrade() else { return };
+                let due: Vec<SlotKey> = lock(&pool.claims)
+                    .iter()
+                    .filter(|(_, c)| c.users.is_empty() && c.last_used.elapsed() >= pool.idle)
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                if !due.is_empty() {
+                    pool.stop_unclaimed(due).await;
+                }
+            }
+        });
+    }
+
+    /// A server started: the watchers tell it of changes from now on.
+    pub(crate) fn started(&self, server: &Arc<Server>) {
+        let mut live = lock(&self.live);
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(server));
+    }
+
+    /// The watcher of `root`, started if no supervisor of the pool watches it yet.
+    /// It tells the pool's running servers whose root is inside `root`.
+    pub(crate) fn watcher(&self, root: &Path) -> notify::Result<Arc<RootWatcher>> {
+        let mut watchers = lock(&self.watchers);
+        watchers.retain(|_, w| w.strong_count() > 0);
+        if let Some(watcher) = watchers.get(root).and_then(Weak::upgrade) {
+            return Ok(watcher);
+        }
+        let live = Arc::clone(&self.live);
+        let inside = root.to_path_buf();
+        let servers: Servers = Arc::new(move || {
+            let live = lock(&live);
+            live.iter()
+                .filter_map(Weak::upgrade)
+                .filter(|s| s.death().is_none() && s.root.starts_with(&inside))
+                .collect()
+        });
+        let watcher = RootWatcher::start(root, servers)?;
+        watchers.insert(root.to_path_buf(), Arc::downgrade(&watcher));
+        Ok(watcher)
+    }
+}

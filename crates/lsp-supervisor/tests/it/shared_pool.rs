@@ -1,0 +1,132 @@
+//! Supervisors sharing a host's servers through a `ServerPool`, against the
+//! fixture language server: one process per (server, root, launch), each
+//! supervisor's view limited to the servers it uses, and a server no
+//! supervisor uses stopped after the pool's idle time. Needs `cargo xtask fixtures`.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lsp_supervisor::{ServerPool, Supervisor, SupervisorConfig};
+
+/// A project with `fixture.toml` and one file defining and using `target`.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("fixture.toml"), "").unwrap();
+    std::fs::write(root.join("a.fix"), "def target\n\nuse target\n").unwrap();
+    (dir, root)
+}
+
+fn config(root: &Path) -> SupervisorConfig {
+    let bin = common::fixture_bin_dir().join("fixture-lsp-server");
+    assert!(bin.is_file(), "{} is missing: run `cargo xtask fixtures` first", bin.display());
+    let mut config = common::config(root);
+    config.request_timeout = Duration::from_secs(10);
+    config
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// The pid of the fixture server `sup` uses, after one definition through it.
+async fn serve_once(sup: &Supervisor, root: &Path) -> u32 {
+    let nav = sup.definition(&root.join("a.fix"), 3, "target").await.unwrap();
+    assert_eq!(nav.locations.items[0].line, 1, "{nav:?}");
+    let status = sup.status().await;
+    assert_eq!(status.len(), 1, "{status:?}");
+    status[0].pid.expect("a running server")
+}
+
+/// Waits up to 10 s for `pid` to be gone.
+async fn gone(pid: u32) -> bool {
+    for _ in 0..200 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn runs_on_one_checkout_share_one_process_and_each_sees_only_its_own() {
+    let (_dir, root) = project();
+    let (_other_dir, other) = project();
+    let pool = Arc::new(ServerPool::new(Duration::from_secs(600)));
+    let a = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let b = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let pid = serve_once(&a, &root).await;
+    assert_eq!(serve_once(&b, &root).await, pid, "the second run joins the first's server");
+    assert_eq!(a.status().await[0].shared_with, 1);
+    assert_eq!(b.status().await[0].shared_with, 1);
+    // The run that joined watches the root too, and goes on watching it when the first run goes.
+    assert!(matches!(b.watching(), Some(Ok(1))), "{:?}", b.watching());
+    drop(a);
+    assert!(matches!(b.watching(), Some(Ok(1))), "{:?}", b.watching());
+
+    // Another checkout, and the same checkout with a server launched differently, get their own.
+    let c = Supervisor::with_pool(config(&other), Arc::clone(&pool));
+    let c_pid = serve_once(&c, &other).await;
+    let mut changed = config(&root);
+    for spec in changed.servers.iter_mut().filter(|s| s.id == "fixture") {
+        spec.env.push(("FIXTURE_LSP_ENCODING".into(), "utf-8".into()));
+    }
+    let d = Supervisor::with_pool(changed, Arc::clone(&pool));
+    let d_pid = serve_once(&d, &root).await;
+    assert!(c_pid != pid && d_pid != pid && c_pid != d_pid, "{pid} {c_pid} {d_pid}");
+    assert_eq!(c.status().await[0].root, other, "a run sees only the servers it uses");
+    assert_eq!(c.status().await[0].shared_with, 0);
+    let running: Vec<(u32, usize)> = pool.running().await.iter().map(|r| (r.2.unwrap(), r.3)).collect();
+    assert_eq!(running.len(), 3, "{running:?}");
+    assert!(running.contains(&(pid, 1)) && running.contains(&(c_pid, 1)) && running.contains(&(d_pid, 1)));
+
+    // A run's reload stops only the servers it uses.
+    let stopped = c.reload(None).await;
+    assert_eq!(stopped, vec![("fixture", other.clone())]);
+    assert!(gone(c_pid).await && alive(pid) && alive(d_pid));
+}
+
+#[tokio::test]
+async fn a_server_no_run_uses_stops_after_the_idle_time_and_the_next_run_starts_it_again() {
+    let (_dir, root) = project();
+    let pool = Arc::new(ServerPool::new(Duration::from_millis(300)));
+    let a = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let b = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let pid = serve_once(&a, &root).await;
+    assert_eq!(serve_once(&b, &root).await, pid);
+
+    // One run ends: the other still uses the server, past the idle time.
+    a.shutdown().await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(alive(pid), "a server another run uses is kept");
+    assert_eq!(b.status().await[0].shared_with, 0);
+    assert!(a.status().await.is_empty(), "a run that ended lists no server");
+
+    // The last run goes: the server stops once it has been unused for the idle time.
+    drop(b);
+    assert!(alive(pid), "kept for the idle time, for the next run");
+    assert!(gone(pid).await, "stopped after the idle time");
+    assert!(pool.running().await.is_empty());
+
+    let c = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let again = serve_once(&c, &root).await;
+    assert_ne!(again, pid);
+}
+
+#[tokio::test]
+async fn a_supervisors_own_servers_stop_at_its_shutdown() {
+    let (_dir, root) = project();
+    let own = Supervisor::new(config(&root));
+    let pid = serve_once(&own, &root).await;
+    own.shutdown().await;
+    assert!(!alive(pid), "stopped before shutdown returned");
+    assert!(own.status().await.is_empty());
+    // A later request starts it again.
+    assert_ne!(serve_once(&own, &root).await, pid);
+}

@@ -1,0 +1,73 @@
+"""The client side of `cargo xtask bench host`: opens N runs and asks each for one
+`lsp definition` through the official MCP Python SDK, then holds them open until stdin
+closes, so the caller can measure the servers' memory meanwhile.
+
+usage: host_client.py stdio BINARY LANG_SERVER FILE LINE SYMBOL ROOT...
+       host_client.py http BASE TOKEN FILE LINE SYMBOL ROOT...
+
+stdio: one `agent-tools serve --root ROOT` process per root (separate processes, as MCP
+clients start them). http: one run per root, opened on the host at BASE with its admin
+API. Either way the first run answers alone, then the others at once. Prints one JSON
+line: {"first_ms": [...], "errors": [...]}; each run's first answer in ms.
+"""
+
+import contextlib
+import json
+import sys
+import time
+
+import anyio
+import httpx2
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+MODE = sys.argv[1]
+A, B, FILE, LINE, SYMBOL = sys.argv[2:7]
+ROOTS = sys.argv[7:]
+DEFINITION = {"action": "definition", "file": FILE, "line": int(LINE), "symbol": SYMBOL}
+
+
+def text(result):
+    return "\n".join(b.text for b in result.content if b.type == "text")
+
+
+async def ask(client, times, errors):
+    start = time.monotonic()
+    result = await client.call_tool("lsp", DEFINITION)
+    times.append(round((time.monotonic() - start) * 1000))
+    if result.is_error or "definition" not in text(result):
+        errors.append(text(result)[:300])
+
+
+async def main():
+    times, errors = [], []
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        if MODE == "stdio":
+            binary, server = A, B
+            for root in ROOTS:
+                params = StdioServerParameters(command=binary, args=["serve", "--root", root, "--lsp", server],
+                                               env={"AGENT_TOOLS_LOG": "warn", "PATH": __import__("os").environ["PATH"]},
+                                               cwd=root)
+                clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
+        else:
+            base, token = A, B
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=60))
+            for root in ROOTS:
+                run = (await http.post(f"{base}/runs", json={"root": root},
+                                       headers={"Authorization": f"Bearer {token}"})).json()
+                headers = {"Authorization": f"Bearer {run['token']}"}
+                transport = streamable_http_client(run["url"], http_client=create_mcp_http_client(headers=headers))
+                clients.append(await stack.enter_async_context(Client(transport, mode="legacy")))
+        await ask(clients[0], times, errors)
+        async with anyio.create_task_group() as group:
+            for client in clients[1:]:
+                group.start_soon(ask, client, times, errors)
+        print(json.dumps({"first_ms": times, "errors": errors}), flush=True)
+        # Held open until the caller has measured.
+        await anyio.to_thread.run_sync(sys.stdin.read)
+
+
+anyio.run(main)
