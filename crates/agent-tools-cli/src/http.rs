@@ -242,10 +242,17 @@ async fn mcp(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, reques
     if let Some(refused) = unauthorized(&request, token.as_deref()) {
         return refused;
     }
-    match tower_service::Service::call(&mut service, request).await {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = match tower_service::Service::call(&mut service, request).await {
         Ok(response) => response.into_response(),
         Err(never) => match never {},
+    };
+    // A session ended by `DELETE` (spec `basic/transports`, "Session Management") is answered
+    // 204 No Content: rmcp says 202, which the Python SDK logs as a failed termination.
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
     }
+    response
 }
 
 /// What `POST /runs` takes.

@@ -187,7 +187,10 @@ fn runs_on_one_checkout_share_one_language_server_and_one_runs_end_leaves_it_to_
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_shared.py");
     let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // The legacy session's DELETE is answered as the SDK expects (204), not logged as a failure.
+    assert!(!stderr.contains("Session termination failed"), "{stderr}");
     let cases: BTreeMap<String, Value> = stdout
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
