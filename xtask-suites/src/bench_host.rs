@@ -36,13 +36,19 @@ pub(crate) struct Options {
     /// Separate processes are measured up to this many runs (each holds a whole server).
     separate_max: usize,
     project: Option<String>,
+    /// Each run on its own git worktree of the project, instead of all on one checkout.
+    worktrees: bool,
 }
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> Result<Self> {
-        let mut options = Options { runs: vec![1, 4, 16, 32], separate_max: 16, project: None };
+        let mut options = Options { runs: vec![1, 4, 16, 32], separate_max: 16, project: None, worktrees: false };
         let mut it = args.iter();
         while let Some(&arg) = it.next() {
+            if arg == "--worktrees" {
+                options.worktrees = true;
+                continue;
+            }
             let value = it.next().with_context(|| format!("{arg} takes a value"))?;
             match arg {
                 "--runs" => {
@@ -52,7 +58,7 @@ impl Options {
                 "--separate-max" => options.separate_max = value.parse()?,
                 "--project" if ["rust", "python"].contains(value) => options.project = Some((*value).to_owned()),
                 _ => bail!(
-                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python)"
+                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees)"
                 ),
             }
         }
@@ -192,6 +198,8 @@ fn pss(pid: u32) -> u64 {
 /// What one side measured for N runs.
 struct Measured {
     bytes: u64,
+    /// Of `bytes`, the `agent-tools` processes' own (the rest is the language servers').
+    ours: u64,
     first_ms: Vec<u64>,
     processes: usize,
 }
@@ -208,28 +216,87 @@ fn measure(client: &mut Command, roots_of: impl Fn(u32, &HashMap<u32, u32>) -> V
         let _ = child.kill();
         bail!("{} runs failed their definition; the first: {}", errors.len(), errors[0]);
     }
+    let roots = roots_of(child.id(), &parents());
+    at_rest(&roots);
     let parents = parents();
-    let pids: Vec<u32> = roots_of(child.id(), &parents).into_iter().flat_map(|r| tree(r, &parents)).collect();
+    let pids: Vec<u32> = roots.iter().flat_map(|r| tree(*r, &parents)).collect();
     let bytes = pids.iter().map(|p| pss(*p)).sum();
+    let ours = roots.iter().map(|p| pss(*p)).sum();
     let first_ms = report["first_ms"].as_array().into_iter().flatten().filter_map(Value::as_u64).collect();
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(b"");
     }
     let _ = child.wait();
-    Ok(Measured { bytes, first_ms, processes: pids.len() })
+    Ok(Measured { bytes, ours, first_ms, processes: pids.len() })
+}
+
+/// The project as a git repository with `n - 1` more worktrees (made once, kept for larger `n`).
+fn worktrees(project: &Project, n: usize) -> Result<Vec<PathBuf>> {
+    let git = |args: &[&str]| -> Result<()> {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&project.root).args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"]).args(args);
+        run_quiet(&mut cmd).map(drop)
+    };
+    if !project.root.join(".git").exists() {
+        git(&["init", "-q"])?;
+        git(&["add", "-A"])?;
+        git(&["commit", "-q", "-m", "the project"])?;
+    }
+    let name = project.root.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let mut roots = vec![project.root.clone()];
+    for i in 1..n {
+        let tree = project.root.with_file_name(format!("{name}-wt{i}"));
+        if !tree.exists() {
+            git(&["worktree", "add", "-q", "--detach", &tree.to_string_lossy()])?;
+        }
+        roots.push(tree);
+    }
+    Ok(roots)
+}
+
+/// The runs' roots: `n` times the checkout, or `n` worktrees of it.
+fn roots(project: &Project, n: usize, worktrees_on: bool) -> Result<Vec<PathBuf>> {
+    if worktrees_on { worktrees(project, n) } else { Ok(vec![project.root.clone(); n]) }
+}
+
+/// Waits (up to 3 minutes) until the servers are at rest: no build runs under `roots`'
+/// trees (rust-analyzer's `cargo check` after its load), and their total PSS has
+/// moved less than 1 % over the last 3 s (a server still loading in the background
+/// after its first answer grows), so both sides are measured alike.
+fn at_rest(roots: &[u32]) {
+    let building = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| {
+            ["cargo", "rustc", "build-script-bu", "build_script_build"].iter().any(|b| c.trim().starts_with(b))
+        })
+    };
+    let mut totals: Vec<u64> = Vec::new();
+    for _ in 0..180 {
+        let parents = parents();
+        let pids: Vec<u32> = roots.iter().flat_map(|r| tree(*r, &parents)).collect();
+        totals.push(pids.iter().map(|p| pss(*p)).sum());
+        let steady = totals.len() >= 4 && {
+            let last = &totals[totals.len() - 4..];
+            let (lo, hi) = (last.iter().min().copied().unwrap_or(0), last.iter().max().copied().unwrap_or(0));
+            hi - lo <= hi / 100
+        };
+        if steady && !pids.iter().any(building) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }
 
 /// N stdio processes, each its own run and servers.
-fn separate(cli: &Path, project: &Project, n: usize) -> Result<Measured> {
+fn separate(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> {
     let mut client = python_client();
     client.args(["stdio".as_ref(), cli.as_os_str(), project.server.as_ref()]).args(definition(project));
-    client.args(std::iter::repeat_n(&project.root, n));
+    client.args(roots);
     // Every process under the client is one of the stdio servers' trees.
     measure(&mut client, |client, parents| parents.iter().filter(|(_, p)| **p == client).map(|(c, _)| *c).collect())
 }
 
 /// One host, N runs opened through its admin API.
-fn hosted(cli: &Path, project: &Project, n: usize) -> Result<Measured> {
+fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> {
     let mut host = Command::new(cli)
         .args(["serve", "--http", "127.0.0.1:0", "--root"])
         .arg(&project.root)
@@ -251,7 +318,7 @@ fn hosted(cli: &Path, project: &Project, n: usize) -> Result<Measured> {
         };
         std::thread::spawn(move || lines.for_each(drop));
         let mut client = python_client();
-        client.args(["http", &base, TOKEN]).args(definition(project)).args(std::iter::repeat_n(&project.root, n));
+        client.args(["http", &base, TOKEN]).args(definition(project)).args(roots);
         let host_pid = host.id();
         measure(&mut client, |_, _| vec![host_pid])
     })();
@@ -302,24 +369,31 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         projects.push(python_project()?);
     }
     for project in &projects {
-        println!("\n{} ({}), {}:{} `{}`", project.name, project.server, project.file, project.line, project.symbol);
+        let on = if options.worktrees { "each run on its own git worktree" } else { "every run on one checkout" };
+        println!(
+            "\n{} ({}), {}:{} `{}`, {on}",
+            project.name, project.server, project.file, project.line, project.symbol
+        );
         let mut one: Option<(u64, u64)> = None;
         for &n in &options.runs {
-            let host = hosted(&cli, project, n)?;
-            let apart = (n <= options.separate_max).then(|| separate(&cli, project, n)).transpose()?;
+            let roots = roots(project, n, options.worktrees)?;
+            let host = hosted(&cli, project, &roots)?;
+            let apart = (n <= options.separate_max).then(|| separate(&cli, project, &roots)).transpose()?;
             let (host_one, apart_one) = *one.get_or_insert((host.bytes, apart.as_ref().map_or(0, |a| a.bytes)));
             let mut row = format!(
-                "  {n:>3} runs  host {} ({} processes, {:.2}× one run; {})",
+                "  {n:>3} runs  host {} ({} processes, agent-tools {}, {:.2}× one run; {})",
                 mib(host.bytes),
                 host.processes,
+                mib(host.ours),
                 host.bytes as f64 / host_one as f64,
                 answers(&host)
             );
             match &apart {
                 Some(apart) => row.push_str(&format!(
-                    "\n            stdio {} ({} processes, {:.2}× one run; {})  host/stdio {:.2}",
+                    "\n            stdio {} ({} processes, agent-tools {}, {:.2}× one run; {})  host/stdio {:.2}",
                     mib(apart.bytes),
                     apart.processes,
+                    mib(apart.ours),
                     apart.bytes as f64 / apart_one.max(1) as f64,
                     answers(apart),
                     host.bytes as f64 / apart.bytes as f64

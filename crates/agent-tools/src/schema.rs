@@ -11,6 +11,8 @@
 //! tool's structured value is serialized from ([`output_schema`]); the surface
 //! checks every structured value against its tool's ([`OutputCheck`]).
 
+use std::collections::HashMap;
+
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
@@ -85,21 +87,33 @@ fn drop_formats(value: &mut Value) {
     }
 }
 
-/// A tool's output schema, compiled once, checking the structured values it returns.
+/// A tool's output schema, compiled once per process, checking the structured values it returns.
 pub(crate) struct OutputCheck {
-    validator: Result<jsonschema::Validator, String>,
+    validator: std::sync::Arc<Result<jsonschema::Validator, String>>,
 }
 
 impl OutputCheck {
+    /// The check of `schema`: compiled on its first use in the process, then shared by every
+    /// registry that has the tool (a host's runs), since a compiled validator takes hundreds of KB.
     pub(crate) fn new(schema: &Map<String, Value>) -> OutputCheck {
+        type Compiled = std::sync::Arc<Result<jsonschema::Validator, String>>;
+        static COMPILED: std::sync::Mutex<Option<HashMap<String, Compiled>>> = std::sync::Mutex::new(None);
         let schema = Value::Object(schema.clone());
-        OutputCheck { validator: jsonschema::draft7::new(&schema).map_err(|e| e.to_string()) }
+        let key = schema.to_string();
+        let mut compiled = COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let validator = compiled
+            .get_or_insert_with(HashMap::new)
+            .entry(key)
+            .or_insert_with(|| std::sync::Arc::new(jsonschema::draft7::new(&schema).map_err(|e| e.to_string())))
+            .clone();
+        OutputCheck { validator }
     }
 
     /// `Ok` when `value` validates; else why not (the first few errors, with
     /// where in the value they are).
     pub(crate) fn check(&self, value: &Value) -> Result<(), String> {
-        let validator = self.validator.as_ref().map_err(|e| format!("the output schema does not compile: {e}"))?;
+        let validator =
+            self.validator.as_ref().as_ref().map_err(|e| format!("the output schema does not compile: {e}"))?;
         let errors: Vec<String> = validator
             .iter_errors(value)
             .take(3)

@@ -321,6 +321,8 @@ impl Supervisor {
         }
         let (answer, partial) = self.query_partial::<R>(server, params(target.at(path)), Partly::NonEmpty).await?;
         let mut locations = convert_locations(answer.places(), server.encoding).await;
+        // Another run's worktree, served by the same process, is not this run's to see.
+        locations.retain(|l| !server.foreign(&l.path));
         locations.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         locations.dedup();
         let total = locations.len();
@@ -544,6 +546,9 @@ impl Supervisor {
         let mut out = Vec::new();
         for (name, kind, container, uri, range) in found {
             let Some(path) = uri_path(&uri) else { continue };
+            if server.foreign(&path) {
+                continue;
+            }
             let Some(location) = convert_range(&path, &range, server.encoding, None).await else { continue };
             out.push(Symbol {
                 name,

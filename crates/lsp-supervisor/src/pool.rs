@@ -47,14 +47,47 @@ pub(crate) struct SlotKey {
     pub server: &'static str,
     pub root: PathBuf,
     pub launch: u64,
+    /// The same digest with the root left out, and the git repository the root
+    /// belongs to: slots of one family are worktrees of one repository that would
+    /// launch the server alike, and may share one process as its workspace folders.
+    /// `None` outside a git repository, or for an enclosed server (its sandbox is its root's).
+    pub family: Option<u64>,
+}
+
+fn digest(text: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl SlotKey {
-    pub fn new(server: &'static str, root: PathBuf, launch: &impl std::fmt::Debug) -> SlotKey {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        format!("{launch:?}").hash(&mut hasher);
-        SlotKey { server, root, launch: hasher.finish() }
+    pub fn new(server: &'static str, root: PathBuf, launch: &impl std::fmt::Debug, shareable: bool) -> SlotKey {
+        let text = format!("{launch:?}");
+        let family = shareable.then(|| repository(&root)).flatten().map(|repository| {
+            let rootless = text.replace(&*root.to_string_lossy(), "<root>");
+            digest(&format!("{rootless}\n{}", repository.display()))
+        });
+        SlotKey { server, launch: digest(&text), root, family }
     }
+}
+
+/// The git repository `dir` belongs to: its common directory, the same for every
+/// worktree (`.git` is a directory in the main worktree, and a file `gitdir: …`
+/// pointing to `<common>/worktrees/<name>`, whose `commondir` leads back, in the others).
+pub(crate) fn repository(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.ancestors().map(|d| d.join(".git")).find(|g| g.exists())?;
+    if dot_git.is_dir() {
+        return dot_git.canonicalize().ok();
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let gitdir = dot_git.parent()?.join(gitdir);
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok();
+    let common = match common.as_deref().map(str::trim) {
+        Some(rel) if !rel.is_empty() => gitdir.join(rel),
+        _ => gitdir,
+    };
+    common.canonicalize().ok()
 }
 
 /// Who uses a slot, and when it was last used.
@@ -178,6 +211,37 @@ impl ServerPool {
         freed
     }
 
+    /// A running server of `key`'s family that takes workspace folders, serving
+    /// `key.root` too (added as a folder): a worktree of a repository another run's
+    /// worktree already has a server for.
+    pub(crate) async fn attach(&self, key: &SlotKey) -> Option<Arc<Server>> {
+        let family = key.family?;
+        let slots = self.slots.lock().await;
+        let (_, slot) = slots.iter().find(|(k, slot)| {
+            k.server == key.server
+                && k.family == Some(family)
+                && k.root != key.root
+                && slot.server.as_ref().is_some_and(|s| s.death().is_none() && s.takes_folders())
+        })?;
+        let server = slot.server.as_ref()?;
+        tracing::info!(server = key.server, root = %key.root.display(), with = %server.root.display(), "a worktree joined a running language server");
+        Some(Arc::new(server.attach(key.root.clone())))
+    }
+
+    /// How many supervisors claim a slot served by `server`'s process (its folders' slots together).
+    pub(crate) fn users_of_process(&self, slots: &HashMap<SlotKey, Slot>, server: &Server) -> usize {
+        let claims = lock(&self.claims);
+        let mut users = HashSet::new();
+        for (key, slot) in slots {
+            if slot.server.as_ref().is_some_and(|s| s.same_process(server))
+                && let Some(claim) = claims.get(key)
+            {
+                users.extend(claim.users.iter().copied());
+            }
+        }
+        users.len()
+    }
+
     /// Stops the servers of `keys` that no supervisor claims (between the check
     /// and the stop, none can claim one: the slot's start gate is held).
     pub(crate) async fn stop_unclaimed(&self, keys: Vec<SlotKey>) -> Vec<SlotKey> {
@@ -192,7 +256,10 @@ impl ServerPool {
             lock(&self.claims).remove(&key);
             if let Some(server) = slot.and_then(|s| s.server) {
                 tracing::info!(server = key.server, root = %key.root.display(), "stopped a language server no run uses");
-                server.stop().await;
+                // A folder of a process other folders still use is removed from it; the last one stops it.
+                if !server.detach() {
+                    server.stop().await;
+                }
             }
             stopped.push(key);
         }

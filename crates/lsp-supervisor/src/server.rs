@@ -187,9 +187,27 @@ const PROJECT_FILES: &[&str] = &[
 ];
 
 /// A started server.
+/// One running server, as one of its workspace folders sees it: the process, and
+/// the folder (`root`) its requests and results are about. A process that serves
+/// several folders (worktrees of one repository, [`Server::attach`]) has a view per folder.
 pub(crate) struct Server {
-    pub spec: ServerSpec,
+    process: Arc<Process>,
+    /// The workspace folder this view serves: the project root, as the toolchain draws it.
     pub root: PathBuf,
+}
+
+impl std::ops::Deref for Server {
+    type Target = Process;
+    fn deref(&self) -> &Process {
+        &self.process
+    }
+}
+
+/// A language server process and what it has told.
+pub(crate) struct Process {
+    pub spec: ServerSpec,
+    /// Its workspace folders, the first the one it started with.
+    folders: Arc<Mutex<Vec<PathBuf>>>,
     pub binary: PathBuf,
     pub encoding: PositionEncoding,
     pub capabilities: ServerCapabilities,
@@ -200,6 +218,9 @@ pub(crate) struct Server {
     pub answered: AtomicBool,
     /// Set once the server was idle after its first load.
     loaded: AtomicBool,
+    /// When its last load began: its start, or a workspace folder added ([`Server::attach`]);
+    /// a load's grace (a server may not have announced its loading yet) counts from it.
+    load_since: Mutex<Instant>,
     /// When it last heard that a project file changed (it may reload).
     project_changed: Mutex<Option<Instant>>,
     state: Arc<Mutex<State>>,
@@ -282,7 +303,15 @@ impl Server {
         // The event loop must run while initialize is pending: some servers ask
         // for configuration before they answer.
         let loop_conn = conn.clone();
-        tokio::spawn(event_loop(incoming, loop_conn, Arc::clone(&state), changed_tx, spec.clone(), root.clone()));
+        let folders = Arc::new(Mutex::new(vec![root.clone()]));
+        tokio::spawn(event_loop(
+            incoming,
+            loop_conn,
+            Arc::clone(&state),
+            changed_tx,
+            spec.clone(),
+            Arc::clone(&folders),
+        ));
         let params = crate::protocol::InitializeParams(params);
         let answer = match call::<crate::protocol::Initialize>(&conn, spec.id, params, init_timeout).await {
             Ok(answer) => answer,
@@ -301,13 +330,14 @@ impl Server {
         );
         conn.notify::<note::Initialized>(lsp_types::InitializedParams {});
         tracing::info!(server = spec.id, root = %root.display(), encoding = encoding.as_str(), "language server started");
-        Ok(Server {
+        let process = Process {
             spec,
-            root,
+            folders,
             binary,
             encoding,
             capabilities,
             started: Instant::now(),
+            load_since: Mutex::new(Instant::now()),
             conn,
             pid,
             answered: AtomicBool::new(false),
@@ -317,7 +347,68 @@ impl Server {
             changed,
             child: Mutex::new(Some(child)),
             request_timeout,
+        };
+        Ok(Server { process: Arc::new(process), root })
+    }
+
+    /// Whether the server takes workspace folders added and removed while it runs
+    /// (`workspace.workspaceFolders.supported` and `changeNotifications`, LSP 3.17
+    /// `WorkspaceFoldersServerCapabilities`).
+    pub fn takes_folders(&self) -> bool {
+        use lsp_types::OneOf;
+        let folders = self.capabilities.workspace.as_ref().and_then(|w| w.workspace_folders.as_ref());
+        folders.is_some_and(|f| {
+            f.supported == Some(true) && matches!(f.change_notifications, Some(OneOf::Left(true) | OneOf::Right(_)))
         })
+    }
+
+    /// The same process serving `root` too, added as a workspace folder
+    /// (`workspace/didChangeWorkspaceFolders`), as a view of its own.
+    pub fn attach(&self, root: PathBuf) -> Server {
+        let mut folders = lock(&self.folders);
+        if !folders.contains(&root) {
+            folders.push(root.clone());
+            self.notify::<note::DidChangeWorkspaceFolders>(lsp_types::DidChangeWorkspaceFoldersParams {
+                event: lsp_types::WorkspaceFoldersChangeEvent { added: vec![workspace_folder(&root)], removed: vec![] },
+            });
+        }
+        drop(folders);
+        // Until the server has loaded the folder, it is loading again: one that
+        // announces quiescence is not ready before it announces it anew.
+        *lock(&self.load_since) = Instant::now();
+        self.loaded.store(false, Ordering::Relaxed);
+        if self.spec.reports_quiescence {
+            lock(&self.state).quiescent = Some(false);
+        }
+        Server { process: Arc::clone(&self.process), root }
+    }
+
+    /// This view's folder is no longer served: removed from the server's workspace
+    /// folders. Returns whether other folders remain (else the process is for stopping).
+    pub fn detach(&self) -> bool {
+        let mut folders = lock(&self.folders);
+        if folders.len() <= 1 {
+            return false;
+        }
+        folders.retain(|f| *f != self.root);
+        self.notify::<note::DidChangeWorkspaceFolders>(lsp_types::DidChangeWorkspaceFoldersParams {
+            event: lsp_types::WorkspaceFoldersChangeEvent {
+                added: vec![],
+                removed: vec![workspace_folder(&self.root)],
+            },
+        });
+        true
+    }
+
+    /// Whether `other` is a view of the same process.
+    pub fn same_process(&self, other: &Server) -> bool {
+        Arc::ptr_eq(&self.process, &other.process)
+    }
+
+    /// Whether `path` is in another of the process's folders and not in this view's:
+    /// another run's file, which this view's answers leave out.
+    pub fn foreign(&self, path: &Path) -> bool {
+        !path.starts_with(&self.root) && lock(&self.folders).iter().any(|f| path.starts_with(f))
     }
 
     /// A request of the protocol within `timeout`; errors are this crate's,
@@ -436,7 +527,7 @@ impl Server {
         if self.loaded.load(Ordering::Relaxed) {
             return None;
         }
-        let grace_end = tokio::time::Instant::from_std(self.started) + grace;
+        let grace_end = tokio::time::Instant::from_std(*lock(&self.load_since)) + grace;
         while self.busy().is_none() && tokio::time::Instant::now() < grace_end {
             if !self.next_change(grace_end.min(deadline)).await {
                 break;
@@ -465,7 +556,7 @@ impl Server {
         if self.loaded.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let grace_end = tokio::time::Instant::from_std(self.started) + grace;
+        let grace_end = tokio::time::Instant::from_std(*lock(&self.load_since)) + grace;
         while self.load() == Load::Ready && tokio::time::Instant::now() < grace_end {
             if !self.next_change(grace_end.min(deadline)).await {
                 break;
@@ -759,7 +850,7 @@ impl Server {
     }
 }
 
-impl Drop for Server {
+impl Drop for Process {
     fn drop(&mut self) {
         kill_group(self.pid);
     }
@@ -798,7 +889,7 @@ pub(crate) async fn call<R: Request>(
     })
 }
 
-/// The root as the one workspace folder.
+/// A root as a workspace folder.
 fn workspace_folder(root: &Path) -> lsp_types::WorkspaceFolder {
     let name = root.file_name().and_then(|n| n.to_str()).unwrap_or("root").to_string();
     lsp_types::WorkspaceFolder { uri: file_uri(root), name }
@@ -832,7 +923,7 @@ async fn event_loop(
     state: Arc<Mutex<State>>,
     changed: watch::Sender<u64>,
     spec: ServerSpec,
-    root: PathBuf,
+    folders: Arc<Mutex<Vec<PathBuf>>>,
 ) {
     let bump = |changed: &watch::Sender<u64>| changed.send_modify(|n| *n += 1);
     while let Some(message) = incoming.recv().await {
@@ -843,7 +934,8 @@ async fn event_loop(
             }
             Incoming::Request { id, method, params } => {
                 let request = ServerRequest::parse(&method, params);
-                let answer = answer_request(&request, &state, &spec, &root);
+                let folders = lock(&folders).clone();
+                let answer = answer_request(&request, &state, &spec, &folders);
                 conn.respond(id, answer);
                 // A refresh, or a registration: what the server answers may have changed.
                 if matches!(
@@ -936,13 +1028,15 @@ fn answer_request(
     request: &ServerRequest,
     state: &Mutex<State>,
     spec: &ServerSpec,
-    root: &Path,
+    folders: &[PathBuf],
 ) -> std::result::Result<Value, (i64, String)> {
     match request {
         ServerRequest::Configuration(params) => answer::<req::WorkspaceConfiguration>(
             params.items.iter().map(|item| spec.setting(item.section.as_deref())).collect(),
         ),
-        ServerRequest::WorkspaceFolders => answer::<req::WorkspaceFoldersRequest>(Some(vec![workspace_folder(root)])),
+        ServerRequest::WorkspaceFolders => {
+            answer::<req::WorkspaceFoldersRequest>(Some(folders.iter().map(|f| workspace_folder(f)).collect()))
+        }
         ServerRequest::WorkDoneProgressCreate => answer::<req::WorkDoneProgressCreate>(()),
         ServerRequest::RegisterCapability(params) => {
             let mut state = lock(state);
@@ -993,7 +1087,7 @@ mod tests {
         state: &Mutex<State>,
         spec: &ServerSpec,
     ) -> std::result::Result<Value, (i64, String)> {
-        answer_request(&ServerRequest::parse(R::METHOD, params), state, spec, Path::new("/tmp/x"))
+        answer_request(&ServerRequest::parse(R::METHOD, params), state, spec, &[PathBuf::from("/tmp/x")])
     }
 
     #[test]
@@ -1048,7 +1142,7 @@ mod tests {
             Ok(json!({ "success": false }))
         );
         let unknown =
-            answer_request(&ServerRequest::parse("fixture/unknown", json!(null)), &state, &spec, Path::new("/"));
+            answer_request(&ServerRequest::parse("fixture/unknown", json!(null)), &state, &spec, &[PathBuf::from("/")]);
         assert_eq!(unknown.map_err(|e| e.0), Err(-32601));
         let invalid = ask::<req::RegisterCapability>(json!({ "registrations": 1 }), &state, &spec);
         assert_eq!(invalid.map_err(|e| e.0), Err(-32602));

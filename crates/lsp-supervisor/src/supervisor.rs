@@ -339,6 +339,7 @@ impl Supervisor {
             spec.id,
             root.clone(),
             &(&launch, &binary, search, enclosure, self.config.request_timeout, self.config.init_timeout),
+            enclosure.is_none(),
         );
         self.pool.claim(&key, self.user);
         let gate = self.pool.gate(&key);
@@ -387,21 +388,26 @@ impl Supervisor {
             slot.starts += 1;
             std::mem::take(&mut slot.docs)
         };
-        // Started without the slots locked: other servers start and answer meanwhile.
-        let started = Server::start(
-            launch,
-            root,
-            binary,
-            search,
-            self.config.request_timeout,
-            self.config.init_timeout,
-            enclosure,
-        )
-        .await;
+        // A worktree of a repository whose server runs for another worktree joins it;
+        // else it starts, without the slots locked: other servers start and answer meanwhile.
+        let started = match self.pool.attach(&key).await {
+            Some(joined) => Ok(joined),
+            None => Server::start(
+                launch,
+                root,
+                binary,
+                search,
+                self.config.request_timeout,
+                self.config.init_timeout,
+                enclosure,
+            )
+            .await
+            .map(Arc::new),
+        };
         let mut slots = self.pool.slots.lock().await;
         let slot = slots.entry(key).or_default();
         let server = match started {
-            Ok(server) => Arc::new(server),
+            Ok(server) => server,
             Err(e) => {
                 let exit = match &e {
                     Error::Crashed { what, stderr_tail, .. } => {
@@ -511,7 +517,9 @@ impl Supervisor {
                     uptime_ms: server.filter(|_| dead.is_none()).map(|s| s.started.elapsed().as_millis()),
                     first_load_timeout_ms: first_load,
                     messages: server.map(|s| s.messages()).unwrap_or_default(),
-                    shared_with: self.pool.users(key).saturating_sub(1),
+                    shared_with: server
+                        .map_or_else(|| self.pool.users(key), |s| self.pool.users_of_process(&slots, s))
+                        .saturating_sub(1),
                 }
             })
             .collect();
@@ -534,7 +542,10 @@ impl Supervisor {
         let mut stopped = Vec::new();
         for key in keys {
             if let Some(slot) = slots.remove(&key) {
-                if let Some(server) = slot.server {
+                // A worktree's folder of a process that serves others is removed from it only.
+                if let Some(server) = slot.server
+                    && !server.detach()
+                {
                     server.stop().await;
                 }
                 stopped.push((key.server, key.root));

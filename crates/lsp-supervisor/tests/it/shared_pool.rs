@@ -130,3 +130,83 @@ async fn a_supervisors_own_servers_stop_at_its_shutdown() {
     // A later request starts it again.
     assert_ne!(serve_once(&own, &root).await, pid);
 }
+
+/// `git init` and one commit in `root`, then a second worktree beside it; returns its path.
+fn with_worktree(root: &Path) -> PathBuf {
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=test", "-c", "user.email=test@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "the project"]);
+    let tree = root.with_file_name("worktree");
+    git(root, &["worktree", "add", "-q", "--detach", &tree.to_string_lossy()]);
+    tree.canonicalize().unwrap()
+}
+
+fn places(nav: &lsp_supervisor::Navigation) -> Vec<String> {
+    nav.locations.items.iter().map(|l| format!("{}:{}:{}", l.path.display(), l.line, l.column)).collect()
+}
+
+/// Two runs on two git worktrees of one repository: one pyright serves both, each
+/// worktree a workspace folder of it, and neither run's answers carry the other's paths.
+#[tokio::test(flavor = "multi_thread")]
+async fn worktrees_of_one_repository_share_one_pyright_and_see_only_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().canonicalize().unwrap().join("main");
+    common::copy_dir(&common::workspace().join("fixtures/lsp/python"), &main);
+    let tree = with_worktree(&main);
+    let pool = Arc::new(ServerPool::new(Duration::from_secs(1)));
+    let supervisor = |root: &Path| {
+        let mut config = common::config(root);
+        config.preferred.insert(lsp_supervisor::Language::Python, "pyright".into());
+        Supervisor::with_pool(config, Arc::clone(&pool))
+    };
+    let (a, b) = (supervisor(&main), supervisor(&tree));
+    if !common::usable(&a, &main, lsp_supervisor::Language::Python, &["pyright"]).await {
+        return;
+    }
+    let report = "geometry/report.py";
+    let nav = a.definition(&main.join(report), 15, "total_area").await.unwrap();
+    assert_eq!(places(&nav), [format!("{}/geometry/shapes.py:17:5", main.display())]);
+    let nav = b.definition(&tree.join(report), 15, "total_area").await.unwrap();
+    assert_eq!(places(&nav), [format!("{}/geometry/shapes.py:17:5", tree.display())]);
+    let (sa, sb) = (a.status().await, b.status().await);
+    assert_eq!((sa.len(), sb.len()), (1, 1), "{sa:?} {sb:?}");
+    assert_eq!(sa[0].pid, sb[0].pid, "one pyright for both worktrees");
+    assert_eq!((sa[0].root.clone(), sb[0].root.clone()), (main.clone(), tree.clone()));
+    assert_eq!((sa[0].shared_with, sb[0].shared_with), (1, 1));
+    assert_eq!(pool.running().await.len(), 2, "a slot per worktree, one process");
+
+    // References and workspace symbols, dependencies included, stay in the asking run's worktree.
+    let refs = b.references(&tree.join(report), 15, "total_area", 50).await.unwrap();
+    assert_eq!(refs.locations.items.len(), 5, "{:?}", places(&refs));
+    assert!(refs.locations.items.iter().all(|l| l.path.starts_with(&tree)), "{:?}", places(&refs));
+    let scope = lsp_supervisor::SymbolScope {
+        file: None,
+        language: Some(lsp_supervisor::Language::Python),
+        dependencies: true,
+        cap: 50,
+    };
+    let found = b.search_symbols("total_area", &scope).await.unwrap();
+    assert!(!found.symbols.items.is_empty());
+    assert!(found.symbols.items.iter().all(|s| !s.location.path.starts_with(&main)), "{:?}", found.symbols.items);
+
+    // The first run ends: after the idle time its folder leaves the server, which goes on serving the other.
+    let pid = sa[0].pid.unwrap();
+    a.shutdown().await;
+    drop(a);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let running = pool.running().await;
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert_eq!((running[0].1.clone(), running[0].2), (tree.clone(), Some(pid)));
+    let nav = b.definition(&tree.join(report), 15, "total_area").await.unwrap();
+    assert_eq!(places(&nav), [format!("{}/geometry/shapes.py:17:5", tree.display())]);
+    assert_eq!(b.status().await[0].pid, Some(pid));
+}
