@@ -465,14 +465,14 @@ fn ci_runs_the_test_command_the_readme_states() {
 }
 
 /// The text under `heading` up to the next heading of its level.
-fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
+pub(crate) fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
     let start = readme.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("README has no `{heading}`"));
     let body = &readme[start + heading.len() + 2..];
     body.find("\n## ").map_or(body, |end| &body[..end])
 }
 
 /// The text under `### {name}` in a section, up to the next `### `.
-fn subsection<'a>(section: &'a str, name: &str) -> &'a str {
+pub(crate) fn subsection<'a>(section: &'a str, name: &str) -> &'a str {
     let heading = format!("\n### {name}\n");
     let start = section.find(&heading).unwrap_or_else(|| panic!("README has no `### {name}` under the clients"));
     let body = &section[start + heading.len()..];
@@ -480,7 +480,7 @@ fn subsection<'a>(section: &'a str, name: &str) -> &'a str {
 }
 
 /// The contents of every fenced block tagged `language`.
-fn fenced_blocks(text: &str, language: &str) -> Vec<String> {
+pub(crate) fn fenced_blocks(text: &str, language: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {

@@ -2,7 +2,7 @@
 //! streamable HTTP endpoint, driven by the official MCP Python SDK in both
 //! connection modes (`tests/python/http_matrix.py`): search, a question, an
 //! approval, a cell's own `tool()` call asked for inside the `eval` call,
-//! progress, a staged edit of one run refused from the other, and the host's
+//! progress, a staged edit and kernel state of one run out of the other's reach, and the host's
 //! refusals (no token, a wrong one, a browser `Origin`, an unknown run).
 
 use std::collections::BTreeMap;
@@ -114,6 +114,15 @@ fn two_runs_over_streamable_http_answer_the_python_sdk_in_both_modes_and_stay_ap
         assert_eq!(std::fs::read_to_string(a.path().join("app.py")).unwrap(), "x = foo(1)\n", "{mode}");
         assert_eq!(std::fs::read_to_string(b.path().join("app.py")).unwrap(), "y = foo(2)\n", "{mode}");
         assert!(cases["search in b"]["text"].as_str().unwrap().contains("app.py:1:5: foo(2)"), "{mode}");
+        // Run a's kernel state is not run b's: b's kernel is its own.
+        let kept = &cases["a's kernel"];
+        assert_eq!((kept["text"].as_str().unwrap().trim(), &kept["is_error"]), ("42", &json!(false)), "{mode}: {kept}");
+        let crossed = &cases["a's kernel from b"];
+        assert_eq!(
+            (crossed["text"].as_str().unwrap().trim(), &crossed["is_error"]),
+            ("False", &json!(false)),
+            "{mode}"
+        );
         assert_eq!(
             cases["refusals"],
             json!({
@@ -234,4 +243,111 @@ fn a_host_without_a_token_refuses_to_bind_beyond_loopback() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("refusing to serve 0.0.0.0:0 without a token"), "{stderr}");
+}
+
+/// README's "One host for many runs": the client snippets, by heading and fence language.
+const HTTP_SNIPPETS: &[(&str, &str)] = &[
+    ("Claude Code over HTTP", "sh"),
+    ("Codex over HTTP", "toml"),
+    ("Cursor over HTTP", "json"),
+    ("VS Code over HTTP", "json"),
+    ("Zed over HTTP", "json"),
+];
+
+/// The URL and `Authorization` header a client snippet gives, with its way of naming the
+/// token (`${AGENT_TOOLS_TOKEN}`, `${env:…}`, `${input:…}`, Codex's `bearer_token_env_var`,
+/// Zed's `TOKEN` written in place) replaced by `token`.
+fn http_snippet(client: &str, language: &str, text: &str, token: &str) -> (String, String) {
+    let fill = |header: &str| {
+        ["${AGENT_TOOLS_TOKEN}", "${env:AGENT_TOOLS_TOKEN}", "${input:agent-tools-token}"]
+            .iter()
+            .fold(header.to_owned(), |h, name| h.replace(name, token))
+            .replace("Bearer TOKEN", &format!("Bearer {token}"))
+    };
+    match language {
+        "sh" => {
+            let line = text.lines().find(|l| l.starts_with("claude mcp add --transport http agent-tools ")).unwrap();
+            let url = line.split_whitespace().nth(6).unwrap().to_owned();
+            let header = line.split_once("--header \"").unwrap().1.trim_end_matches('"');
+            (url, fill(header.strip_prefix("Authorization: ").unwrap()))
+        }
+        "toml" => {
+            let value: toml::Value = toml::from_str(text).unwrap();
+            let entry = &value["mcp_servers"]["agent-tools"];
+            assert_eq!(entry["bearer_token_env_var"].as_str(), Some("AGENT_TOOLS_TOKEN"), "{client}");
+            (entry["url"].as_str().unwrap().to_owned(), format!("Bearer {token}"))
+        }
+        _ => {
+            let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{client}: {e}"));
+            let entry = match client {
+                "VS Code over HTTP" => {
+                    assert_eq!(value["inputs"][0]["id"], "agent-tools-token", "{client}");
+                    &value["servers"]["agent-tools"]
+                }
+                "Zed over HTTP" => &value["context_servers"]["agent-tools"],
+                _ => &value["mcpServers"]["agent-tools"],
+            };
+            let header = entry["headers"]["Authorization"].as_str().unwrap();
+            (entry["url"].as_str().unwrap().to_owned(), fill(header))
+        }
+    }
+}
+
+/// The README's host starts as its systemd unit says (its `ExecStart`, with the home
+/// directory a temporary one and port 0), and each client snippet's URL and header
+/// answer MCP `initialize` there (`curl`, as a client's first request), while the same
+/// URL without the header gets 401.
+#[test]
+fn every_http_client_snippet_in_the_readme_reaches_a_run_of_a_running_host() {
+    use crate::cli::{fenced_blocks, readme_section, subsection};
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let section = readme_section(&readme, "## One host for many runs");
+    let head = &section[..section.find("\n### ").unwrap()];
+    let foreground = fenced_blocks(head, "sh");
+    assert!(
+        foreground[0].contains("agent-tools serve --http 127.0.0.1:7420 --root ~/src/app --cap exec"),
+        "{foreground:?}"
+    );
+    let unit = fenced_blocks(head, "ini");
+    let exec = unit[0].lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-token-from-the-token-file-0123456789abcdef";
+    std::fs::create_dir_all(home.path().join("src/app")).unwrap();
+    std::fs::create_dir_all(home.path().join(".config/agent-tools")).unwrap();
+    std::fs::write(home.path().join(".config/agent-tools/token"), format!("{token}\n")).unwrap();
+    let words: Vec<String> =
+        exec.split_whitespace().map(|w| w.replace("%h", &home.path().display().to_string())).collect();
+    assert!(words[0].ends_with("/.cargo/bin/agent-tools"), "{exec}");
+    assert_eq!(words[1..4], ["serve", "--http", "127.0.0.1:7420"], "{exec}");
+    let args: Vec<&str> = words[4..].iter().map(String::as_str).collect();
+    let host = start(&args, 1);
+    let url = &host.urls["default"];
+    let port = url.trim_start_matches("http://127.0.0.1:").split('/').next().unwrap();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"readme-snippet","version":"0"}}}"#;
+    let post = |url: &str, header: Option<&str>| {
+        let mut curl = Command::new("curl");
+        curl.args(["-s", "-w", "\n%{http_code}", "-H", "Content-Type: application/json"]).args([
+            "-H",
+            "Accept: application/json, text/event-stream",
+            "-d",
+            initialize,
+            url,
+        ]);
+        if let Some(header) = header {
+            curl.args(["-H", &format!("Authorization: {header}")]);
+        }
+        let out = curl.output().expect("curl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for &(client, language) in HTTP_SNIPPETS {
+        let blocks = fenced_blocks(subsection(section, client), language);
+        assert_eq!(blocks.len(), 1, "README: {client} should have one ```{language} snippet");
+        let (snippet_url, header) = http_snippet(client, language, &blocks[0], token);
+        assert_eq!(snippet_url, "http://127.0.0.1:7420/runs/default/mcp", "{client}");
+        let url = snippet_url.replace("7420", port);
+        let answer = post(&url, Some(&header));
+        assert!(answer.ends_with("\n200"), "{client}: {answer}");
+        assert!(answer.contains(r#""serverInfo":{"name":"agent-tools""#), "{client}: {answer}");
+        assert!(post(&url, None).ends_with("\n401"), "{client}: without the header");
+    }
 }

@@ -80,6 +80,11 @@ async def run_a():
         report("eval progress", text=text(result), notifications=len(notes),
                growing=all(b > a for a, b in zip(notes, notes[1:])))
 
+        # Allowed for the session above: no question.
+        result = await client.call_tool("eval", {"language": "python", "code": "secret = 42\nsecret",
+                                                 "description": "keep a value"})
+        report("a's kernel", text=text(result), is_error=result.is_error)
+
         human.replies = [("accept", {"choice": "allow once"})]
         result = await client.call_tool("ast_edit", {"pattern": "foo($X)", "rewrite": "bar($X)", "language": "python"})
         edit_id = (result.structured_content or {}).get("edit_id")
@@ -95,6 +100,10 @@ async def run_b(edit_id):
         report("a's edit from b", text=text(result), is_error=result.is_error)
         result = await client.call_tool("ast_grep", {"pattern": "foo($X)", "language": "python"})
         report("search in b", text=text(result), is_error=result.is_error)
+        human.replies = [("accept", {"choice": "allow once"})]
+        result = await client.call_tool("eval", {"language": "python", "code": "'secret' in globals()",
+                                                 "description": "look for run a's value"})
+        report("a's kernel from b", text=text(result), is_error=result.is_error)
 
 
 async def refusals():
