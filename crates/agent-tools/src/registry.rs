@@ -15,7 +15,8 @@ use crate::tool::{DynTool, Tool, ToolSpec};
 
 /// One registered tool.
 pub(crate) struct Entry {
-    pub(crate) spec: ToolSpec,
+    /// The tool type's spec, made once per process and shared by every registry that has it.
+    pub(crate) spec: std::sync::Arc<ToolSpec>,
     pub(crate) tool: Box<dyn DynTool>,
     /// Held for the whole call when the tool is not parallel-safe.
     pub(crate) lock: Option<tokio::sync::Mutex<()>>,
@@ -44,12 +45,12 @@ impl Registry {
 
     /// Every registered tool's spec, in registration order.
     pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.entries.iter().map(|e| &e.spec)
+        self.entries.iter().map(|e| &*e.spec)
     }
 
     /// The spec of one tool.
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.entry(name).map(|e| &e.spec)
+        self.entry(name).map(|e| &*e.spec)
     }
 
     /// Whether a tool's calls may run at once; `None` for an unknown tool.
@@ -75,6 +76,16 @@ impl Registry {
     }
 }
 
+/// `T`'s spec, derived from the type once per process: a host's runs each have a
+/// registry, and a spec's schemas take hundreds of KB.
+fn shared_spec<T: Tool>() -> std::sync::Arc<ToolSpec> {
+    type Specs = std::collections::HashMap<std::any::TypeId, std::sync::Arc<ToolSpec>>;
+    static SPECS: std::sync::Mutex<Option<Specs>> = std::sync::Mutex::new(None);
+    let mut specs = SPECS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let spec = specs.get_or_insert_with(Specs::new).entry(std::any::TypeId::of::<T>());
+    std::sync::Arc::clone(spec.or_insert_with(|| std::sync::Arc::new(ToolSpec::of::<T>())))
+}
+
 /// Collects tools; [`RegistryBuilder::build`] checks that no name is used twice.
 #[derive(Default)]
 pub struct RegistryBuilder {
@@ -91,7 +102,7 @@ impl RegistryBuilder {
             self.duplicate.get_or_insert(T::NAME);
         }
         let lock = (!T::PARALLEL_SAFE).then(|| tokio::sync::Mutex::new(()));
-        let spec = ToolSpec::of::<T>();
+        let spec = shared_spec::<T>();
         let output = spec.output_schema.as_ref().map(OutputCheck::new);
         self.entries.push(Entry { spec, tool: Box::new(tool), lock, output });
         self

@@ -107,7 +107,7 @@ impl Surface {
 
     /// The spec of a tool this surface may call, or why not.
     pub fn get(&self, name: &str) -> Result<&ToolSpec, Refusal> {
-        self.gate(name).map(|e| &e.spec)
+        self.gate(name).map(|e| &*e.spec)
     }
 
     /// Calls a tool; a refusal (unknown tool, above the cap, bad arguments)
