@@ -4,11 +4,17 @@ closes, so the caller can measure the servers' memory meanwhile.
 
 usage: host_client.py stdio BINARY LANG_SERVER FILE LINE SYMBOL ROOT...
        host_client.py http BASE TOKEN FILE LINE SYMBOL ROOT...
+       host_client.py churn BASE TOKEN FILE LINE SYMBOL ROOT COUNT WARMUP
 
 stdio: one `agent-tools serve --root ROOT` process per root (separate processes, as MCP
 clients start them). http: one run per root, opened on the host at BASE with its admin
 API. Either way the first run answers alone, then the others at once. Prints one JSON
 line: {"first_ms": [...], "errors": [...]}; each run's first answer in ms.
+
+churn: COUNT runs one after another, each opened (admin API), asked once, and closed
+(`DELETE /runs/{id}`); prints {"warm": true} after WARMUP runs and waits for a line on
+stdin (the caller measures), then {"runs": COUNT, "errors": N, "first_error": …, "ms": …}
+at the end and waits again.
 """
 
 import contextlib
@@ -41,7 +47,38 @@ async def ask(client, times, errors):
         errors.append(text(result)[:300])
 
 
+async def churn(base, token, root, count, warmup):
+    errors, first_error = 0, None
+    host = {"Authorization": f"Bearer {token}"}
+    start = time.monotonic()
+    async with httpx2.AsyncClient(timeout=60) as http:
+        for i in range(count):
+            if i == warmup:
+                print(json.dumps({"warm": True}), flush=True)
+                await anyio.to_thread.run_sync(sys.stdin.readline)
+                start = time.monotonic()
+            try:
+                run = (await http.post(f"{base}/runs", json={"root": root}, headers=host)).json()
+                headers = {"Authorization": f"Bearer {run['token']}"}
+                transport = streamable_http_client(run["url"], http_client=create_mcp_http_client(headers=headers))
+                async with Client(transport, mode="auto") as client:
+                    result = await client.call_tool("lsp", DEFINITION)
+                    if result.is_error or "definition" not in text(result):
+                        raise RuntimeError(text(result)[:300])
+                closed = await http.delete(f"{base}/runs/{run['id']}", headers=host)
+                if closed.status_code != 204:
+                    raise RuntimeError(f"DELETE answered {closed.status_code}")
+            except Exception as e:  # noqa: BLE001 - every failure is counted and the first shown
+                errors += 1
+                first_error = first_error or repr(e)[:300]
+    ms = round((time.monotonic() - start) * 1000)
+    print(json.dumps({"runs": count, "errors": errors, "first_error": first_error, "ms": ms}), flush=True)
+    await anyio.to_thread.run_sync(sys.stdin.read)
+
+
 async def main():
+    if MODE == "churn":
+        return await churn(A, B, ROOTS[0], int(ROOTS[1]), int(ROOTS[2]))
     times, errors = [], []
     async with contextlib.AsyncExitStack() as stack:
         clients = []

@@ -38,11 +38,14 @@ pub(crate) struct Options {
     project: Option<String>,
     /// Each run on its own git worktree of the project, instead of all on one checkout.
     worktrees: bool,
+    /// Instead of the memory table: this many runs opened, asked and closed in turn on one host.
+    churn: Option<usize>,
 }
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> Result<Self> {
-        let mut options = Options { runs: vec![1, 4, 16, 32], separate_max: 16, project: None, worktrees: false };
+        let mut options =
+            Options { runs: vec![1, 4, 16, 32], separate_max: 16, project: None, worktrees: false, churn: None };
         let mut it = args.iter();
         while let Some(&arg) = it.next() {
             if arg == "--worktrees" {
@@ -56,9 +59,10 @@ impl Options {
                     options.runs.retain(|n| *n > 0);
                 }
                 "--separate-max" => options.separate_max = value.parse()?,
+                "--churn" => options.churn = Some(value.parse()?),
                 "--project" if ["rust", "python"].contains(value) => options.project = Some((*value).to_owned()),
                 _ => bail!(
-                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees)"
+                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees, --churn N)"
                 ),
             }
         }
@@ -295,8 +299,8 @@ fn separate(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured
     measure(&mut client, |client, parents| parents.iter().filter(|(_, p)| **p == client).map(|(c, _)| *c).collect())
 }
 
-/// One host, N runs opened through its admin API.
-fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> {
+/// A host serving `project`'s root, and its base URL, once it has said where its run is.
+fn start_host(cli: &Path, project: &Project) -> Result<(std::process::Child, String)> {
     let mut host = Command::new(cli)
         .args(["serve", "--http", "127.0.0.1:0", "--root"])
         .arg(&project.root)
@@ -308,19 +312,101 @@ fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> 
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
-    let result = (|| {
-        let mut lines = BufReader::new(host.stderr.take().context("no stderr")?).lines();
-        let base = loop {
-            let line = lines.next().context("the host ended before it served")??;
-            if let Some((_, url)) = line.split_once("` at ") {
-                break url.trim_end_matches("/runs/default/mcp").to_owned();
-            }
+    let mut lines = BufReader::new(host.stderr.take().context("no stderr")?).lines();
+    let base = loop {
+        let Some(line) = lines.next() else {
+            let _ = host.kill();
+            bail!("the host ended before it served");
         };
-        std::thread::spawn(move || lines.for_each(drop));
-        let mut client = python_client();
-        client.args(["http", &base, TOKEN]).args(definition(project)).args(roots);
-        let host_pid = host.id();
-        measure(&mut client, |_, _| vec![host_pid])
+        if let Some((_, url)) = line?.split_once("` at ") {
+            break url.trim_end_matches("/runs/default/mcp").to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok((host, base))
+}
+
+/// One host, N runs opened through its admin API.
+fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> {
+    let (mut host, base) = start_host(cli, project)?;
+    let mut client = python_client();
+    client.args(["http", &base, TOKEN]).args(definition(project)).args(roots);
+    let host_pid = host.id();
+    let result = measure(&mut client, |_, _| vec![host_pid]);
+    let _ = host.kill();
+    let _ = host.wait();
+    result
+}
+
+/// A process's resident set in bytes (`VmRSS`).
+fn rss(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The processes under `pid` (itself left out), by name.
+fn children(pid: u32) -> Vec<String> {
+    let parents = parents();
+    let mut names: Vec<String> = tree(pid, &parents)[1..]
+        .iter()
+        .map(|p| format!("{} ({p})", std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default().trim()))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `count` runs opened, asked one `lsp definition` and closed, one after another, on one
+/// host: its RSS and the processes under it after a warm-up and at the end.
+fn churn(cli: &Path, project: &Project, count: usize) -> Result<()> {
+    let warmup = (count / 10).clamp(1, 100);
+    let (mut host, base) = start_host(cli, project)?;
+    let pid = host.id();
+    let result = (|| {
+        let mut client = python_client()
+            .args(["churn", &base, TOKEN])
+            .args(definition(project))
+            .arg(&project.root)
+            .args([count.to_string(), warmup.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let mut stdin = client.stdin.take().context("no stdin")?;
+        let mut out = BufReader::new(client.stdout.take().context("no stdout")?);
+        let mut line = String::new();
+        out.read_line(&mut line)?;
+        let (warm_rss, warm_children) = (rss(pid), children(pid));
+        stdin.write_all(b"go\n")?;
+        line.clear();
+        out.read_line(&mut line)?;
+        let report: Value = serde_json::from_str(&line).with_context(|| format!("the client said: {line:?}"))?;
+        let (end_rss, end_children) = (rss(pid), children(pid));
+        drop(stdin);
+        let _ = client.wait();
+        let runs = count - warmup;
+        let ms = report["ms"].as_u64().unwrap_or(0);
+        println!(
+            "  {runs} runs after {warmup} to warm up: {} errors{}, {:.1} ms a run (open, initialize, definition, close)",
+            report["errors"],
+            report["first_error"].as_str().map(|e| format!(" (first: {e})")).unwrap_or_default(),
+            ms as f64 / runs.max(1) as f64,
+        );
+        println!(
+            "  host RSS {} after the warm-up, {} at the end ({:+.1} %)",
+            mib(warm_rss),
+            mib(end_rss),
+            (end_rss as f64 - warm_rss as f64) * 100.0 / warm_rss.max(1) as f64
+        );
+        let leaked: Vec<&String> = end_children.iter().filter(|c| !warm_children.contains(c)).collect();
+        println!(
+            "  processes under the host: {warm_children:?} after the warm-up, {end_children:?} at the end; {} new",
+            leaked.len()
+        );
+        Ok(())
     })();
     let _ = host.kill();
     let _ = host.wait();
@@ -367,6 +453,13 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     }
     if options.project.as_deref() != Some("rust") {
         projects.push(python_project()?);
+    }
+    if let Some(count) = options.churn {
+        for project in &projects {
+            println!("\n{} ({}): {count} runs in turn on one host", project.name, project.server);
+            churn(&cli, project, count)?;
+        }
+        return Ok(());
     }
     for project in &projects {
         let on = if options.worktrees { "each run on its own git worktree" } else { "every run on one checkout" };

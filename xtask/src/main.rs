@@ -37,9 +37,11 @@ run by xtask-suites (the first run builds most of the workspace):
             [--rounds N] [--writes N] [--only requests|writes|cross-file]
                    time lsp requests through the supervisor against a raw client, diagnostics on write,
                    and the cross-file answer (callers a signature change broke)
-  bench host [--runs 1,4,16,32] [--separate-max N] [--project rust|python]
-                   the memory (PSS) of N runs on one checkout: one `serve --http` host against N stdio
-                   processes (rust-analyzer on regex-syntax, pyright on nine stdlib packages), with ratios
+  bench host [--runs 1,4,16,32] [--separate-max N] [--project rust|python] [--worktrees] [--churn N]
+                   the memory (PSS) of N runs on one checkout (or, --worktrees, on N git worktrees of it): one
+                   `serve --http` host against N stdio processes (rust-analyzer on regex-syntax, pyright on nine
+                   stdlib packages), with ratios; --churn N: N runs opened, asked and closed in turn on one host,
+                   its RSS and the processes under it after a warm-up and at the end
   trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result

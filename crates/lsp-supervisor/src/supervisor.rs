@@ -123,6 +123,8 @@ pub struct Supervisor {
     user: u64,
     /// The root's watcher, started with the first server; `Err` says why it could not be.
     watcher: std::sync::OnceLock<std::result::Result<Arc<RootWatcher>, String>>,
+    /// Each (server, root, binary)'s slot key, made once: it reads the disk (the git repository).
+    keys: std::sync::Mutex<HashMap<(&'static str, PathBuf, PathBuf), SlotKey>>,
 }
 
 impl Drop for Supervisor {
@@ -170,7 +172,13 @@ impl Supervisor {
     /// supervisors: a server the same root would start the same way is started once.
     /// Its status, activity and reload cover only the servers it has used.
     pub fn with_pool(config: SupervisorConfig, pool: Arc<ServerPool>) -> Supervisor {
-        Supervisor { config, pool, user: crate::pool::next_user(), watcher: std::sync::OnceLock::new() }
+        Supervisor {
+            config,
+            pool,
+            user: crate::pool::next_user(),
+            watcher: std::sync::OnceLock::new(),
+            keys: std::sync::Mutex::default(),
+        }
     }
 
     /// The pool its servers come from.
@@ -334,13 +342,19 @@ impl Supervisor {
         let root = choice.dir;
         let enclosed = self.config.enclosed_servers.get(spec.id).copied().unwrap_or(self.config.enclose_servers);
         let enclosure = self.config.enclosure.as_ref().filter(|_| enclosed);
-        let launch = crate::detect::launch_spec(spec, &root);
-        let key = SlotKey::new(
-            spec.id,
-            root.clone(),
-            &(&launch, &binary, search, enclosure, self.config.request_timeout, self.config.init_timeout),
-            enclosure.is_none(),
-        );
+        let key = {
+            let mut keys = crate::pool::lock(&self.keys);
+            let known = keys.entry((spec.id, root.clone(), binary.clone()));
+            known
+                .or_insert_with(|| {
+                    // clangd's launch links its compilation database outside the root: made on a miss only.
+                    let launch = crate::detect::launch_spec(spec, &root);
+                    let launch =
+                        (&launch, &binary, search, enclosure, self.config.request_timeout, self.config.init_timeout);
+                    SlotKey::new(spec.id, root.clone(), &launch, enclosure.is_none())
+                })
+                .clone()
+        };
         self.pool.claim(&key, self.user);
         let gate = self.pool.gate(&key);
         let _starting = gate.lock().await;
@@ -393,7 +407,7 @@ impl Supervisor {
         let started = match self.pool.attach(&key).await {
             Some(joined) => Ok(joined),
             None => Server::start(
-                launch,
+                crate::detect::launch_spec(spec, &root),
                 root,
                 binary,
                 search,
