@@ -333,13 +333,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             // The runs of a host share its language servers: one process per server, root and
             // launch, kept `lsp.idle_s` (the host's setting) after its last run let go of it.
             // A stdio run is the host's only one: its servers stop with it.
+            // The host's own settings: those of its first run's root.
+            let here = roots.first().map_or_else(|| workspace(None), |(_, w)| Ok(w.clone()))?;
+            let host_settings = config::Config::load(here.root(), &flags)?.settings;
             let idle = match http.http {
-                Some(_) => {
-                    let here = roots.first().map_or_else(|| workspace(None), |(_, w)| Ok(w.clone()))?;
-                    config::Config::load(here.root(), &flags)?.settings.lsp.idle_s.duration()
-                }
+                Some(_) => host_settings.lsp.idle_s.duration(),
                 None => std::time::Duration::ZERO,
             };
+            let run_idle = host_settings.host.run_idle_s.map(|s| s.duration()).filter(|d| !d.is_zero());
             let pool = Arc::new(ServerPool::new(idle));
             // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
             let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, WiredRun)> {
@@ -366,7 +367,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     let token = http.token()?;
                     let opener: crate::http::Opener =
                         Arc::new(move |root: &std::path::Path, cap| open(Workspace::new(root)?, cap));
-                    runtime.block_on(crate::http::serve(served, crate::http::Options { addr, token }, opener, cap))?;
+                    runtime.block_on(crate::http::serve(
+                        served,
+                        crate::http::Options { addr, token, run_idle },
+                        opener,
+                        cap,
+                    ))?;
                 }
             }
             Ok(SUCCESS)

@@ -124,6 +124,9 @@ pub struct Options {
     pub addr: SocketAddr,
     /// The host's token, if any: it opens the runs given at start and the admin API.
     pub token: Option<String>,
+    /// How long a run opened through `POST /runs` may go with no request and no call
+    /// running before it is closed (`host.run_idle_s`); `None`: never.
+    pub run_idle: Option<std::time::Duration>,
 }
 
 /// A run the host serves: its MCP server, and what ends its processes.
@@ -155,6 +158,72 @@ struct Entry {
     /// Ends its sessions.
     stop: CancellationToken,
     run: Arc<WiredRun>,
+    /// Whether it was opened through `POST /runs` (and so may be closed when idle).
+    opened: bool,
+    /// Its requests in flight and when the last one ended.
+    activity: Arc<Activity>,
+}
+
+/// A run's requests: how many are in flight (a response still streaming counts), and
+/// when the last one ended.
+struct Activity {
+    in_flight: AtomicU64,
+    last: std::sync::Mutex<std::time::Instant>,
+}
+
+impl Activity {
+    fn new() -> Arc<Activity> {
+        Arc::new(Activity { in_flight: AtomicU64::new(0), last: std::sync::Mutex::new(std::time::Instant::now()) })
+    }
+
+    /// Whether nothing has happened for `idle`.
+    fn idle_for(&self, idle: std::time::Duration) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0
+            && self.last.lock().unwrap_or_else(PoisonError::into_inner).elapsed() >= idle
+    }
+}
+
+/// One request in flight, until its response body has been sent or dropped.
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn new(activity: &Arc<Activity>) -> InFlight {
+        activity.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(activity))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        *self.0.last.lock().unwrap_or_else(PoisonError::into_inner) = std::time::Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A response body that keeps its request counted as in flight while it streams.
+struct CountedBody {
+    inner: axum::body::Body,
+    _in_flight: InFlight,
+}
+
+impl axum::body::HttpBody for CountedBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl Host {
@@ -166,7 +235,7 @@ impl Host {
             .with_cancellation_token(stop.clone());
         let service =
             StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
-        Entry { service, token, stop, run: Arc::new(run) }
+        Entry { service, token, stop, run: Arc::new(run), opened: false, activity: Activity::new() }
     }
 
     fn url(&self, id: &str) -> String {
@@ -188,6 +257,7 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
             options.addr
         );
     }
+    let run_idle = options.run_idle;
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -217,6 +287,9 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
         .route("/runs/{id}/mcp", any(mcp))
         .with_state(Arc::clone(&host));
     tracing::info!(%local, "serving MCP over streamable HTTP");
+    if let Some(idle) = run_idle {
+        tokio::spawn(close_idle_runs(Arc::clone(&host), idle));
+    }
     let stop = host.stop.clone();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
@@ -234,14 +307,19 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
 
 /// `/runs/{id}/mcp`: the run's MCP endpoint, for a request that bears its token.
 async fn mcp(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, request: Request) -> Response {
-    let found =
-        host.runs.read().unwrap_or_else(PoisonError::into_inner).get(&id).map(|e| (e.service.clone(), e.token.clone()));
-    let Some((mut service, token)) = found else {
+    let found = host
+        .runs
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+        .map(|e| (e.service.clone(), e.token.clone(), Arc::clone(&e.activity)));
+    let Some((mut service, token, activity)) = found else {
         return (StatusCode::NOT_FOUND, format!("no run `{id}` on this host\n")).into_response();
     };
     if let Some(refused) = unauthorized(&request, token.as_deref()) {
         return refused;
     }
+    let in_flight = InFlight::new(&activity);
     let delete = request.method() == axum::http::Method::DELETE;
     let mut response = match tower_service::Service::call(&mut service, request).await {
         Ok(response) => response.into_response(),
@@ -252,7 +330,29 @@ async fn mcp(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, reques
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
-    response
+    response.map(|inner| axum::body::Body::new(CountedBody { inner, _in_flight: in_flight }))
+}
+
+/// Closes the runs opened through `POST /runs` that have been idle for `idle`, as `DELETE` does.
+async fn close_idle_runs(host: Arc<Host>, idle: std::time::Duration) {
+    let every = (idle / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = host.stop.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let closed: Vec<(String, Entry)> = {
+            let mut runs = host.runs.write().unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<String> =
+                runs.iter().filter(|(_, e)| e.opened && e.activity.idle_for(idle)).map(|(id, _)| id.clone()).collect();
+            ids.into_iter().filter_map(|id| runs.remove(&id).map(|e| (id, e))).collect()
+        };
+        for (id, entry) in closed {
+            entry.stop.cancel();
+            entry.run.shutdown().await;
+            tracing::info!(%id, idle_s = idle.as_secs_f64(), "run closed: idle");
+        }
+    }
 }
 
 /// What `POST /runs` takes.
@@ -295,7 +395,7 @@ async fn open(State(host): State<Arc<Host>>, request: Request) -> Response {
         Ok(token) => token,
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot make a token: {e}\n")).into_response(),
     };
-    let entry = host.entry(server, run, Some(token.clone()));
+    let entry = Entry { opened: true, ..host.entry(server, run, Some(token.clone())) };
     host.runs.write().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), entry);
     tracing::info!(%id, root = %spec.root.display(), %cap, "run opened");
     let url = host.url(&id);

@@ -146,6 +146,12 @@ settings! {
         max_wait_s: Seconds = leaf.roster.max_wait.into(),
     }
 
+    /// `[host]`: the runs of `serve --http`.
+    host: HostSettings, HostLayer {
+        /// serve --http: a run opened through POST /runs with no request and no call running for this long is closed as DELETE closes it (0: never; read from the host's configuration)
+        run_idle_s: Option<Seconds> = None,
+    }
+
     /// `[enclosure]`: where the project's code runs.
     enclosure: EnclosureSettings, EnclosureLayer {
         /// where the project's code runs: none (the host), bwrap (a sandbox), command (through enclosure.prefix)

@@ -230,6 +230,34 @@ fn runs_on_one_checkout_share_one_language_server_and_one_runs_end_leaves_it_to_
     assert!(!left_line.contains("shared with"), "{left_line}");
 }
 
+/// `host.run_idle_s`: a run opened through the admin API is kept while a call runs longer
+/// than the idle time, then closed once idle, its kernel ended (checked by pid) and its
+/// endpoint gone.
+#[test]
+fn an_opened_run_idle_for_host_run_idle_s_is_closed_and_a_running_call_keeps_it() {
+    let Some(python) = python_sdk() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().display().to_string();
+    let host = start(&["--cap", "exec", "--root", &root_arg, "--set", "host.run_idle_s=1"], 1);
+    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_idle.py");
+    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).arg("1").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    eprintln!("{cases:#?}");
+    let cell = &cases["long cell"];
+    assert_eq!(cell["is_error"], false, "the run was not closed while its call ran: {cell}");
+    let pid: i32 = cell["text"].as_str().unwrap().trim().parse().unwrap_or_else(|e| panic!("{e}: {cell}"));
+    assert_eq!(cases["after the idle time"], json!({"case": "after the idle time", "status": 404, "delete": 404}));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(state.is_empty() || state.contains(") Z "), "the idle run's kernel {pid} is still running: {state}");
+}
+
 #[test]
 fn a_host_without_a_token_refuses_to_bind_beyond_loopback() {
     let dir = tempfile::tempdir().unwrap();
