@@ -93,6 +93,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(settle, m)?)?;
     m.add_class::<run::NativeRun>()?;
+    m.add_class::<run::NativeHost>()?;
     m.add_class::<ask::Reply>()?;
     Ok(())
 }

@@ -27,6 +27,40 @@ use crate::{ClosedError, ConfigError, HostError};
 const TARGET_SPACE: &str = "this Python call has no `ask` callable";
 
 /// A run wired at a root, capped at a tier, until it is closed.
+/// The language servers shared by the runs wired with it: runs on one checkout, or on git
+/// worktrees of one repository, use one server process (`serve --http`'s pool, in process).
+#[pyclass(frozen, module = "agent_tools._native")]
+pub struct NativeHost {
+    pool: Arc<agent_tools::lsp_supervisor::ServerPool>,
+}
+
+#[pymethods]
+impl NativeHost {
+    /// A host that keeps a language server no run uses for `lsp_idle_s` seconds.
+    #[new]
+    #[pyo3(signature = (lsp_idle_s=600.0))]
+    fn new(lsp_idle_s: f64) -> PyResult<NativeHost> {
+        let idle = std::time::Duration::try_from_secs_f64(lsp_idle_s).map_err(|_| {
+            ConfigError::new_err(format!("lsp_idle_s must be a number of seconds ≥ 0, not {lsp_idle_s}"))
+        })?;
+        Ok(NativeHost { pool: Arc::new(agent_tools::lsp_supervisor::ServerPool::new(idle)) })
+    }
+
+    /// The language servers running: `(server, root, pid, runs using it)` each.
+    fn servers(&self, py: Python<'_>) -> Vec<(String, String, Option<u32>, usize)> {
+        let pool = Arc::clone(&self.pool);
+        py.detach(|| {
+            pyo3_async_runtimes::tokio::get_runtime().block_on(async move {
+                pool.running()
+                    .await
+                    .into_iter()
+                    .map(|(server, root, pid, runs)| (server.to_owned(), root.display().to_string(), pid, runs))
+                    .collect()
+            })
+        })
+    }
+}
+
 #[pyclass(frozen, module = "agent_tools._native")]
 pub struct NativeRun {
     /// `None` once closed.
@@ -129,7 +163,8 @@ impl NativeRun {
     /// the `sets` (`"section.key=value"`); with `approval`, write and exec calls are asked
     /// through the call's `ask` as `serve --ask` asks. Starts no process.
     #[new]
-    #[pyo3(signature = (root, cap, config=None, no_config=false, sets=Vec::new(), approval=false))]
+    #[pyo3(signature = (root, cap, config=None, no_config=false, sets=Vec::new(), approval=false, host=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one by one.
     fn new(
         py: Python<'_>,
         root: PathBuf,
@@ -138,7 +173,9 @@ impl NativeRun {
         no_config: bool,
         sets: Vec<String>,
         approval: bool,
+        host: Option<PyRef<'_, NativeHost>>,
     ) -> PyResult<NativeRun> {
+        let pool = host.map(|host| Arc::clone(&host.pool));
         let cap = parse_cap(cap)?;
         let run = py.detach(|| -> anyhow::Result<WiredRun> {
             // The supervisors' constructors may start tasks: inside the module's runtime.
@@ -156,7 +193,7 @@ impl NativeRun {
                 },
                 approval: approval.then(|| Arc::new(PyPort::new(Kind::Approval)) as Arc<dyn QuestionPort>),
             };
-            command::wire_run(workspace, &settings, cap, ports, None, None)
+            command::wire_run(workspace, &settings, cap, ports, None, pool.as_ref())
         });
         let run = run.map_err(config_error)?;
         Ok(NativeRun { run: Mutex::new(Some(Arc::new(run))), cap, closed: watch::Sender::new(false) })

@@ -48,8 +48,10 @@ __all__ = [
     "ClosedError",
     "ConfigError",
     "Error",
+    "Host",
     "HostError",
     "Image",
+    "LanguageServer",
     "Progress",
     "Question",
     "Run",
@@ -386,6 +388,39 @@ class Surface:
         return asyncio.run(self.call(name, args, on_progress=on_progress, ask=ask))
 
 
+@dataclass(frozen=True)
+class LanguageServer:
+    """A language server a :class:`Host` runs: its id, its root (a project root; one per
+    worktree of a process serving several), its pid, and how many open runs use it."""
+
+    server: str
+    root: str
+    pid: int | None
+    runs: int
+
+
+class Host:
+    """The language servers of many runs in one process, as ``agent-tools serve --http`` shares them.
+
+    Runs made with ``Run(..., host=host)`` share the host's servers: runs on one checkout use
+    one process per server, and runs on git worktrees of one repository one process with each
+    worktree as a workspace folder (where the server takes folders added at run time). A server
+    no open run uses is kept ``lsp_idle_s`` seconds for the next run, then stopped; the last
+    ones stop when the host is garbage-collected or the interpreter exits.
+    """
+
+    def __init__(self, *, lsp_idle_s: float = 600.0) -> None:
+        _native_hosts[self] = _native.NativeHost(lsp_idle_s)
+
+    def servers(self) -> list[LanguageServer]:
+        """The language servers running now."""
+        return [LanguageServer(server, root, pid, runs) for server, root, pid, runs in _native_hosts[self].servers()]
+
+
+# Each Host's native half, for the runs wired with it (a run keeps the servers it shares alive).
+_native_hosts: weakref.WeakKeyDictionary[Host, _native.NativeHost] = weakref.WeakKeyDictionary()
+
+
 class Run(Surface):
     """One run: the tools a checkout can use, wired as ``agent-tools serve --root ROOT`` wires them.
 
@@ -396,7 +431,8 @@ class Run(Surface):
     (``{"eval.timeout_s": 60}``; ``agent-tools config`` lists them), over the environment's
     ``AGENT_TOOLS_*`` and the file. With ``approval``, write and exec calls are asked
     (``[approval]`` policy) through ``ask`` as :class:`Approval` cards, as ``serve --ask``
-    asks; ``ask`` is the default for calls that give none.
+    asks; ``ask`` is the default for calls that give none. With ``host``, its language servers
+    are the :class:`Host`'s, shared with the host's other runs; without, they are its own.
 
     Wiring starts no process: servers, kernels and adapters start on first use. Raises
     :class:`ConfigError` for a root that is not a directory, a bad cap, or a configuration
@@ -417,6 +453,7 @@ class Run(Surface):
         set: Mapping[str, object] | None = None,
         approval: bool = False,
         ask: AskCallable | None = None,
+        host: Host | None = None,
     ) -> None:
         sets = [f"{key}={_setting(value)}" for key, value in (set or {}).items()]
         native = _native.NativeRun(
@@ -426,6 +463,7 @@ class Run(Surface):
             no_config,
             sets,
             approval,
+            _native_hosts[host] if host is not None else None,
         )
         super().__init__(native, cap, ask)
         self._root: str = os.path.abspath(os.fspath(root))

@@ -27,6 +27,11 @@ class Reply:
     def fail(self, error: BaseException) -> None: ...
 
 @final
+class NativeHost:
+    def __new__(cls, lsp_idle_s: float = 600.0) -> NativeHost: ...
+    def servers(self) -> list[tuple[str, str, int | None, int]]: ...
+
+@final
 class NativeRun:
     def __new__(
         cls,
@@ -36,6 +41,7 @@ class NativeRun:
         no_config: bool = False,
         sets: list[str] = ...,
         approval: bool = False,
+        host: NativeHost | None = None,
     ) -> NativeRun: ...
     @property
     def cap(self) -> str: ...
