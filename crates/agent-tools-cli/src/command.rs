@@ -341,7 +341,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 None => std::time::Duration::ZERO,
             };
             let run_idle = host_settings.host.run_idle_s.map(|s| s.duration()).filter(|d| !d.is_zero());
-            let pool = Arc::new(ServerPool::new(idle));
+            let mut pool = ServerPool::new(idle);
+            if let (Some(_), Some(mb)) = (&http.http, *host_settings.host.lsp_memory_mb) {
+                pool = pool.with_memory_budget(u64::try_from(mb).unwrap_or(u64::MAX).saturating_mul(1 << 20));
+            }
+            let pool = Arc::new(pool);
             // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
             let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, WiredRun)> {
                 let settings = config::Config::load(workspace.root(), &flags)?.settings;

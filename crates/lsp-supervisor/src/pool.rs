@@ -114,6 +114,11 @@ pub struct ServerPool {
     watchers: Mutex<HashMap<PathBuf, Weak<RootWatcher>>>,
     /// Whether the task that stops idle servers runs.
     reaping: std::sync::atomic::AtomicBool,
+    /// The resident memory (bytes) the servers may take together before unclaimed ones
+    /// are stopped early, least recently used first; `None`: no budget.
+    budget: Option<u64>,
+    /// How many unclaimed servers were stopped early to keep under the budget.
+    over_budget: AtomicU64,
 }
 
 impl std::fmt::Debug for ServerPool {
@@ -148,7 +153,24 @@ impl ServerPool {
             live: Arc::default(),
             watchers: Mutex::default(),
             reaping: std::sync::atomic::AtomicBool::new(false),
+            budget: None,
+            over_budget: AtomicU64::new(0),
         }
+    }
+
+    /// The pool with a memory budget: when the servers' resident memory together (each
+    /// process and its children) is over `bytes`, servers no supervisor claims are stopped
+    /// before their idle time, least recently used first. A claimed server is never stopped
+    /// for it: the runs in use may go over.
+    #[must_use]
+    pub fn with_memory_budget(mut self, bytes: u64) -> ServerPool {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// How many unclaimed servers have been stopped early to keep under the memory budget.
+    pub fn stopped_over_budget(&self) -> u64 {
+        self.over_budget.load(Ordering::Relaxed)
     }
 
     /// How long a server no supervisor claims is kept running.
@@ -269,14 +291,17 @@ impl ServerPool {
     /// Starts the task that stops servers unclaimed for the idle time, once (with a
     /// nonzero idle time, and inside a Tokio runtime). It ends with the pool.
     fn reap_idle(self: &Arc<Self>) {
-        if self.idle.is_zero() || tokio::runtime::Handle::try_current().is_err() {
+        if (self.idle.is_zero() && self.budget.is_none()) || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         if self.reaping.swap(true, Ordering::AcqRel) {
             return;
         }
         let pool = Arc::downgrade(self);
-        let every = (self.idle / 4).clamp(Duration::from_millis(50), REAP_EVERY);
+        let mut every = (self.idle / 4).clamp(Duration::from_millis(50), REAP_EVERY);
+        if self.budget.is_some() {
+            every = every.min(Duration::from_secs(1));
+        }
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
@@ -289,8 +314,52 @@ impl ServerPool {
                 if !due.is_empty() {
                     pool.stop_unclaimed(due).await;
                 }
+                if let Some(budget) = pool.budget {
+                    pool.keep_under(budget).await;
+                }
             }
         });
+    }
+
+    /// Stops unclaimed servers, least recently used first, while the servers' resident
+    /// memory is over `budget`.
+    async fn keep_under(&self, budget: u64) {
+        let servers: Vec<(SlotKey, Option<u32>)> = {
+            let slots = self.slots.lock().await;
+            slots
+                .iter()
+                .filter_map(|(k, s)| s.server.as_ref().filter(|s| s.death().is_none()).map(|s| (k.clone(), s.pid)))
+                .collect()
+        };
+        let parents = parents();
+        let mut counted = HashSet::new();
+        let mut sizes: HashMap<SlotKey, u64> = HashMap::new();
+        for (key, pid) in &servers {
+            // Worktrees' views of one process count it once.
+            let size = pid.filter(|p| counted.insert(*p)).map_or(0, |p| tree_rss(p, &parents));
+            sizes.insert(key.clone(), size);
+        }
+        let mut total: u64 = sizes.values().sum();
+        if total <= budget {
+            return;
+        }
+        let mut idle: Vec<(Instant, SlotKey)> = lock(&self.claims)
+            .iter()
+            .filter(|(key, c)| c.users.is_empty() && sizes.contains_key(*key))
+            .map(|(key, c)| (c.last_used, key.clone()))
+            .collect();
+        idle.sort();
+        for (_, key) in idle {
+            if total <= budget {
+                break;
+            }
+            let size = sizes.get(&key).copied().unwrap_or(0);
+            if !self.stop_unclaimed(vec![key.clone()]).await.is_empty() {
+                tracing::info!(server = key.server, root = %key.root.display(), bytes = size, budget, "stopped an idle language server to keep under the memory budget");
+                self.over_budget.fetch_add(1, Ordering::Relaxed);
+                total = total.saturating_sub(size);
+            }
+        }
     }
 
     /// A server started: the watchers tell it of changes from now on.
@@ -321,4 +390,36 @@ impl ServerPool {
         watchers.insert(root.to_path_buf(), Arc::downgrade(&watcher));
         Ok(watcher)
     }
+}
+
+/// Every process's parent, from `/proc`.
+fn parents() -> HashMap<u32, u32> {
+    let mut out = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid …`: the comm may hold spaces and parentheses.
+        if let Some(ppid) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok()) {
+            out.insert(pid, ppid);
+        }
+    }
+    out
+}
+
+/// The resident memory (bytes, `VmRSS`) of `pid` and every process under it.
+fn tree_rss(pid: u32, parents: &HashMap<u32, u32>) -> u64 {
+    let mut pids = vec![pid];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        pids.extend(parents.iter().filter(|(_, p)| **p == parent).map(|(c, _)| *c));
+        i += 1;
+    }
+    pids.iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+        .filter_map(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .sum::<u64>()
+        * 1024
 }

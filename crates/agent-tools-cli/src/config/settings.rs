@@ -150,6 +150,8 @@ settings! {
     host: HostSettings, HostLayer {
         /// serve --http: a run opened through POST /runs with no request and no call running for this long is closed as DELETE closes it (0: never; read from the host's configuration)
         run_idle_s: Option<Seconds> = None,
+        /// serve --http: the language servers' resident memory together, in MiB, over which servers no run uses are stopped before lsp.idle_s, least recently used first (0 or unset: no budget)
+        lsp_memory_mb: Option<usize> = None,
     }
 
     /// `[enclosure]`: where the project's code runs.

@@ -100,6 +100,28 @@ impl Value for usize {
     }
 }
 
+/// A count that may be unset: a positive whole number, or 0 for none.
+impl Value for Option<usize> {
+    const EXPECTED: &'static str = "a whole number (0 for none)";
+
+    fn from_toml(value: &DeValue<'_>) -> Option<Self> {
+        integer(value).filter(|n| *n >= 0).and_then(|n| usize::try_from(n).ok()).map(|n| (n > 0).then_some(n))
+    }
+
+    fn from_text(text: &str) -> Option<Self> {
+        text.trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .and_then(|n| usize::try_from(n).ok())
+            .map(|n| (n > 0).then_some(n))
+    }
+
+    fn json(&self) -> serde_json::Value {
+        self.map_or(serde_json::Value::Null, |n| json!(n))
+    }
+}
+
 fn non_empty(text: &str) -> Option<&str> {
     (!text.trim().is_empty()).then_some(text)
 }

@@ -717,6 +717,14 @@ impl Lsp {
                 let _ = writeln!(text, "    it said: {message}");
             }
         }
+        let over = sup.pool().stopped_over_budget();
+        if over > 0 {
+            let _ = writeln!(
+                text,
+                "  the host has stopped {} no run was using before its idle time, to keep under its memory budget",
+                count(usize::try_from(over).unwrap_or(usize::MAX), "language server")
+            );
+        }
         let watching = match sup.watching() {
             Some(Ok(dirs)) => format!(
                 "watched for changes on disk ({dirs} {}, .gitignore honoured)",

@@ -210,3 +210,21 @@ async fn worktrees_of_one_repository_share_one_pyright_and_see_only_their_own_fi
     assert_eq!(places(&nav), [format!("{}/geometry/shapes.py:17:5", tree.display())]);
     assert_eq!(b.status().await[0].pid, Some(pid));
 }
+
+/// Over the pool's memory budget, a server no run uses is stopped before its idle time;
+/// one a run uses is kept, over the budget or not.
+#[tokio::test]
+async fn over_the_memory_budget_an_unused_server_stops_early_and_a_used_one_stays() {
+    let (_dir, root) = project();
+    let (_other_dir, other) = project();
+    let pool = Arc::new(ServerPool::new(Duration::from_secs(600)).with_memory_budget(1));
+    let a = Supervisor::with_pool(config(&root), Arc::clone(&pool));
+    let b = Supervisor::with_pool(config(&other), Arc::clone(&pool));
+    let released = serve_once(&a, &root).await;
+    let kept = serve_once(&b, &other).await;
+    a.shutdown().await;
+    assert!(gone(released).await, "the unused server is stopped long before its 600 s");
+    assert_eq!(pool.stopped_over_budget(), 1);
+    assert!(alive(kept), "the server a run uses is kept over the budget");
+    assert_eq!(serve_once(&b, &other).await, kept);
+}
