@@ -36,14 +36,19 @@ pub struct NativeHost {
 
 #[pymethods]
 impl NativeHost {
-    /// A host that keeps a language server no run uses for `lsp_idle_s` seconds.
+    /// A host that keeps a language server no run uses for `lsp_idle_s` seconds, and with
+    /// `lsp_memory_mb` stops such servers sooner while the servers take more than that.
     #[new]
-    #[pyo3(signature = (lsp_idle_s=600.0))]
-    fn new(lsp_idle_s: f64) -> PyResult<NativeHost> {
+    #[pyo3(signature = (lsp_idle_s=600.0, lsp_memory_mb=None))]
+    fn new(lsp_idle_s: f64, lsp_memory_mb: Option<u64>) -> PyResult<NativeHost> {
         let idle = std::time::Duration::try_from_secs_f64(lsp_idle_s).map_err(|_| {
             ConfigError::new_err(format!("lsp_idle_s must be a number of seconds ≥ 0, not {lsp_idle_s}"))
         })?;
-        Ok(NativeHost { pool: Arc::new(agent_tools::lsp_supervisor::ServerPool::new(idle)) })
+        let mut pool = agent_tools::lsp_supervisor::ServerPool::new(idle);
+        if let Some(mb) = lsp_memory_mb {
+            pool = pool.with_memory_budget(mb.saturating_mul(1 << 20));
+        }
+        Ok(NativeHost { pool: Arc::new(pool) })
     }
 
     /// The language servers running: `(server, root, pid, runs using it)` each.

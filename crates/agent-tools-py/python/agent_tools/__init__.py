@@ -405,12 +405,14 @@ class Host:
     Runs made with ``Run(..., host=host)`` share the host's servers: runs on one checkout use
     one process per server, and runs on git worktrees of one repository one process with each
     worktree as a workspace folder (where the server takes folders added at run time). A server
-    no open run uses is kept ``lsp_idle_s`` seconds for the next run, then stopped; the last
-    ones stop when the host is garbage-collected or the interpreter exits.
+    no open run uses is kept ``lsp_idle_s`` seconds for the next run, then stopped; with
+    ``lsp_memory_mb``, such servers are stopped sooner, least recently used first, while the
+    servers' resident memory together is over it. The last ones stop when the host and its
+    runs are garbage-collected, or the interpreter exits.
     """
 
-    def __init__(self, *, lsp_idle_s: float = 600.0) -> None:
-        _native_hosts[self] = _native.NativeHost(lsp_idle_s)
+    def __init__(self, *, lsp_idle_s: float = 600.0, lsp_memory_mb: int | None = None) -> None:
+        _native_hosts[self] = _native.NativeHost(lsp_idle_s, lsp_memory_mb)
 
     def servers(self) -> list[LanguageServer]:
         """The language servers running now."""
