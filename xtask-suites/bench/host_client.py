@@ -5,6 +5,7 @@ closes, so the caller can measure the servers' memory meanwhile.
 usage: host_client.py stdio BINARY LANG_SERVER FILE LINE SYMBOL ROOT...
        host_client.py http BASE TOKEN FILE LINE SYMBOL ROOT...
        host_client.py churn BASE TOKEN FILE LINE SYMBOL ROOT COUNT WARMUP
+       host_client.py load BASE TOKEN FILE LINE SYMBOL ROOT RUNS SECONDS
 
 stdio: one `agent-tools serve --root ROOT` process per root (separate processes, as MCP
 clients start them). http: one run per root, opened on the host at BASE with its admin
@@ -15,6 +16,10 @@ churn: COUNT runs one after another, each opened (admin API), asked once, and cl
 (`DELETE /runs/{id}`); prints {"warm": true} after WARMUP runs and waits for a line on
 stdin (the caller measures), then {"runs": COUNT, "errors": N, "first_error": …, "ms": …}
 at the end and waits again.
+
+load: RUNS runs opened at once, each calling `ast_grep` (the pattern `$X.$Y($$$A)` in FILE)
+and `lsp hover` (FILE, LINE, SYMBOL) in turn for SECONDS; prints {"calls": {tool: [ms, …]},
+"errors": N, "first_error": …}.
 """
 
 import contextlib
@@ -76,7 +81,49 @@ async def churn(base, token, root, count, warmup):
     await anyio.to_thread.run_sync(sys.stdin.read)
 
 
+async def load(base, token, root, runs, seconds):
+    times = {"ast_grep": [], "lsp hover": []}
+    errors, first_error = 0, None
+    language = "rust" if FILE.endswith(".rs") else "python"
+    search = {"pattern": "$X.$Y($$$A)", "language": language, "path": FILE, "max_results": 20}
+    hover = {"action": "hover", "file": FILE, "line": int(LINE), "symbol": SYMBOL}
+    async with contextlib.AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=60))
+        clients = []
+        for _ in range(runs):
+            run = (await http.post(f"{base}/runs", json={"root": root}, headers={"Authorization": f"Bearer {token}"})).json()
+            headers = {"Authorization": f"Bearer {run['token']}"}
+            transport = streamable_http_client(run["url"], http_client=create_mcp_http_client(headers=headers))
+            clients.append(await stack.enter_async_context(Client(transport, mode="legacy")))
+        # Every run's first hover, so the server is warm and every run has joined it.
+        for client in clients:
+            await client.call_tool("lsp", hover)
+        end = time.monotonic() + seconds
+
+        async def work(client):
+            nonlocal errors, first_error
+            while time.monotonic() < end:
+                for name, tool, args in (("ast_grep", "ast_grep", search), ("lsp hover", "lsp", hover)):
+                    start = time.monotonic()
+                    try:
+                        result = await client.call_tool(tool, args)
+                        if result.is_error:
+                            raise RuntimeError(text(result)[:300])
+                    except Exception as e:  # noqa: BLE001 - every failure is counted and the first shown
+                        errors += 1
+                        first_error = first_error or repr(e)[:300]
+                        continue
+                    times[name].append(round((time.monotonic() - start) * 1000, 2))
+
+        async with anyio.create_task_group() as group:
+            for client in clients:
+                group.start_soon(work, client)
+    print(json.dumps({"calls": times, "errors": errors, "first_error": first_error}), flush=True)
+
+
 async def main():
+    if MODE == "load":
+        return await load(A, B, ROOTS[0], int(ROOTS[1]), float(ROOTS[2]))
     if MODE == "churn":
         return await churn(A, B, ROOTS[0], int(ROOTS[1]), int(ROOTS[2]))
     times, errors = [], []

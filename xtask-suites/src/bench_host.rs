@@ -40,12 +40,23 @@ pub(crate) struct Options {
     worktrees: bool,
     /// Instead of the memory table: this many runs opened, asked and closed in turn on one host.
     churn: Option<usize>,
+    /// Instead of the memory table: this many runs searching and hovering at once, against one alone.
+    load: Option<usize>,
+    /// How long the load runs, in seconds.
+    seconds: f64,
 }
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> Result<Self> {
-        let mut options =
-            Options { runs: vec![1, 4, 16, 32], separate_max: 16, project: None, worktrees: false, churn: None };
+        let mut options = Options {
+            runs: vec![1, 4, 16, 32],
+            separate_max: 16,
+            project: None,
+            worktrees: false,
+            churn: None,
+            load: None,
+            seconds: 60.0,
+        };
         let mut it = args.iter();
         while let Some(&arg) = it.next() {
             if arg == "--worktrees" {
@@ -60,9 +71,11 @@ impl Options {
                 }
                 "--separate-max" => options.separate_max = value.parse()?,
                 "--churn" => options.churn = Some(value.parse()?),
+                "--load" => options.load = Some(value.parse()?),
+                "--seconds" => options.seconds = value.parse()?,
                 "--project" if ["rust", "python"].contains(value) => options.project = Some((*value).to_owned()),
                 _ => bail!(
-                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees, --churn N)"
+                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees, --churn N, --load N [--seconds S])"
                 ),
             }
         }
@@ -454,6 +467,34 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     if options.project.as_deref() != Some("rust") {
         projects.push(python_project()?);
     }
+    if let Some(runs) = options.load {
+        for project in &projects {
+            println!(
+                "\n{} ({}): {runs} runs at once for {} s, against one alone",
+                project.name, project.server, options.seconds
+            );
+            let alone = load(&cli, project, 1, options.seconds)?;
+            let many = load(&cli, project, runs, options.seconds)?;
+            for (tool, alone_ms) in &alone.0 {
+                let many_ms = &many.0[tool];
+                let (a50, a95) = (percentile(alone_ms, 50.0), percentile(alone_ms, 95.0));
+                let (m50, m95) = (percentile(many_ms, 50.0), percentile(many_ms, 95.0));
+                println!(
+                    "  {tool:<10} alone: {} calls, p50 {a50:.1} ms, p95 {a95:.1} ms; {runs} at once: {} calls, p50 {m50:.1} ms, p95 {m95:.1} ms ({:.2}× alone's p95)",
+                    alone_ms.len(),
+                    many_ms.len(),
+                    m95 / a95.max(0.001)
+                );
+            }
+            println!(
+                "  errors: {} alone, {} at once{}",
+                alone.1,
+                many.1,
+                many.2.as_deref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+            );
+        }
+        return Ok(());
+    }
     if let Some(count) = options.churn {
         for project in &projects {
             println!("\n{} ({}): {count} runs in turn on one host", project.name, project.server);
@@ -499,4 +540,44 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `p`th percentile of `ms` (nearest rank); 0 for none.
+fn percentile(ms: &[f64], p: f64) -> f64 {
+    let mut sorted = ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// What a load run measured: each tool's call times (ms), the errors, and the first.
+type Load = (std::collections::BTreeMap<String, Vec<f64>>, u64, Option<String>);
+
+/// `runs` runs on one host, each calling `ast_grep` and `lsp hover` in turn for `seconds`.
+fn load(cli: &Path, project: &Project, runs: usize, seconds: f64) -> Result<Load> {
+    let (mut host, base) = start_host(cli, project)?;
+    let result = (|| {
+        let out = python_client()
+            .args(["load", &base, TOKEN])
+            .args(definition(project))
+            .arg(&project.root)
+            .args([runs.to_string(), seconds.to_string()])
+            .stderr(Stdio::inherit())
+            .output()?;
+        let line = String::from_utf8_lossy(&out.stdout);
+        let report: Value = serde_json::from_str(line.trim()).with_context(|| format!("the client said: {line:?}"))?;
+        let calls = report["calls"]
+            .as_object()
+            .context("no calls")?
+            .iter()
+            .map(|(tool, ms)| (tool.clone(), ms.as_array().into_iter().flatten().filter_map(Value::as_f64).collect()))
+            .collect();
+        Ok((calls, report["errors"].as_u64().unwrap_or(0), report["first_error"].as_str().map(str::to_owned)))
+    })();
+    let _ = host.kill();
+    let _ = host.wait();
+    result
 }
