@@ -14,12 +14,12 @@ use serde_json::{Value, json};
 
 use crate::sdk_client_mcp::{python_sdk, tools_path};
 
-const TOKEN: &str = "a-token-for-the-http-host-test-0123456789";
+pub(crate) const TOKEN: &str = "a-token-for-the-http-host-test-0123456789";
 
 /// A host on a free loopback port, serving runs `a` and `b`; its endpoint URLs, read off its stderr.
-struct Host {
+pub(crate) struct Host {
     child: Child,
-    urls: BTreeMap<String, String>,
+    pub(crate) urls: BTreeMap<String, String>,
 }
 
 impl Drop for Host {
@@ -35,7 +35,7 @@ fn host(a: &Path, b: &Path) -> Host {
 }
 
 /// A host started with `args`, once it has said where its `runs` runs are.
-fn start(args: &[&str], runs: usize) -> Host {
+pub(crate) fn start(args: &[&str], runs: usize) -> Host {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-tools"))
         .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)

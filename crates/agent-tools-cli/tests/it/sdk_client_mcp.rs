@@ -162,6 +162,18 @@ pub(crate) fn tools_path() -> String {
 #[test]
 fn the_typescript_sdk_validates_every_structured_result_and_reads_the_configuration() {
     let Some(node_modules) = sdk() else { return };
+    typescript_checks(&node_modules, None);
+}
+
+/// The same checks through a run of `serve --http`, with the SDK's `StreamableHTTPClientTransport`.
+#[test]
+fn the_typescript_sdk_over_streamable_http_validates_every_structured_result() {
+    let Some(node_modules) = sdk() else { return };
+    typescript_checks(&node_modules, Some(()));
+}
+
+/// `tests/node/sdk_client_checks.mjs` against a stdio server, or (`http`) a host's run at the same root.
+fn typescript_checks(node_modules: &Path, http: Option<()>) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("agent-tools.toml"), "[eval]\ntimeout_s = 2\n").unwrap();
@@ -170,12 +182,19 @@ fn the_typescript_sdk_validates_every_structured_result_and_reads_the_configurat
         .unwrap();
     let bad = tempfile::tempdir().unwrap();
     std::fs::write(bad.path().join("agent-tools.toml"), "[eval]\ntimeout_s = \"soon\"\n").unwrap();
-    let args = json!({
+    let mut args = json!({
         "bin": env!("CARGO_BIN_EXE_agent-tools"),
         "root": root,
         "bad_root": bad.path(),
         "node_modules": node_modules,
         "path": tools_path(),
+    });
+    let root_arg = root.display().to_string();
+    let _host = http.map(|()| {
+        let host = crate::http_mcp::start(&["--cap", "exec", "--root", &root_arg], 1);
+        args["url"] = json!(host.urls["default"]);
+        args["token"] = json!(crate::http_mcp::TOKEN);
+        host
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/sdk_client_checks.mjs");
     let out = Command::new("node").arg(script).arg(args.to_string()).output().unwrap();

@@ -3,7 +3,7 @@
 // `listTools` has been read), runs a cell past the root's configured eval
 // budget, and starts a server whose configuration file is bad. Driven by
 // tests/it/sdk_client_mcp.rs with a JSON argument { bin, root, bad_root,
-// node_modules, path } and reports one JSON line of findings on stdout; the
+// node_modules, path, url?, token? } and reports one JSON line of findings on stdout; the
 // test decides. Everything else goes to stderr.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -12,6 +12,7 @@ const args = JSON.parse(process.argv[2]);
 const require = createRequire(path.join(args.node_modules, 'resolve-from-here.js'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
 const env = { ...process.env, PATH: args.path, AGENT_TOOLS_LOG: 'warn' };
 const findings = {};
@@ -19,12 +20,17 @@ const text = (result) => result.content.filter((c) => c.type === 'text').map((c)
 
 // 1. Every tool's outputSchema, and every structured result checked by the SDK.
 {
-  const transport = new StdioClientTransport({
-    command: args.bin,
-    args: ['serve', '--root', args.root, '--cap', 'exec'],
-    env,
-    stderr: 'inherit',
-  });
+  // With `url` (and `token`), the run of a running `serve --http` host; else a stdio server.
+  const transport = args.url
+    ? new StreamableHTTPClientTransport(new URL(args.url), {
+        requestInit: { headers: { Authorization: `Bearer ${args.token}` } },
+      })
+    : new StdioClientTransport({
+        command: args.bin,
+        args: ['serve', '--root', args.root, '--cap', 'exec'],
+        env,
+        stderr: 'inherit',
+      });
   const client = new Client({ name: 'agent-tools-sdk-checks', version: '0.0.0' });
   const errors = [];
   client.onerror = (error) => errors.push(String(error));
@@ -90,8 +96,11 @@ const text = (result) => result.content.filter((c) => c.type === 'text').map((c)
   } catch (error) {
     findings.budget = { ok: false, error: String(error), seconds: (Date.now() - started) / 1000 };
   }
+  // What the client reported while it worked; closing an HTTP transport aborts its own
+  // SSE stream, which the SDK reports too (`AbortError`), so that is kept apart.
+  findings.errors = [...errors];
   await client.close();
-  findings.errors = errors;
+  findings.closing_errors = errors.slice(findings.errors.length);
 }
 
 // 3. A bad configuration file: the server refuses to start and says where.
