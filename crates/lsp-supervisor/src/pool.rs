@@ -5,9 +5,13 @@
 //! binary with the same arguments, settings and enclosure there, use one
 //! process. Each supervisor claims the slots it uses; a slot no supervisor
 //! claims is stopped once it has been unused for the pool's idle time (at once
-//! with an idle time of zero). What is per run stays with the run: the
-//! supervisor's view of the slots (its status lists only the servers it uses),
-//! and above it the diagnostics ledger of diagnostics on write.
+//! with an idle time of zero), or sooner, least recently used first, while the
+//! servers take more memory than the pool's budget. Worktrees of one git
+//! repository whose server takes workspace folders at run time share one
+//! process too, each worktree a folder of it ([`SlotKey::family`]). What is per
+//! run stays with the run: the supervisor's view of the slots (its status lists
+//! only the servers it uses), and above it the diagnostics ledger of
+//! diagnostics on write.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash as _, Hasher as _};

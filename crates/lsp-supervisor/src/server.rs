@@ -186,7 +186,6 @@ const PROJECT_FILES: &[&str] = &[
     ".clangd",
 ];
 
-/// A started server.
 /// One running server, as one of its workspace folders sees it: the process, and
 /// the folder (`root`) its requests and results are about. A process that serves
 /// several folders (worktrees of one repository, [`Server::attach`]) has a view per folder.
