@@ -2,7 +2,7 @@
 //! streamable HTTP endpoint, driven by the official MCP Python SDK in both
 //! connection modes (`tests/python/http_matrix.py`): search, a question, an
 //! approval, a cell's own `tool()` call asked for inside the `eval` call,
-//! progress, a staged edit and kernel state of one run out of the other's reach, and the host's
+//! progress, a staged edit, kernel state and breakpoints of one run out of the other's reach, and the host's
 //! refusals (no token, a wrong one, a browser `Origin`, an unknown run).
 
 use std::collections::BTreeMap;
@@ -117,6 +117,10 @@ fn two_runs_over_streamable_http_answer_the_python_sdk_in_both_modes_and_stay_ap
         // Run a's kernel state is not run b's: b's kernel is its own.
         let kept = &cases["a's kernel"];
         assert_eq!((kept["text"].as_str().unwrap().trim(), &kept["is_error"]), ("42", &json!(false)), "{mode}: {kept}");
+        // Run a's debug breakpoints are not run b's: b's debugger has none, and no session.
+        assert_eq!(cases["a's breakpoint"]["is_error"], false, "{mode}: {}", cases["a's breakpoint"]);
+        let debug = &cases["debug status in b"];
+        assert_eq!(debug["structured"], json!({"breakpoints": [], "session": null}), "{mode}: {debug}");
         let crossed = &cases["a's kernel from b"];
         assert_eq!(
             (crossed["text"].as_str().unwrap().trim(), &crossed["is_error"]),

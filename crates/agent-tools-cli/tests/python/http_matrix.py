@@ -84,6 +84,9 @@ async def run_a():
         result = await client.call_tool("eval", {"language": "python", "code": "secret = 42\nsecret",
                                                  "description": "keep a value"})
         report("a's kernel", text=text(result), is_error=result.is_error)
+        human.replies = [("accept", {"choice": "allow once"})]
+        result = await client.call_tool("debug", {"op": "breakpoints", "file": "app.py", "lines": [1]})
+        report("a's breakpoint", text=text(result), is_error=result.is_error)
 
         human.replies = [("accept", {"choice": "allow once"})]
         result = await client.call_tool("ast_edit", {"pattern": "foo($X)", "rewrite": "bar($X)", "language": "python"})
@@ -104,6 +107,10 @@ async def run_b(edit_id):
         result = await client.call_tool("eval", {"language": "python", "code": "'secret' in globals()",
                                                  "description": "look for run a's value"})
         report("a's kernel from b", text=text(result), is_error=result.is_error)
+        human.replies = [("accept", {"choice": "allow once"})]
+        result = await client.call_tool("debug", {"op": "status"})
+        report("debug status in b", text=text(result), is_error=result.is_error,
+               structured=result.structured_content)
 
 
 async def refusals():
