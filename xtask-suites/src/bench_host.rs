@@ -202,14 +202,19 @@ fn tree(pid: u32, parents: &HashMap<u32, u32>) -> Vec<u32> {
     out
 }
 
-/// A process's PSS in bytes (0 once it is gone).
-fn pss(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+/// The `key:` line of `/proc/PID/FILE`, a size in kB, as bytes (0 once the process is gone).
+fn proc_bytes(pid: u32, file: &str, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/{file}"))
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("Pss:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            s.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+/// A process's PSS in bytes (0 once it is gone).
+fn pss(pid: u32) -> u64 {
+    proc_bytes(pid, "smaps_rollup", "Pss:")
 }
 
 /// What one side measured for N runs.
@@ -353,12 +358,7 @@ fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> 
 
 /// A process's resident set in bytes (`VmRSS`).
 fn rss(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    proc_bytes(pid, "status", "VmRSS:")
 }
 
 /// The processes under `pid` (itself left out), by name.

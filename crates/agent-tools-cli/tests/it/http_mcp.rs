@@ -61,6 +61,40 @@ pub(crate) fn start(args: &[&str], runs: usize) -> Host {
     Host { child, urls }
 }
 
+/// The host's base URL (`http://127.0.0.1:PORT`), from its `default` run's endpoint.
+fn base(host: &Host) -> String {
+    host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned()
+}
+
+/// Runs `tests/python/SCRIPT BASE TOKEN ROOT EXTRA…` against a host's admin API; its report's
+/// lines by case name, and its stderr. It must exit 0.
+fn admin_script(
+    python: &Path,
+    script: &str,
+    base: &str,
+    root: &Path,
+    extra: &[&str],
+) -> (BTreeMap<String, Value>, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script);
+    let out = Command::new(python).arg(script).args([base, TOKEN]).arg(root).args(extra).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    eprintln!("{cases:#?}");
+    (cases, stderr)
+}
+
+/// Whether process `pid` has ended (a zombie counts as gone).
+fn ended(pid: i32) -> bool {
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    state.is_empty() || state.contains(") Z ")
+}
+
 fn matrix(python: &Path, mode: &str) -> (BTreeMap<String, Value>, tempfile::TempDir, tempfile::TempDir) {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(a.path().join("app.py"), "x = foo(1)\n").unwrap();
@@ -147,17 +181,8 @@ fn a_run_opened_through_the_admin_api_has_its_own_token_and_closing_it_ends_its_
     let Some(python) = python_sdk() else { return };
     let root = tempfile::tempdir().unwrap();
     let host = start(&["--cap", "exec", "--root", &root.path().display().to_string()], 1);
-    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_admin.py");
-    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let cases: BTreeMap<String, Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
-    eprintln!("{cases:#?}");
+    let base = base(&host);
+    let (cases, _) = admin_script(&python, "http_admin.py", &base, root.path(), &[]);
     let refused = &cases["refused opens"];
     assert_eq!(
         (&refused["none"], &refused["bad"], &refused["above"]),
@@ -176,9 +201,7 @@ fn a_run_opened_through_the_admin_api_has_its_own_token_and_closing_it_ends_its_
         cases["closed"],
         json!({"case": "closed", "host_token_on_run": 401, "closed": 204, "after": 404, "again": 404}),
     );
-    // The run's kernel ended with it (a zombie counts as gone).
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    assert!(state.is_empty() || state.contains(") Z "), "the closed run's kernel {pid} is still running: {state}");
+    assert!(ended(pid), "the closed run's kernel {pid} is still running");
 }
 
 /// Two runs opened on one checkout share its language server (one pyright, found by pid in
@@ -196,20 +219,9 @@ fn runs_on_one_checkout_share_one_language_server_and_one_runs_end_leaves_it_to_
     std::fs::write(root.path().join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();
     std::fs::write(root.path().join("app.py"), "def greet(name):\n    return name\n\n\ngreet(\"world\")\n").unwrap();
     let host = start(&["--cap", "exec", "--root", &root.path().display().to_string(), "--lsp", "python=pyright"], 1);
-    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_shared.py");
-    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let (cases, stderr) = admin_script(&python, "http_shared.py", &base(&host), root.path(), &[]);
     // The legacy session's DELETE is answered as the SDK expects (204), not logged as a failure.
     assert!(!stderr.contains("Session termination failed"), "{stderr}");
-    let cases: BTreeMap<String, Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
-    eprintln!("{cases:#?}");
     for run in ["first definition", "second definition", "second after the first closed"] {
         assert_eq!(cases[run]["is_error"], false, "{run}: {}", cases[run]);
         assert!(cases[run]["text"].as_str().unwrap().contains("app.py:1:5"), "{run}: {}", cases[run]);
@@ -243,23 +255,12 @@ fn an_opened_run_idle_for_host_run_idle_s_is_closed_and_a_running_call_keeps_it(
     let root = tempfile::tempdir().unwrap();
     let root_arg = root.path().display().to_string();
     let host = start(&["--cap", "exec", "--root", &root_arg, "--set", "host.run_idle_s=1"], 1);
-    let base = host.urls["default"].trim_end_matches("/runs/default/mcp").to_owned();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_idle.py");
-    let out = Command::new(python).arg(script).args([&base, TOKEN]).arg(root.path()).arg("1").output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let cases: BTreeMap<String, Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
-    eprintln!("{cases:#?}");
+    let (cases, _) = admin_script(&python, "http_idle.py", &base(&host), root.path(), &["1"]);
     let cell = &cases["long cell"];
     assert_eq!(cell["is_error"], false, "the run was not closed while its call ran: {cell}");
     let pid: i32 = cell["text"].as_str().unwrap().trim().parse().unwrap_or_else(|e| panic!("{e}: {cell}"));
     assert_eq!(cases["after the idle time"], json!({"case": "after the idle time", "status": 404, "delete": 404}));
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    assert!(state.is_empty() || state.contains(") Z "), "the idle run's kernel {pid} is still running: {state}");
+    assert!(ended(pid), "the idle run's kernel {pid} is still running");
 }
 
 #[test]
