@@ -335,6 +335,14 @@ impl ServerPool {
                 .filter_map(|(k, s)| s.server.as_ref().filter(|s| s.death().is_none()).map(|s| (k.clone(), s.pid)))
                 .collect()
         };
+        // Nothing to stop unless some server no one claims runs: no need to read /proc.
+        let unclaimed = {
+            let claims = lock(&self.claims);
+            servers.iter().any(|(key, _)| claims.get(key).is_none_or(|c| c.users.is_empty()))
+        };
+        if !unclaimed {
+            return;
+        }
         let parents = parents();
         let mut counted = HashSet::new();
         let mut sizes: HashMap<SlotKey, u64> = HashMap::new();
