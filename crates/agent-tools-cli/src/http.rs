@@ -148,6 +148,8 @@ struct Host {
     cap: Tier,
     stop: CancellationToken,
     next: AtomicU64,
+    /// Why recent runs ended (`DELETE`, or idle), by id, for the 404 a late request gets; the last 1,024.
+    ended: std::sync::Mutex<std::collections::VecDeque<(String, String)>>,
 }
 
 /// One run at `/runs/{id}/mcp`.
@@ -238,6 +240,25 @@ impl Host {
         Entry { service, token, stop, run: Arc::new(run), opened: false, activity: Activity::new() }
     }
 
+    /// Records why run `id` ended.
+    fn ended(&self, id: &str, why: String) {
+        let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        if ended.len() == 1024 {
+            ended.pop_front();
+        }
+        ended.push_back((id.to_owned(), why));
+    }
+
+    /// The 404 for a run this host does not serve: why it ended, when it served it.
+    fn not_found(&self, id: &str) -> Response {
+        let ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = match ended.iter().rev().find(|(ended, _)| ended == id) {
+            Some((_, why)) => format!("no run `{id}` on this host: it {why}\n"),
+            None => format!("no run `{id}` on this host\n"),
+        };
+        (StatusCode::NOT_FOUND, text).into_response()
+    }
+
     fn url(&self, id: &str) -> String {
         format!("http://{}/runs/{id}/mcp", self.local)
     }
@@ -273,6 +294,7 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
         cap,
         stop: CancellationToken::new(),
         next: AtomicU64::new(1),
+        ended: std::sync::Mutex::default(),
     });
     for Served { name, server, run } in runs {
         let entry = host.entry(server, run, host.token.clone());
@@ -314,7 +336,7 @@ async fn mcp(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, reques
         .get(&id)
         .map(|e| (e.service.clone(), e.token.clone(), Arc::clone(&e.activity)));
     let Some((mut service, token, activity)) = found else {
-        return (StatusCode::NOT_FOUND, format!("no run `{id}` on this host\n")).into_response();
+        return host.not_found(&id);
     };
     if let Some(refused) = unauthorized(&request, token.as_deref()) {
         return refused;
@@ -350,6 +372,7 @@ async fn close_idle_runs(host: Arc<Host>, idle: std::time::Duration) {
         for (id, entry) in closed {
             entry.stop.cancel();
             entry.run.shutdown().await;
+            host.ended(&id, format!("was closed after {} s with no request (host.run_idle_s)", idle.as_secs_f64()));
             tracing::info!(%id, idle_s = idle.as_secs_f64(), "run closed: idle");
         }
     }
@@ -408,10 +431,11 @@ async fn close(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, requ
         return refused;
     }
     let Some(entry) = host.runs.write().unwrap_or_else(PoisonError::into_inner).remove(&id) else {
-        return (StatusCode::NOT_FOUND, format!("no run `{id}` on this host\n")).into_response();
+        return host.not_found(&id);
     };
     entry.stop.cancel();
     entry.run.shutdown().await;
+    host.ended(&id, format!("was closed by DELETE /runs/{id}"));
     tracing::info!(%id, "run closed");
     StatusCode::NO_CONTENT.into_response()
 }

@@ -259,7 +259,14 @@ fn an_opened_run_idle_for_host_run_idle_s_is_closed_and_a_running_call_keeps_it(
     let cell = &cases["long cell"];
     assert_eq!(cell["is_error"], false, "the run was not closed while its call ran: {cell}");
     let pid: i32 = cell["text"].as_str().unwrap().trim().parse().unwrap_or_else(|e| panic!("{e}: {cell}"));
-    assert_eq!(cases["after the idle time"], json!({"case": "after the idle time", "status": 404, "delete": 404}));
+    // A late request is told why the run is gone.
+    assert_eq!(
+        cases["after the idle time"],
+        json!({
+            "case": "after the idle time", "status": 404, "delete": 404,
+            "text": "no run `r1` on this host: it was closed after 1 s with no request (host.run_idle_s)\n",
+        })
+    );
     assert!(ended(pid), "the idle run's kernel {pid} is still running");
 }
 

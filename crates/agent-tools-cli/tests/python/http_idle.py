@@ -37,7 +37,7 @@ async def main():
         accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         after = await http.post(run["url"], json=body, headers={**accept, **headers})
         closed = await http.delete(f"{BASE}/runs/{run['id']}", headers=HOST)
-        report("after the idle time", status=after.status_code, delete=closed.status_code)
+        report("after the idle time", status=after.status_code, text=after.text, delete=closed.status_code)
 
 
 anyio.run(main)
