@@ -14,10 +14,9 @@ use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_tools::lsp_supervisor::ServerPool;
 use agent_tools::question_port::QuestionPort;
 use agent_tools::{
-    ApprovalWiring, AstmatchWiring, ProgressSink, QuestionWiring, Registry, Tier, ToolResult, WAITING_FOR_USER,
+    ApprovalWiring, Host, HostConfig, ProgressSink, QuestionWiring, Registry, Run, Tier, ToolResult, WAITING_FOR_USER,
     Workspace,
 };
 use anyhow::Context as _;
@@ -213,23 +212,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let kernel_set = std::sync::Arc::clone(&kernel_wiring.kernels);
             let kernels = Some(kernel_wiring);
             let approval = ask.then(|| wiring::terminal_approval(settings));
-            // One call: nothing would reuse a parse tree, so none is kept.
-            let registry = registry(
-                workspace,
-                wiring::Wiring {
-                    question: Some(wiring::terminal()),
-                    vibe: None,
-                    kernels,
-                    approval,
-                    enclosure: Some(enclosure),
-                },
-                settings,
-                0,
-                None,
-            )?
-            .registry;
+            let wiring = wiring::Wiring {
+                question: Some(wiring::terminal()),
+                vibe: None,
+                kernels,
+                approval,
+                enclosure: Some(enclosure),
+            };
+            let run = one_shot_host().open_run(wiring.spec(workspace, settings, cap))?;
             let runtime = runtime()?;
-            let surface = registry.surface(cap);
+            let surface = run.surface();
             let progress = std::io::stderr().is_terminal().then(terminal_progress);
             // Ctrl-C cancels the call as a client's cancellation does: its
             // future is dropped, which stops its work (an eval's kernel is
@@ -300,21 +292,15 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let kernels = Some(wiring::kernels(&workspace, &settings, &enclosure));
             // Only listed: no worker is ever started by `tools`.
             let vibe = vibe.then(wiring::listing_roster);
-            let registry = registry(
-                workspace,
-                wiring::Wiring {
-                    question: Some(wiring::terminal()),
-                    vibe,
-                    kernels,
-                    approval: None,
-                    enclosure: Some(enclosure),
-                },
-                &settings,
-                0,
-                None,
-            )?
-            .registry;
-            let surface = registry.surface(cap);
+            let wiring = wiring::Wiring {
+                question: Some(wiring::terminal()),
+                vibe,
+                kernels,
+                approval: None,
+                enclosure: Some(enclosure),
+            };
+            let run = one_shot_host().open_run(wiring.spec(workspace, &settings, cap))?;
+            let surface = run.surface();
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(SUCCESS)
         }
@@ -341,20 +327,21 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 None => std::time::Duration::ZERO,
             };
             let run_idle = host_settings.host.run_idle_s.map(|s| s.duration()).filter(|d| !d.is_zero());
-            let mut pool = ServerPool::new(idle);
-            if let (Some(_), Some(mb)) = (&http.http, *host_settings.host.lsp_memory_mb) {
-                pool = pool.with_memory_budget(u64::try_from(mb).unwrap_or(u64::MAX).saturating_mul(1 << 20));
-            }
-            let pool = Arc::new(pool);
+            let lsp_memory_budget = match http.http {
+                Some(_) => (*host_settings.host.lsp_memory_mb)
+                    .map(|mb| (u64::try_from(mb).unwrap_or(u64::MAX)).saturating_mul(1 << 20)),
+                None => None,
+            };
+            let host = Host::new(HostConfig { lsp_idle: idle, lsp_memory_budget, ..HostConfig::default() });
             // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
-            let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, WiredRun)> {
+            let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, Run)> {
                 let settings = config::Config::load(workspace.root(), &flags)?.settings;
                 let ports = RunPorts {
                     question: wiring::elicitation(),
                     approval: ask.then(|| wiring::elicited_approval(&settings).port),
                 };
-                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe), Some(&pool))?;
-                let server = serve::Server::new(run.registry.surface(cap), settings.ask.timeout_s.duration())?;
+                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe), &host)?;
+                let server = serve::Server::new(run.surface(), settings.ask.timeout_s.duration())?;
                 Ok((server, run))
             };
             for (name, workspace) in roots {
@@ -425,37 +412,12 @@ pub struct RunPorts {
     pub approval: Option<Arc<dyn QuestionPort>>,
 }
 
-/// A run wired as `serve` wires one, and the handles that end its processes.
-pub struct WiredRun {
-    /// Every tool whose resource the run has.
-    pub registry: Arc<Registry>,
-    /// The `eval` kernels, started on a cell's first use.
-    pub kernels: Arc<agent_tools::kernel::Kernels>,
-    /// The language servers, started on first use.
-    pub servers: Arc<agent_tools::lsp_supervisor::Supervisor>,
-    /// The debug sessions; the run is one conversation, `conversation`.
-    pub debug: Arc<agent_tools::dap_session::DebugSupervisor>,
-    /// The conversation id of the run's debug session.
-    pub conversation: String,
-}
-
-impl WiredRun {
-    /// Ends the run's processes: kernels, language servers and the debug session
-    /// (its adapter and a launched program). A later call starts them again.
-    pub async fn shutdown(&self) {
-        self.kernels.shutdown().await;
-        self.servers.shutdown().await;
-        // No session is not a failure: there is nothing to end.
-        let _ = self.debug.terminate(&self.conversation).await;
-    }
-}
-
 /// Wires the run `serve` serves at `workspace` with `settings` (loaded with
-/// [`config::Config::load`]): structural search and rewrite with a parse cache,
-/// the language servers with diagnostics on write, the debugger, the kernels in the
-/// run's enclosure (whose root is read-only at cap `read`), `ask_user` and the
-/// approval gate through `ports`, and with `vibe` the workers of `serve --vibe`.
-/// With a host's `pool`, the language servers are shared with the host's other runs.
+/// [`config::Config::load`]) on `host`: structural search and rewrite on the host's parse
+/// trees, the language servers (the host's, shared with its other runs) with diagnostics
+/// on write, the debugger, the kernels in the run's enclosure (whose root is read-only at
+/// cap `read`), `ask_user` and the approval gate through `ports`, and with `vibe` the
+/// workers of `serve --vibe`.
 /// Errors: a vibe mode without a worker command; a tool name registered twice.
 pub fn wire_run(
     workspace: Workspace,
@@ -463,11 +425,10 @@ pub fn wire_run(
     cap: Tier,
     ports: RunPorts,
     vibe: Option<&wiring::VibeArgs>,
-    pool: Option<&Arc<ServerPool>>,
-) -> anyhow::Result<WiredRun> {
+    host: &Host,
+) -> anyhow::Result<Run> {
     let enclosure = wiring::enclosure(&workspace, settings, cap);
     let kernels = wiring::kernels(&workspace, settings, &enclosure);
-    let kernel_set = Arc::clone(&kernels.kernels);
     let approval = ports.approval.map(|port| ApprovalWiring { policy: wiring::approval_policy(settings), port });
     let vibe = match vibe {
         Some(vibe) => vibe.roster(settings, &enclosure)?,
@@ -480,46 +441,13 @@ pub fn wire_run(
         approval,
         enclosure: Some(enclosure),
     };
-    // A run's searches reuse the parse trees of unchanged files.
-    let wired = registry(workspace, wiring, settings, astmatch::DEFAULT_CACHE_BYTES, pool)?;
-    Ok(WiredRun {
-        registry: wired.registry,
-        kernels: kernel_set,
-        servers: wired.servers,
-        debug: wired.debug,
-        conversation: wired.conversation,
-    })
+    Ok(host.open_run(wiring.spec(workspace, settings, cap))?)
 }
 
-/// A registry and the supervisors behind its language-server and debug tools.
-struct Wired {
-    registry: Arc<Registry>,
-    servers: Arc<agent_tools::lsp_supervisor::Supervisor>,
-    debug: Arc<agent_tools::dap_session::DebugSupervisor>,
-    conversation: String,
-}
-
-/// The run's registry: every tool whose resource this command can wire; the structural
-/// tools keep up to `parse_cache_bytes` of parse trees between calls.
-fn registry(
-    workspace: Workspace,
-    wiring: wiring::Wiring,
-    settings: &config::Settings,
-    parse_cache_bytes: usize,
-    pool: Option<&Arc<ServerPool>>,
-) -> anyhow::Result<Wired> {
-    let enclosure = wiring.enclosure.clone().unwrap_or_else(|| enclosure::Enclosure::host(workspace.root()));
-    let (lsp, diagnostics) = wiring::lsp(&workspace, settings, &enclosure, pool);
-    let debug = wiring::debug(&workspace, settings, &enclosure);
-    let servers = Arc::clone(&lsp.supervisor);
-    let (debug_set, conversation) = (Arc::clone(&debug.supervisor), debug.conversation_id.clone());
-    let builder = Registry::builder()
-        .with_astmatch(AstmatchWiring { parse_cache_bytes, ..wiring::astmatch(&workspace, settings) })
-        .with_lsp(lsp)
-        .with_checked_file_tools(workspace, diagnostics)
-        .with_debug(debug);
-    let registry = Arc::new(wiring.apply(builder).build()?);
-    Ok(Wired { registry, servers, debug: debug_set, conversation })
+/// The host of a command that serves one call or lists the tools: its run keeps no
+/// parse tree (nothing would reuse one) and its servers stop with it.
+fn one_shot_host() -> Host {
+    Host::new(HostConfig { parse_cache_bytes: 0, ..HostConfig::one_run() })
 }
 
 /// The working directory `root`, or the current one. Errors: it cannot be read, or is

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use agent_tools::Tier;
+use agent_tools::{Run, Tier};
 use anyhow::Context as _;
 use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -42,7 +42,6 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::command::WiredRun;
 use crate::serve::Server;
 
 /// The name of the one run `serve --http` serves when no `--run` is given.
@@ -133,11 +132,11 @@ pub struct Options {
 pub struct Served {
     pub name: String,
     pub server: Server,
-    pub run: WiredRun,
+    pub run: Run,
 }
 
 /// Wires a run for `POST /runs`: its root and cap.
-pub type Opener = Arc<dyn Fn(&Path, Tier) -> anyhow::Result<(Server, WiredRun)> + Send + Sync>;
+pub type Opener = Arc<dyn Fn(&Path, Tier) -> anyhow::Result<(Server, Run)> + Send + Sync>;
 
 /// The host: its runs by id, and how to open more.
 struct Host {
@@ -159,7 +158,7 @@ struct Entry {
     token: Option<String>,
     /// Ends its sessions.
     stop: CancellationToken,
-    run: Arc<WiredRun>,
+    run: Arc<Run>,
     /// Whether it was opened through `POST /runs` (and so may be closed when idle).
     opened: bool,
     /// Its requests in flight and when the last one ended.
@@ -229,7 +228,7 @@ impl axum::body::HttpBody for CountedBody {
 }
 
 impl Host {
-    fn entry(&self, server: Server, run: WiredRun, token: Option<String>) -> Entry {
+    fn entry(&self, server: Server, run: Run, token: Option<String>) -> Entry {
         let stop = self.stop.child_token();
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(allowed_hosts(self.local))
@@ -322,7 +321,7 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
         .context("the HTTP server failed")?;
     let runs: Vec<Entry> = host.runs.write().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, e)| e).collect();
     for entry in runs {
-        entry.run.shutdown().await;
+        entry.run.close().await;
     }
     Ok(())
 }
@@ -371,7 +370,7 @@ async fn close_idle_runs(host: Arc<Host>, idle: std::time::Duration) {
         };
         for (id, entry) in closed {
             entry.stop.cancel();
-            entry.run.shutdown().await;
+            entry.run.close().await;
             host.ended(&id, format!("was closed after {} s with no request (host.run_idle_s)", idle.as_secs_f64()));
             tracing::info!(%id, idle_s = idle.as_secs_f64(), "run closed: idle");
         }
@@ -434,7 +433,7 @@ async fn close(State(host): State<Arc<Host>>, UrlPath(id): UrlPath<String>, requ
         return host.not_found(&id);
     };
     entry.stop.cancel();
-    entry.run.shutdown().await;
+    entry.run.close().await;
     host.ended(&id, format!("was closed by DELETE /runs/{id}"));
     tracing::info!(%id, "run closed");
     StatusCode::NO_CONTENT.into_response()

@@ -8,14 +8,14 @@
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, AstmatchWiring, DebugWiring, DiagnosticsOnWrite, KernelWiring, LspCaps, LspWiring,
-    QuestionWiring, RegistryBuilder, Rule, Tier, Workspace,
+    ApprovalPolicy, ApprovalWiring, AstmatchWiring, DebugWiring, KernelWiring, LspCaps, QuestionWiring, Rule, RunLsp,
+    RunSpec, Tier, Workspace,
 };
 use anyhow::bail;
 use dap_session::{DebugConfig, DebugSupervisor};
 use enclosure::{Enclosure, Mode};
 use kernel::{KernelConfig, Kernels};
-use lsp_supervisor::{Language, ServerPool, Supervisor, SupervisorConfig};
+use lsp_supervisor::{Language, SupervisorConfig};
 use question_port::TerminalPort;
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
@@ -39,20 +39,20 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    pub fn apply(self, mut builder: RegistryBuilder) -> RegistryBuilder {
-        if let Some(question) = self.question {
-            builder = builder.with_question_port(question);
-        }
-        if let Some(roster) = self.vibe {
-            builder = builder.with_vibe_roster(roster);
-        }
-        if let Some(kernels) = self.kernels {
-            builder = builder.with_kernels(kernels);
-        }
-        if let Some(approval) = self.approval {
-            builder = builder.with_approval(approval);
-        }
-        builder
+    /// The run at `workspace` capped at `cap`: the structural tools, the language servers
+    /// with the checked file tools, the debugger, and what this wiring adds.
+    pub fn spec(self, workspace: Workspace, settings: &Settings, cap: Tier) -> RunSpec {
+        let enclosure = self.enclosure.unwrap_or_else(|| Enclosure::host(workspace.root()));
+        let mut spec = RunSpec::new(workspace.clone(), cap);
+        spec.search = Some(astmatch(&workspace, settings));
+        spec.lsp = Some(lsp(&workspace, settings, &enclosure));
+        spec.file_tools = true;
+        spec.debug = Some(debug(&workspace, settings, &enclosure));
+        spec.kernels = self.kernels;
+        spec.question = self.question;
+        spec.approval = self.approval;
+        spec.workers = self.vibe;
+        spec
     }
 }
 
@@ -89,17 +89,11 @@ pub fn lsp_config(workspace: &Workspace, settings: &Settings) -> SupervisorConfi
     lsp
 }
 
-/// Language servers for the workspace (found on the project's `node_modules/.bin`,
-/// `.venv/bin`, `venv/bin`, then `PATH`; started on first use, stopped with the
-/// process), and diagnostics on write for the `write`, `edit` and `apply_patch` tools.
+/// The run's language servers (found on the project's `node_modules/.bin`, `.venv/bin`,
+/// `venv/bin`, then `PATH`; started on first use, in the host's pool) and the `lsp` tool's
+/// caps; a run with them has diagnostics on write for `write`, `edit` and `apply_patch`.
 /// The project checkers run in the run's enclosure, the servers too with `enclosure.language_servers`.
-/// With a host's `pool`, the servers are shared with its other runs; without, they are the run's own.
-pub fn lsp(
-    workspace: &Workspace,
-    settings: &Settings,
-    enclosure: &Enclosure,
-    pool: Option<&Arc<ServerPool>>,
-) -> (LspWiring, Arc<DiagnosticsOnWrite>) {
+pub fn lsp(workspace: &Workspace, settings: &Settings, enclosure: &Enclosure) -> RunLsp {
     let mut lsp = lsp_config(workspace, settings);
     lsp.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
     lsp.enclose_servers = *settings.enclosure.language_servers;
@@ -108,12 +102,7 @@ pub fn lsp(
             lsp.enclosed_servers.insert(server.name.clone(), enclosed);
         }
     }
-    let supervisor = Arc::new(match pool {
-        Some(pool) => Supervisor::with_pool(lsp, Arc::clone(pool)),
-        None => Supervisor::new(lsp),
-    });
-    let diagnostics = Arc::new(DiagnosticsOnWrite::new(Arc::clone(&supervisor), workspace.clone()));
-    (LspWiring { supervisor, workspace: workspace.clone(), caps: lsp_caps(settings) }, diagnostics)
+    RunLsp { config: lsp, caps: lsp_caps(settings) }
 }
 
 /// The `lsp` tool's result caps of `[lsp]`.

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_tools::question_port::QuestionPort;
 use agent_tools::{Progress, ProgressSink, QuestionWiring, Surface, Tier, ToolResult, ToolSpec};
-use agent_tools_cli::command::{self, RunPorts, WiredRun};
+use agent_tools_cli::command::{self, RunPorts};
 use agent_tools_cli::config;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -31,7 +31,7 @@ const TARGET_SPACE: &str = "this Python call has no `ask` callable";
 /// worktrees of one repository, use one server process (`serve --http`'s pool, in process).
 #[pyclass(frozen, module = "agent_tools._native")]
 pub struct NativeHost {
-    pool: Arc<agent_tools::lsp_supervisor::ServerPool>,
+    host: agent_tools::Host,
 }
 
 #[pymethods]
@@ -44,16 +44,18 @@ impl NativeHost {
         let idle = std::time::Duration::try_from_secs_f64(lsp_idle_s).map_err(|_| {
             ConfigError::new_err(format!("lsp_idle_s must be a number of seconds ≥ 0, not {lsp_idle_s}"))
         })?;
-        let mut pool = agent_tools::lsp_supervisor::ServerPool::new(idle);
-        if let Some(mb) = lsp_memory_mb {
-            pool = pool.with_memory_budget(mb.saturating_mul(1 << 20));
-        }
-        Ok(NativeHost { pool: Arc::new(pool) })
+        let lsp_memory_budget = lsp_memory_mb.map(|mb| mb.saturating_mul(1 << 20));
+        let host = agent_tools::Host::new(agent_tools::HostConfig {
+            lsp_idle: idle,
+            lsp_memory_budget,
+            ..agent_tools::HostConfig::default()
+        });
+        Ok(NativeHost { host })
     }
 
     /// The language servers running: `(server, root, pid, runs using it)` each.
     fn servers(&self, py: Python<'_>) -> Vec<(String, String, Option<u32>, usize)> {
-        let pool = Arc::clone(&self.pool);
+        let pool = Arc::clone(self.host.server_pool());
         py.detach(|| {
             pyo3_async_runtimes::tokio::get_runtime().block_on(async move {
                 pool.running()
@@ -69,7 +71,7 @@ impl NativeHost {
 #[pyclass(frozen, module = "agent_tools._native")]
 pub struct NativeRun {
     /// `None` once closed.
-    run: Mutex<Option<Arc<WiredRun>>>,
+    run: Mutex<Option<Arc<agent_tools::Run>>>,
     cap: Tier,
     /// Turns `true` on close, which cancels the calls in flight.
     closed: watch::Sender<bool>,
@@ -155,7 +157,7 @@ impl NativeRun {
         let run = self.run.lock().unwrap_or_else(PoisonError::into_inner);
         match run.as_ref() {
             // A cell's `tool()` calls take the outer call's `ask` with them.
-            Some(run) => Ok(run.registry.surface(cap).with_task_scope(Arc::new(crate::ask::AskScope))),
+            Some(run) => Ok(run.registry().surface(cap).with_task_scope(Arc::new(crate::ask::AskScope))),
             None => Err(ClosedError::new_err("the run is closed")),
         }
     }
@@ -180,9 +182,10 @@ impl NativeRun {
         approval: bool,
         host: Option<PyRef<'_, NativeHost>>,
     ) -> PyResult<NativeRun> {
-        let pool = host.map(|host| Arc::clone(&host.pool));
+        // Without a host, the run is its host's only run: its servers stop with it.
+        let host = host.map_or_else(|| agent_tools::Host::new(agent_tools::HostConfig::one_run()), |h| h.host.clone());
         let cap = parse_cap(cap)?;
-        let run = py.detach(|| -> anyhow::Result<WiredRun> {
+        let run = py.detach(|| -> anyhow::Result<agent_tools::Run> {
             // The supervisors' constructors may start tasks: inside the module's runtime.
             let _entered = pyo3_async_runtimes::tokio::get_runtime().enter();
             let workspace = command::workspace(Some(root))?;
@@ -198,7 +201,7 @@ impl NativeRun {
                 },
                 approval: approval.then(|| Arc::new(PyPort::new(Kind::Approval)) as Arc<dyn QuestionPort>),
             };
-            command::wire_run(workspace, &settings, cap, ports, None, pool.as_ref())
+            command::wire_run(workspace, &settings, cap, ports, None, &host)
         });
         let run = run.map_err(config_error)?;
         Ok(NativeRun { run: Mutex::new(Some(Arc::new(run))), cap, closed: watch::Sender::new(false) })
@@ -281,7 +284,7 @@ impl NativeRun {
         let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
         crate::awaitable::awaitable(py, locals, async move {
             if let Some(run) = run {
-                run.shutdown().await;
+                run.close().await;
             }
             Ok(())
         })
@@ -290,14 +293,14 @@ impl NativeRun {
     /// [`NativeRun::close`], blocking this thread until the processes are ended.
     fn close_blocking(&self, py: Python<'_>) {
         if let Some(run) = self.take() {
-            py.detach(|| pyo3_async_runtimes::tokio::get_runtime().block_on(run.shutdown()));
+            py.detach(|| pyo3_async_runtimes::tokio::get_runtime().block_on(run.close()));
         }
     }
 }
 
 impl NativeRun {
     /// Marks the run closed (cancelling its calls) and gives its resources to end.
-    fn take(&self) -> Option<Arc<WiredRun>> {
+    fn take(&self) -> Option<Arc<agent_tools::Run>> {
         let run = self.run.lock().unwrap_or_else(PoisonError::into_inner).take();
         self.closed.send_replace(true);
         run

@@ -16,6 +16,7 @@
 pub mod approval;
 mod error;
 mod gate;
+mod host;
 mod progress;
 mod refusal;
 mod registry;
@@ -31,6 +32,9 @@ mod workspace;
 pub use crate::approval::{Action, ApprovalPolicy, CallFacts, Decision, Rule, Scope, SessionGrants, decide};
 pub use crate::error::{Error, Result};
 pub use crate::gate::{ALLOW_ONCE, ALLOW_SESSION, ApprovalWiring, DENY, permission_card};
+#[cfg(feature = "lsp")]
+pub use crate::host::RunLsp;
+pub use crate::host::{Host, HostConfig, Run, RunSpec};
 pub use crate::progress::{Pacing, Progress, ProgressSink, WAITING_FOR_USER};
 pub use crate::refusal::Refusal;
 pub use crate::registry::{Registry, RegistryBuilder};

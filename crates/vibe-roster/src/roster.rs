@@ -201,6 +201,23 @@ impl Roster {
         self.get(id)
     }
 
+    /// Kills every worker still queued or running, each within the hard deadline, and
+    /// returns once their runs have ended: what a host does when it closes the run
+    /// these workers belong to. Settled workers stay listed as they are.
+    pub async fn shutdown(&self) {
+        let runs: Vec<(String, RunHandle)> = {
+            let mut state = self.inner.lock();
+            state.entries.iter_mut().filter_map(|e| Some((e.worker.id.clone(), e.run.take()?))).collect()
+        };
+        let mut stops = tokio::task::JoinSet::new();
+        for (id, run) in runs {
+            let roster = self.clone();
+            // Past the deadline the task is aborted, whose guards end the processes.
+            stops.spawn(async move { roster.stop_run(&id, run, StopReason::Kill).await });
+        }
+        while stops.join_next().await.is_some() {}
+    }
+
     /// One worker. Errors: unknown worker.
     pub fn get(&self, id: &str) -> Result<Worker> {
         Ok(snapshot(self.inner.lock().entry(id)?))

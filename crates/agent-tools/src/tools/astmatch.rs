@@ -46,6 +46,9 @@ pub struct AstmatchWiring {
     /// limit. Default [`astmatch::DEFAULT_MAX_FILE_BYTES`] (64 MiB); the `agent-tools`
     /// binary sets it from `search.max_file_bytes`.
     pub max_file_bytes: u64,
+    /// Parse trees shared with other runs (a [`crate::Host`]'s cache, under the host's
+    /// one cap); when set, `parse_cache_bytes` is not used. `None`: the run's own cache.
+    pub shared_cache: Option<Arc<ParseCache>>,
 }
 
 impl AstmatchWiring {
@@ -56,6 +59,7 @@ impl AstmatchWiring {
             languages: Lang::ALL.to_vec(),
             parse_cache_bytes: astmatch::DEFAULT_CACHE_BYTES,
             max_file_bytes: astmatch::DEFAULT_MAX_FILE_BYTES,
+            shared_cache: None,
         }
     }
 }
@@ -64,7 +68,10 @@ impl RegistryBuilder {
     /// Wires structural search and staged rewrite: registers `ast_grep`,
     /// `ast_edit` and `resolve`, which share one edit store for the run.
     pub fn with_astmatch(self, wiring: AstmatchWiring) -> RegistryBuilder {
-        let cache = Arc::new(ParseCache::new(wiring.parse_cache_bytes));
+        let cache = match &wiring.shared_cache {
+            Some(cache) => Arc::clone(cache),
+            None => Arc::new(ParseCache::new(wiring.parse_cache_bytes)),
+        };
         let shared = Arc::new(Shared { wiring, store: EditStore::new(), cache });
         self.register(AstGrep(Arc::clone(&shared))).register(AstEdit(Arc::clone(&shared))).register(Resolve(shared))
     }

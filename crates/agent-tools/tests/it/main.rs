@@ -17,6 +17,7 @@ mod cross_file_diagnostics;
 mod debug_tool;
 mod eval_tool;
 mod helper_servers;
+mod host;
 mod lsp_status;
 mod lsp_tools;
 mod paths;

@@ -393,3 +393,32 @@ fn spawn_outside_a_runtime_is_an_error() {
     let roster = roster(Path::new("/tmp"), "cat", quick());
     assert_eq!(spawn(&roster, "x"), Err(Error::NoRuntime));
 }
+
+/// What a host does when it closes the run these workers belong to: every running
+/// worker's tree is gone when `shutdown` returns, and a settled worker is left as it was.
+#[tokio::test]
+async fn shutdown_ends_every_running_worker_before_it_returns() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let script = r#"
+        read -r brief
+        case "$brief" in
+          done*) echo finished ;;
+          *) trap "" TERM; echo $$ >> "$DIR/pids"; sleep 1000 & echo $! >> "$DIR/pids"; wait ;;
+        esac
+    "#;
+    let roster = roster(dir.path(), script, quick());
+    let finished = spawn(&roster, "done")?;
+    assert!(roster.wait(&finished, None).await?.settled);
+    let running = [spawn(&roster, "one")?, spawn(&roster, "two")?];
+    let pids = pids(&path(dir.path(), "pids"), 4).await?;
+    assert!(pids.iter().all(|&pid| alive(pid)), "both trees are up: {pids:?}");
+
+    roster.shutdown().await;
+    let left: Vec<i32> = pids.into_iter().filter(|&pid| alive(pid)).collect();
+    assert_eq!(left, Vec::<i32>::new(), "no process of either tree is left");
+    for id in &running {
+        assert_eq!(roster.get(id)?.status, Status::Killed, "{id}");
+    }
+    assert_eq!(roster.get(&finished)?.status, Status::Done);
+    Ok(())
+}
