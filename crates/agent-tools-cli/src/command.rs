@@ -19,7 +19,7 @@ use agent_tools::{
     ApprovalWiring, Host, HostConfig, ProgressSink, QuestionWiring, Registry, Run, Tier, ToolResult, WAITING_FOR_USER,
     Workspace,
 };
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 
 use crate::{config, eprint, serve, status, wiring};
@@ -108,9 +108,9 @@ enum Command {
         /// The run's working directory; every path argument resolves inside it.
         #[arg(long)]
         root: Option<PathBuf>,
-        /// The surface's tier cap: read, write or exec.
-        #[arg(long, default_value = "exec")]
-        cap: Tier,
+        /// The surface's tier cap: read, write or exec (default exec; with --host, the host's cap).
+        #[arg(long)]
+        cap: Option<Tier>,
         #[command(flatten)]
         vibe: wiring::VibeArgs,
         /// Ask the user before write and exec calls, over MCP elicitation (denied at once where the
@@ -196,6 +196,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Some(mode) = &cli.enclosure {
         flags.flag(config::EnclosureSettings::mode, mode, "--enclosure");
     }
+    // Any configuration given on the command line (none reaches a forwarded run).
+    let configured =
+        cli.config.is_some() || cli.no_config || !cli.lsp.is_empty() || !cli.set.is_empty() || cli.enclosure.is_some();
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask, accept } => {
             if accept && tool != "ast_edit" {
@@ -306,6 +309,22 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Serve { root, cap, vibe, ask, http } => {
             init_logging();
+            if let Some(host) = &http.host {
+                if configured {
+                    bail!(
+                        "serve --host: the host's configuration applies to its runs; give --config, --no-config, \
+                         --set, --lsp and --enclosure to the host's command, or put them in the root's agent-tools.toml"
+                    );
+                }
+                let root = workspace(root)?.root().to_path_buf();
+                let token = http.token()?;
+                runtime()?.block_on(crate::forward::forward(host, &root, cap, token))?;
+                return Ok(SUCCESS);
+            }
+            if http.token_file.is_some() && http.http.is_none() {
+                bail!("--token-file is the token of a host: give it with --http ADDR or --host URL");
+            }
+            let cap = cap.unwrap_or(Tier::Exec);
             vibe.flags(&mut flags);
             let mut served = Vec::new();
             let roots = match http.run.is_empty() {

@@ -62,8 +62,14 @@ pub struct HttpArgs {
     pub run: Vec<RunArg>,
     /// A file whose first line is the token every request must bear (`Authorization: Bearer TOKEN`);
     /// AGENT_TOOLS_HOST_TOKEN gives it too. Without one, only a loopback address is bound.
-    #[arg(long, value_name = "FILE", requires = "http")]
+    /// With --host, the token of the host to open the run on.
+    #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Serve stdio as a run of the host already serving at URL (e.g. http://127.0.0.1:7420): the run is
+    /// opened at --root on the host with the host's token (AGENT_TOOLS_HOST_TOKEN or --token-file), shares
+    /// the host's language servers, and is closed when the client closes stdin.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["http", "run", "ask", "vibe"])]
+    pub host: Option<String>,
 }
 
 impl HttpArgs {
@@ -497,7 +503,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut signal) => {

@@ -7,6 +7,7 @@
 pub mod command;
 pub mod config;
 pub mod elicit;
+pub mod forward;
 pub mod http;
 pub mod rounds;
 pub mod serve;

@@ -193,12 +193,6 @@ impl Host {
         if let Some(debug) = debug {
             builder = builder.with_debug(debug);
         }
-        #[cfg(feature = "eval")]
-        let kernel_set = kernels.as_ref().map(|k| Arc::clone(&k.kernels));
-        #[cfg(feature = "eval")]
-        if let Some(kernels) = kernels {
-            builder = builder.with_kernels(kernels);
-        }
         #[cfg(feature = "ask")]
         if let Some(question) = question {
             builder = builder.with_question_port(question);
@@ -206,6 +200,12 @@ impl Host {
         #[cfg(feature = "vibe")]
         if let Some(workers) = &workers {
             builder = builder.with_vibe_roster(workers.clone());
+        }
+        #[cfg(feature = "eval")]
+        let kernel_set = kernels.as_ref().map(|k| Arc::clone(&k.kernels));
+        #[cfg(feature = "eval")]
+        if let Some(kernels) = kernels {
+            builder = builder.with_kernels(kernels);
         }
         if let Some(approval) = approval {
             builder = builder.with_approval(approval);

@@ -391,3 +391,97 @@ fn every_http_client_snippet_in_the_readme_reaches_a_run_of_a_running_host() {
         assert!(post(&url, None).ends_with("\n401"), "{client}: without the header");
     }
 }
+
+/// `serve --host URL`: two stdio servers that are runs of one running host, driven at once by
+/// the Python SDK's stdio client in both modes, answer every kind of call (search, a definition,
+/// a question through the client, a cell's progress), share the host's one language server, and
+/// their runs are closed when their clients close (each kernel ended, checked by pid).
+#[test]
+fn serve_host_forwards_a_stdio_clients_run_to_a_running_host_and_closes_it_at_the_end() {
+    let Some(python) = python_sdk() else { return };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(root.path().join("app.py"), "def greet(name):\n    return name\n\n\ngreet(\"world\")\n").unwrap();
+    let host = start(&["--cap", "exec", "--root", &root.path().display().to_string()], 1);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/stdio_forward.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_agent-tools"))
+        .args([&base(&host), TOKEN])
+        .arg(root.path())
+        .env("PATH", tools_path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    let mut kernels = Vec::new();
+    let mut servers = Vec::new();
+    for mode in ["auto", "legacy"] {
+        let names = &cases[&format!("{mode} tools")]["names"];
+        assert_eq!(names.as_array().unwrap().len(), 11, "{mode}: {names}");
+        let search = &cases[&format!("{mode} search")];
+        assert!(
+            search["text"].as_str().unwrap().ends_with("app.py:5:1: greet(\"world\")  [$X = \"world\"]"),
+            "{search}"
+        );
+        let definition = &cases[&format!("{mode} definition")];
+        assert_eq!(definition["text"], "definition of app.py:5:1 `greet`: 1\napp.py:1:5  def greet(name):", "{mode}");
+        assert_eq!(cases[&format!("{mode} ask")]["text"], "the user answered: 2. blue", "{mode}");
+        let eval = &cases[&format!("{mode} eval")];
+        let lines: Vec<&str> = eval["text"].as_str().unwrap().lines().collect();
+        assert_eq!(lines[..3], ["0", "1", "2"], "{mode}: {eval}");
+        assert!(eval["notifications"].as_u64().unwrap() >= 1, "{mode}: progress came through: {eval}");
+        kernels.push(lines[3].parse::<i32>().unwrap_or_else(|e| panic!("{e}: {eval}")));
+        // `pyright for . (nearest pyproject.toml): running, pid N, …, shared with 1 other run`
+        let status = cases[&format!("{mode} status")]["text"].as_str().unwrap().to_owned();
+        let line = status.lines().find(|l| l.contains("for . (nearest pyproject.toml): running")).unwrap().to_owned();
+        assert!(line.ends_with("shared with 1 other run"), "{mode}: {line}");
+        servers.push(line.split(", pid ").nth(1).and_then(|r| r.split(',').next()).unwrap().to_owned());
+    }
+    assert_ne!(kernels[0], kernels[1], "each run has its own kernel");
+    assert_eq!(servers[0], servers[1], "one language server for both runs");
+    for pid in kernels {
+        assert!(ended(pid), "the kernel {pid} of a run whose client closed is still running");
+    }
+}
+
+/// `serve --host URL` says what is wrong before it serves: no host at the URL, no token, a
+/// wrong token, and command-line configuration the host's run would not see.
+#[test]
+fn serve_host_refuses_with_a_reason_when_it_cannot_open_its_run() {
+    let root = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-tools"));
+        command.args(["serve", "--root"]).arg(root.path()).args(args).env_remove("AGENT_TOOLS_HOST_TOKEN");
+        if let Some(token) = token {
+            command.env("AGENT_TOOLS_HOST_TOKEN", token);
+        }
+        let out = command.stdin(Stdio::null()).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // A port nothing listens on: bound and dropped.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (code, stderr) = run(&["--host", &format!("http://{free}")], Some(TOKEN));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("no host answers at http://{free}")), "{stderr}");
+    assert!(stderr.contains("start one with `agent-tools serve --http ADDR`"), "{stderr}");
+
+    let host = start(&["--cap", "write", "--root", &root.path().display().to_string()], 1);
+    let (code, stderr) = run(&["--host", &base(&host)], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("needs the host's token: set AGENT_TOOLS_HOST_TOKEN or give --token-file"), "{stderr}");
+    let (_, stderr) = run(&["--host", &base(&host)], Some("not-the-token"));
+    assert!(stderr.contains("refused the token"), "{stderr}");
+    let (_, stderr) = run(&["--host", &base(&host), "--cap", "exec"], Some(TOKEN));
+    assert!(
+        stderr.contains("did not open a run (400 Bad Request): cap exec is above this host's cap, write"),
+        "{stderr}"
+    );
+    let (_, stderr) = run(&["--host", &base(&host), "--set", "lsp.idle_s=1"], Some(TOKEN));
+    assert!(stderr.contains("serve --host: the host's configuration applies to its runs"), "{stderr}");
+}
