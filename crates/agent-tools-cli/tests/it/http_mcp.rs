@@ -398,6 +398,15 @@ fn every_http_client_snippet_in_the_readme_reaches_a_run_of_a_running_host() {
 /// their runs are closed when their clients close (each kernel ended, checked by pid).
 #[test]
 fn serve_host_forwards_a_stdio_clients_run_to_a_running_host_and_closes_it_at_the_end() {
+    // The README's stdio snippet is what the script's clients start, with the test host's URL.
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let section = readme.split("shares the host too").nth(1).expect("README has the `serve --host` snippet");
+    let block = section.split("```json\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
+    let snippet: Value = serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"));
+    let server = &snippet["mcpServers"]["agent-tools"];
+    assert_eq!(server["command"], "agent-tools");
+    assert_eq!(server["args"], json!(["serve", "--host", "http://127.0.0.1:7420"]));
+    assert_eq!(server["env"]["AGENT_TOOLS_HOST_TOKEN"], "${AGENT_TOOLS_TOKEN}");
     let Some(python) = python_sdk() else { return };
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();

@@ -32,7 +32,8 @@ def text(result):
 def server():
     return StdioServerParameters(
         command=BINARY,
-        args=["serve", "--host", BASE, "--root", ROOT],
+        # The README's snippet: the run's root is the client's working directory.
+        args=["serve", "--host", BASE],
         env={"AGENT_TOOLS_HOST_TOKEN": TOKEN, "AGENT_TOOLS_LOG": "warn", "PATH": os.environ["PATH"]},
         cwd=ROOT,
     )
