@@ -1,4 +1,4 @@
-//! Parse trees kept between searches of one run.
+//! Parse trees kept between searches of one run, or of all the runs of a host.
 //!
 //! A search parses every file that passes the pre-filter; a run that searches the
 //! same files again (another pattern, or a rewrite after a search) reuses the trees
@@ -24,7 +24,7 @@ pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 /// few bytes of code).
 const TREE_BYTES_PER_SOURCE_BYTE: usize = 30;
 
-/// A cache of parsed files, shared by the searches of one run; safe to share between threads.
+/// A cache of parsed files, shared by the searches of one run (or a host's runs); safe to share between threads.
 pub struct ParseCache {
     cap: usize,
     state: Mutex<State>,

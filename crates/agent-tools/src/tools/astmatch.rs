@@ -347,7 +347,7 @@ pub struct SkippedOutput {
     pub unreadable: usize,
 }
 
-/// The run's parse cache: files and bytes held, its cap, and lookups that hit or parsed.
+/// The parse cache the run searches with (a host's is shared by its runs): files and bytes held, its cap, and lookups that hit or parsed.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParseCacheOutput {
