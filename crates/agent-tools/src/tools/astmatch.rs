@@ -241,7 +241,7 @@ pub struct AstGrepOutput {
     pub skipped: SkippedOutput,
     /// Whether matches were left out of `matches` (`total` > `max_results`).
     pub truncated: bool,
-    /// The run's parse cache after the search.
+    /// The parse cache after the search: the run's, or its host's, shared with the host's other runs.
     pub parse_cache: ParseCacheOutput,
     /// Rust only, present when the pattern's longest word also occurs inside macro
     /// invocations' bodies (`assert!(…)`, `vec![…]`): token trees that no pattern but a
