@@ -450,7 +450,7 @@ pub fn wire_run(
     let kernels = wiring::kernels(&workspace, settings, &enclosure);
     let approval = ports.approval.map(|port| ApprovalWiring { policy: wiring::approval_policy(settings), port });
     let vibe = match vibe {
-        Some(vibe) => vibe.roster(settings, &enclosure)?,
+        Some(vibe) => vibe.roster(settings, workspace.root(), &enclosure)?,
         None => None,
     };
     let wiring = wiring::Wiring {

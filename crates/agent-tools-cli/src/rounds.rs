@@ -188,8 +188,8 @@ impl Rounds {
     fn resume(&self, sealed: &str, bound: &[u8], request: &CallToolRequestParams) -> Result<Pending, String> {
         let state: State = self.codec.open_json_with(sealed, bound).map_err(|error| match error {
             rmcp::model::RequestStateError::Expired => expired(),
-            _ => "the requestState is not one this server gave for this call (altered, for other arguments, or from \
-                  another server process); nothing was run. Call the tool again without requestState"
+            _ => "the requestState is not one this run gave for this call (altered, for other arguments, or from \
+                  another run or server process); nothing was run. Call the tool again without requestState"
                 .to_owned(),
         })?;
         let mut calls = self.calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

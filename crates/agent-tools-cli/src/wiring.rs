@@ -255,8 +255,13 @@ impl VibeArgs {
         }
     }
 
-    /// The roster, in vibe mode. A tier without its own command uses the other's.
-    pub fn roster(&self, settings: &Settings, enclosure: &Enclosure) -> anyhow::Result<Option<Roster>> {
+    /// The roster, in vibe mode, its workers started in `root`. A tier without its own command uses the other's.
+    pub fn roster(
+        &self,
+        settings: &Settings,
+        root: &std::path::Path,
+        enclosure: &Enclosure,
+    ) -> anyhow::Result<Option<Roster>> {
         if !self.vibe {
             return Ok(None);
         }
@@ -269,7 +274,9 @@ impl VibeArgs {
                  (or vibe.fast_cmd / vibe.good_cmd in agent-tools.toml)"
             ),
         };
-        let mut command = CommandConfig::new(CommandSpec::shell(fast), CommandSpec::shell(good));
+        // A worker works on the run's checkout: it starts in the run's root, whatever the host's directory.
+        let in_root = |cmd: &str| CommandSpec { cwd: Some(root.to_path_buf()), ..CommandSpec::shell(cmd) };
+        let mut command = CommandConfig::new(in_root(fast), in_root(good));
         command.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
         let runner = CommandRunner::new(command);
         let roster = RosterConfig {

@@ -494,3 +494,88 @@ fn serve_host_refuses_with_a_reason_when_it_cannot_open_its_run() {
     let (_, stderr) = run(&["--host", &base(&host), "--set", "lsp.idle_s=1"], Some(TOKEN));
     assert!(stderr.contains("serve --host: the host's configuration applies to its runs"), "{stderr}");
 }
+
+/// What one run holds is out of another's reach (the Python SDK on 2026-07-28): run a's
+/// launched debug session stopped at a breakpoint, its running worker (started in a's root,
+/// alive by pid after b's attempts) and a question waiting in an input-required round, whose
+/// `requestState` b cannot answer. Each is then used in run a as if b had not tried.
+#[test]
+fn a_runs_debug_session_worker_and_pending_question_are_out_of_another_runs_reach() {
+    let Some(python) = python_sdk() else { return };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a.path().join("pyproject.toml"), "[project]\nname = \"a\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(a.path().join("dbg.py"), "a = 1\nb = 2\nprint(a + b)\n").unwrap();
+    let runs = [format!("a={}", a.path().display()), format!("b={}", b.path().display())];
+    let worker = "echo $$ > worker.pid; exec sleep 600";
+    let host = start(&["--cap", "exec", "--vibe", "--vibe-fast-cmd", worker, "--run", &runs[0], "--run", &runs[1]], 2);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/http_isolation.py");
+    let out = Command::new(&python).arg(script).args([&host.urls["a"], &host.urls["b"], TOKEN]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let cases: BTreeMap<String, Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
+        .collect();
+    let text = |case: &str| cases[case]["text"].as_str().unwrap().to_owned();
+    // The debug session.
+    assert!(
+        text("a launches").ends_with("stopped (breakpoint) at dbg.py:2 in <module>, thread 1"),
+        "{}",
+        text("a launches")
+    );
+    assert_eq!(cases["b status"]["structured"], json!({"breakpoints": [], "session": null}));
+    for case in ["b continue", "b terminate"] {
+        assert_eq!(
+            (&cases[case]["is_error"], text(case).as_str()),
+            (&json!(true), "no debug session is running; launch or attach first"),
+            "{case}"
+        );
+    }
+    assert!(
+        text("a status").starts_with("debugpy session (launched dbg.py): stopped (breakpoint) at dbg.py:2"),
+        "{}",
+        text("a status")
+    );
+    assert_eq!(
+        cases["a continue"]["structured"],
+        json!({"exit_code": 0, "reason": "the program finished", "state": "exited"})
+    );
+    // The worker.
+    assert_eq!(cases["b list"]["structured"], json!({"workers": []}));
+    for case in ["b kill", "b wait"] {
+        assert_eq!(
+            (&cases[case]["is_error"], text(case).as_str()),
+            (&json!(true), "no worker 'w1' (known: none)"),
+            "{case}"
+        );
+    }
+    assert_eq!(cases["a list"]["structured"]["workers"][0]["status"], "running");
+    let pid_file = a.path().join("worker.pid");
+    let mut pid = String::new();
+    for _ in 0..250 {
+        pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid: i32 = pid.trim().parse().unwrap_or_else(|e| panic!("{e}: the worker wrote no pid in run a's root"));
+    assert!(!ended(pid), "b's vibe_kill did not reach a's worker");
+    assert!(!b.path().join("worker.pid").exists());
+    // The question in its round.
+    assert_eq!(cases["a asks"]["result_type"], "input_required");
+    let crossed = text("b answers a's question");
+    assert!(crossed.starts_with("refused: the requestState is not one this run gave"), "{crossed}");
+    assert_eq!(text("a answers"), "the user answered: 2. blue");
+    // The host's end (SIGTERM) ends a's worker.
+    let host_pid = nix::unistd::Pid::from_raw(i32::try_from(host.child.id()).unwrap());
+    nix::sys::signal::kill(host_pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    for _ in 0..250 {
+        if ended(pid) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ended(pid), "a's worker {pid} outlived the host");
+}

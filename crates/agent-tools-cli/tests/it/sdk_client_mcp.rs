@@ -356,7 +356,7 @@ fn the_python_sdk_in_its_default_mode_gets_questions_and_approvals_as_input_requ
         let refused = &cases[case];
         assert_eq!((&refused["is_error"], &refused["written"]), (&json!(true), &Value::Null), "{case}: {refused}");
         assert!(
-            refused["text"].as_str().unwrap().starts_with("refused: the requestState is not one this server gave"),
+            refused["text"].as_str().unwrap().starts_with("refused: the requestState is not one this run gave"),
             "{case}: {refused}"
         );
     }
