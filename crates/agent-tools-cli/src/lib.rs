@@ -12,6 +12,7 @@ pub mod http;
 pub mod rounds;
 pub mod serve;
 pub mod status;
+pub mod tasks;
 pub mod wiring;
 
 /// The one place the command writes to stderr (outside logging).

@@ -58,11 +58,29 @@ pub struct Asker {
 }
 
 /// One question on its way out, and where its answer comes back.
-struct Question {
-    message: String,
-    schema: ElicitationSchema,
+pub(crate) struct Question {
+    pub(crate) message: String,
+    pub(crate) schema: ElicitationSchema,
     /// `None`: the retry brought no answer that reads as an `ElicitResult`.
-    reply: oneshot::Sender<Option<ElicitResult>>,
+    pub(crate) reply: oneshot::Sender<Option<ElicitResult>>,
+}
+
+/// An asker whose questions, each waiting at most `timeout` for its answer, arrive on
+/// the receiver: for a call that is not driven by rounds (a task, [`crate::tasks`]).
+pub(crate) fn asker(timeout: Duration) -> (Asker, mpsc::UnboundedReceiver<Question>) {
+    let (questions, received) = mpsc::unbounded_channel();
+    (Asker { questions, timeout }, received)
+}
+
+/// `call`, its questions (and those of the calls it makes) asked through `asker`.
+pub(crate) async fn asking<F: std::future::Future>(asker: Asker, call: F) -> F::Output {
+    ASKER.scope(asker, call).await
+}
+
+/// The `elicitation/create` form a question travels in, inside an input request.
+pub(crate) fn input_request(message: String, schema: ElicitationSchema) -> InputRequest {
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema };
+    InputRequest::Elicitation(ElicitRequest::new(params))
 }
 
 /// How a question asked through an [`Asker`] ended.
@@ -241,13 +259,8 @@ impl Rounds {
                     let options = SealOptions::new().associated_data(bound).ttl(self.timeout);
                     let sealed = self.codec.seal_json_with(&state, &options)
                         .map_err(|e| ErrorData::internal_error(format!("cannot seal the request state: {e}"), None))?;
-                    let params = ElicitRequestParams::FormElicitationParams {
-                        meta: None,
-                        message: question.message,
-                        requested_schema: question.schema,
-                    };
                     let mut requests = InputRequests::new();
-                    requests.insert(QUESTION_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+                    requests.insert(QUESTION_KEY.to_owned(), input_request(question.message, question.schema));
                     pending.answer = Some(question.reply);
                     pending.asked = Instant::now();
                     self.calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(state.call, pending);

@@ -28,9 +28,9 @@ use std::time::Duration;
 
 use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::Peer;
 use rmcp::service::RequestContext;
@@ -38,6 +38,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 use crate::elicit::{QuestionScope, declares_form, with_client};
 use crate::rounds::Rounds;
+use crate::tasks::Tasks;
 
 /// Serves `server` on stdin/stdout until the client disconnects.
 pub async fn serve(server: Server) -> anyhow::Result<()> {
@@ -55,6 +56,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
 pub struct Server {
     surface: Surface,
     rounds: Arc<Rounds>,
+    tasks: Arc<Tasks>,
 }
 
 impl Server {
@@ -65,15 +67,16 @@ impl Server {
     /// When the process cannot read the random key that seals `requestState`.
     pub fn new(surface: Surface, question_timeout: Duration) -> anyhow::Result<Server> {
         let rounds = Arc::new(Rounds::new(question_timeout)?);
+        let tasks = Arc::new(Tasks::new(question_timeout));
         // A cell's `tool()` calls run on the kernel's task: they take the outer call's way of asking with them.
         let surface = surface.with_task_scope(Arc::new(QuestionScope));
-        Ok(Server { surface, rounds })
+        Ok(Server { surface, rounds, tasks })
     }
 }
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
             .with_server_info(Implementation::new("agent-tools", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "Server-bound tools of one agent run, capped at the {} tier. Paths resolve inside the run's working directory.",
@@ -102,6 +105,12 @@ impl ServerHandler for Server {
         if context.protocol_version().is_some_and(|version| !version.has_initialize()) {
             tracing::debug!(tool = %request.name, "call, 2026-07-28");
             let elicits = context.client_capabilities().is_some_and(|caps| declares_form(caps.elicitation.as_ref()));
+            // A long call of a client that takes tasks (SEP-2663) answers at once with one.
+            let tasks = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+            let args = request.arguments.clone().map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
+            if tasks && request.request_state.is_none() && crate::tasks::runs_long(&request.name, &args) {
+                return Ok(self.tasks.start(&self.surface, request.name.to_string(), args, elicits));
+            }
             return self.rounds.call(&self.surface, request, &context, elicits).await;
         }
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
@@ -128,6 +137,30 @@ impl ServerHandler for Server {
                 Err(ErrorData::internal_error(e.to_string(), None))
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request.task_id)
     }
 }
 

@@ -17,3 +17,4 @@ mod http_mcp;
 mod lsp_mcp;
 mod mcp;
 mod sdk_client_mcp;
+mod tasks_mcp;
