@@ -186,3 +186,30 @@ async fn no_task_for_a_client_that_did_not_declare_tasks_nor_on_2025_11_25() {
         client.cancel().await.unwrap();
     }
 }
+
+/// Over HTTP, a task is its run's: another run of the same host knows none of its ids,
+/// and its `tasks/cancel` changes nothing.
+#[tokio::test]
+async fn a_task_of_one_run_is_unknown_to_another_run_of_the_host() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let runs = [format!("a={}", a.path().display()), format!("b={}", b.path().display())];
+    let host = crate::http_mcp::start(&["--cap", "exec", "--run", &runs[0], "--run", &runs[1]], 2);
+    let connect = |url: &str| {
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(crate::http_mcp::TOKEN);
+        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+        TaskClient { tasks: true }.serve_with_lifecycle(transport, modern())
+    };
+    let (run_a, run_b) = (connect(&host.urls["a"]).await.unwrap(), connect(&host.urls["b"]).await.unwrap());
+    let cell = json!({"language": "python", "code": "import time\ntime.sleep(2)\n'a'", "description": "wait"});
+    let id = task_id(call_once(&run_a, "eval", cell).await);
+    let unknown = run_b.get_task(GetTaskParams::new(id.clone())).await.unwrap_err().to_string();
+    assert!(unknown.contains(&format!("unknown task: {id}")), "{unknown}");
+    let cancelled = run_b.cancel_task(CancelTaskParams::new(id.clone())).await.unwrap_err().to_string();
+    assert!(cancelled.contains(&format!("unknown task: {id}")), "{cancelled}");
+    let (task, _) = settle(&run_a, &id).await;
+    assert_eq!((&task["status"], result_text(&task).trim()), (&json!("completed"), "'a'"), "{task}");
+    run_a.cancel().await.unwrap();
+    run_b.cancel().await.unwrap();
+}
