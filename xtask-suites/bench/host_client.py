@@ -4,12 +4,13 @@ closes, so the caller can measure the servers' memory meanwhile.
 
 usage: host_client.py stdio BINARY LANG_SERVER FILE LINE SYMBOL ROOT...
        host_client.py http BASE TOKEN FILE LINE SYMBOL ROOT...
+       host_client.py forward BINARY BASE FILE LINE SYMBOL ROOT...   (the host's token in AGENT_TOOLS_HOST_TOKEN)
        host_client.py churn BASE TOKEN FILE LINE SYMBOL ROOT COUNT WARMUP
        host_client.py load BASE TOKEN FILE LINE SYMBOL ROOT RUNS SECONDS
 
 stdio: one `agent-tools serve --root ROOT` process per root (separate processes, as MCP
 clients start them). http: one run per root, opened on the host at BASE with its admin
-API. Either way the first run answers alone, then the others at once. Prints one JSON
+API. forward: one `agent-tools serve --host BASE` process per root, started in the root. Either way the first run answers alone, then the others at once. Prints one JSON
 line: {"first_ms": [...], "errors": [...]}; each run's first answer in ms.
 
 churn: COUNT runs one after another, each opened (admin API), asked once, and closed
@@ -24,6 +25,7 @@ and `lsp hover` (FILE, LINE, SYMBOL) in turn for SECONDS; prints {"calls": {tool
 
 import contextlib
 import json
+import os
 import sys
 import time
 
@@ -135,6 +137,13 @@ async def main():
                 params = StdioServerParameters(command=binary, args=["serve", "--root", root, "--lsp", server],
                                                env={"AGENT_TOOLS_LOG": "warn", "PATH": __import__("os").environ["PATH"]},
                                                cwd=root)
+                clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
+        elif MODE == "forward":
+            binary, base = A, B
+            env = {key: os.environ[key] for key in ("PATH", "AGENT_TOOLS_HOST_TOKEN")}
+            for root in ROOTS:
+                params = StdioServerParameters(command=binary, args=["serve", "--host", base],
+                                               env={"AGENT_TOOLS_LOG": "warn", **env}, cwd=root)
                 clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
         else:
             base, token = A, B

@@ -38,6 +38,8 @@ pub(crate) struct Options {
     project: Option<String>,
     /// Each run on its own git worktree of the project, instead of all on one checkout.
     worktrees: bool,
+    /// Also N stdio processes that forward their runs to one host (`serve --host URL`).
+    forward: bool,
     /// Instead of the memory table: this many runs opened, asked and closed in turn on one host.
     churn: Option<usize>,
     /// Instead of the memory table: this many runs searching and hovering at once, against one alone.
@@ -53,6 +55,7 @@ impl Options {
             separate_max: 16,
             project: None,
             worktrees: false,
+            forward: false,
             churn: None,
             load: None,
             seconds: 60.0,
@@ -61,6 +64,10 @@ impl Options {
         while let Some(&arg) = it.next() {
             if arg == "--worktrees" {
                 options.worktrees = true;
+                continue;
+            }
+            if arg == "--forward" {
+                options.forward = true;
                 continue;
             }
             let value = it.next().with_context(|| format!("{arg} takes a value"))?;
@@ -75,7 +82,7 @@ impl Options {
                 "--seconds" => options.seconds = value.parse()?,
                 "--project" if ["rust", "python"].contains(value) => options.project = Some((*value).to_owned()),
                 _ => bail!(
-                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees, --churn N, --load N [--seconds S])"
+                    "unknown option `{arg} {value}` (use --runs 1,4,16,32, --separate-max N, --project rust|python, --worktrees, --forward, --churn N, --load N [--seconds S])"
                 ),
             }
         }
@@ -356,6 +363,29 @@ fn hosted(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> 
     result
 }
 
+/// One host, N stdio processes (`serve --host BASE`, as a client that starts only stdio
+/// servers runs it), each forwarding its run to the host: the host's tree and theirs.
+fn forwarded(cli: &Path, project: &Project, roots: &[PathBuf]) -> Result<Measured> {
+    let (mut host, base) = start_host(cli, project)?;
+    let mut client = python_client();
+    client
+        .arg("forward")
+        .arg(cli)
+        .arg(&base)
+        .args(definition(project))
+        .args(roots)
+        .env("AGENT_TOOLS_HOST_TOKEN", TOKEN);
+    let host_pid = host.id();
+    let result = measure(&mut client, |client, parents| {
+        let mut roots = vec![host_pid];
+        roots.extend(parents.iter().filter(|(_, p)| **p == client).map(|(c, _)| *c));
+        roots
+    });
+    let _ = host.kill();
+    let _ = host.wait();
+    result
+}
+
 /// A process's resident set in bytes (`VmRSS`).
 fn rss(pid: u32) -> u64 {
     proc_bytes(pid, "status", "VmRSS:")
@@ -513,6 +543,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
             let roots = roots(project, n, options.worktrees)?;
             let host = hosted(&cli, project, &roots)?;
             let apart = (n <= options.separate_max).then(|| separate(&cli, project, &roots)).transpose()?;
+            let through = options.forward.then(|| forwarded(&cli, project, &roots)).transpose()?;
             let (host_one, apart_one) = *one.get_or_insert((host.bytes, apart.as_ref().map_or(0, |a| a.bytes)));
             let mut row = format!(
                 "  {n:>3} runs  host {} ({} processes, agent-tools {}, {:.2}× one run; {})",
@@ -535,6 +566,16 @@ pub(crate) fn run(options: &Options) -> Result<()> {
                 None => {
                     row.push_str(&format!("\n            stdio not run (over --separate-max {})", options.separate_max))
                 }
+            }
+            if let Some(through) = &through {
+                row.push_str(&format!(
+                    "\n            serve --host {} ({} processes, agent-tools {}, {:.2}× one hosted run; {})",
+                    mib(through.bytes),
+                    through.processes,
+                    mib(through.ours),
+                    through.bytes as f64 / host_one as f64,
+                    answers(through)
+                ));
             }
             println!("{row}");
         }
