@@ -45,7 +45,8 @@ fn mcp_revisions() -> Vec<McpRevision> {
         .map(|version| McpRevision {
             revision: version.as_str(),
             questions: if !version.has_initialize() {
-                "input-required results, answered by the client's retry (SEP-2322)"
+                "input-required results, answered by the client's retry (SEP-2322); in a task (SEP-2663, \
+                 for a client that declares it), input requests answered by tasks/update"
             } else if version.as_str() >= "2025-06-18" {
                 "elicitation/create requests"
             } else {

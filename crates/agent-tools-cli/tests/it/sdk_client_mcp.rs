@@ -395,7 +395,7 @@ fn status_says_how_questions_travel_on_each_revision() {
     assert_eq!(
         status["mcp"],
         json!([
-            {"revision": "2026-07-28", "questions": "input-required results, answered by the client's retry (SEP-2322)"},
+            {"revision": "2026-07-28", "questions": "input-required results, answered by the client's retry (SEP-2322); in a task (SEP-2663, for a client that declares it), input requests answered by tasks/update"},
             {"revision": "2025-11-25", "questions": elicits},
             {"revision": "2025-06-18", "questions": elicits},
             {"revision": "2025-03-26", "questions": none},
