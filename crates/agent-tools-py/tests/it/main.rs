@@ -10,5 +10,6 @@
 
 mod common;
 mod pytest;
+mod release;
 mod shared_build;
 mod wheel;

@@ -54,7 +54,7 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
     let wheels: Vec<PathBuf> = std::fs::read_dir(&dist).unwrap().map(|e| e.unwrap().path()).collect();
     let [wheel] = wheels.as_slice() else { panic!("one wheel expected in {}: {wheels:?}", dist.display()) };
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("agent_tools-0.1.0-cp310-abi3-") && name.ends_with(".whl"), "{name}");
+    assert!(name.starts_with("agent_tools_server-0.1.0-cp310-abi3-") && name.ends_with(".whl"), "{name}");
 
     let venv = scratch("wheel-venv");
     let made = Command::new(venv_bin("python")).args(["-m", "venv"]).arg(&venv).output().unwrap();
@@ -72,7 +72,7 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
     let others: Vec<&str> =
         listed.lines().filter(|l| !l.starts_with("pip==") && !l.starts_with("setuptools==")).collect();
-    assert_eq!(others, ["agent-tools==0.1.0"], "the venv has only the wheel (and pip)");
+    assert_eq!(others, ["agent-tools-server==0.1.0"], "the venv has only the wheel (and pip)");
 
     let command = venv.join("bin/agent-tools");
     let root = rust_root();
@@ -120,11 +120,17 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
     let answer = initialize(serve);
     assert_eq!(answer["result"]["serverInfo"]["name"], "agent-tools", "{answer}");
 
-    // The README's uvx snippet, its wheel's path this one's, offline.
+    // The command by the distribution's name, as `uvx` finds it.
+    let by_name = Command::new(venv.join("bin/agent-tools-server")).arg("--version").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&by_name.stdout), "agent-tools 0.1.0\n", "{}", shown(&by_name));
+
+    // The README's uvx snippet, from this wheel instead of PyPI, offline.
     if require("uv (pip)", &venv_bin("uvx")) {
         let mut uvx = Command::new(venv_bin("uvx"));
         uvx.arg("--offline")
-            .args(readme_uvx_args().iter().map(|arg| if arg.ends_with(".whl") { wheel.to_str().unwrap() } else { arg }))
+            .arg("--from")
+            .arg(wheel)
+            .args(readme_uvx_args())
             .args(["--root"])
             .arg(&root)
             .env("UV_CACHE_DIR", scratch("wheel-uv-cache"))
@@ -134,7 +140,7 @@ fn a_wheel_in_a_fresh_venv_runs_the_command() {
     }
 }
 
-/// The `args` of the README's uvx snippet (`--from WHEEL agent-tools serve …`).
+/// The `args` of the README's uvx snippet (`agent-tools-server serve …`): the package by its name.
 fn readme_uvx_args() -> Vec<String> {
     let readme = std::fs::read_to_string(crate::common::workspace().join("README.md")).unwrap();
     let section = readme.split("\n### Any client, with uvx\n").nth(1).expect("README has the uvx snippet");
@@ -142,5 +148,8 @@ fn readme_uvx_args() -> Vec<String> {
     let value: serde_json::Value = serde_json::from_str(json).unwrap();
     let entry = &value["mcpServers"]["agent-tools"];
     assert_eq!(entry["command"], "uvx", "{entry}");
-    entry["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap().to_owned()).collect()
+    let args: Vec<String> =
+        entry["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap().to_owned()).collect();
+    assert_eq!(args.first().map(String::as_str), Some("agent-tools-server"), "uvx runs the package's own command");
+    args
 }
