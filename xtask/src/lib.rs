@@ -9,6 +9,7 @@
 // Printing is setup's job: it tells people what it checked and installed.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod dist;
 pub mod setup;
 
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //!
 //! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
 //! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
+//! - `dist`: the release's Linux wheel, built and checked as a user without a toolchain meets it.
 //! - `test`: the whole suite: every test through cargo-nextest (setup installs it), then
 //!   the doctests through `cargo test --doc`, which nextest does not run.
 //! - `bench`, `trials`, `faults`, `fuzz`: run by `xtask-suites`, which drives the
@@ -25,6 +26,9 @@ commands:
   fixtures         build the fixture language server and debug adapter (setup does this too)
   test [ARGS]      run the whole suite: `cargo nextest run --workspace ARGS` with setup's cargo-nextest
                    (each test a process, every binary's tests in one pool), then the doctests (`cargo test --doc`)
+  dist             build the release's Linux wheel (manylinux 2_28, maturin with zig) into target/dist, check its
+                   policy with auditwheel, install it into a fresh venv with no Rust toolchain on PATH and use it
+                   (call, serve, import), timing pip install to the first answered call
 
 run by xtask-suites (the first run builds most of the workspace):
   bench astmatch [--runs N]
@@ -64,6 +68,7 @@ fn main() -> Result<ExitCode> {
     match args.as_slice() {
         ["setup"] => setup::run().map(|()| ExitCode::SUCCESS),
         ["fixtures"] => setup::build_fixtures().map(|()| ExitCode::SUCCESS),
+        ["dist"] => xtask::dist::run().map(|()| ExitCode::SUCCESS),
         ["test", rest @ ..] => test(rest),
         [command, ..] if SUITES.contains(command) => suites(&args),
         ["help" | "--help" | "-h"] | [] => {
