@@ -410,18 +410,28 @@ fn every_client_snippet_in_the_readme_starts_a_server_that_initializes() {
     let section = readme_section(&readme, "## Use it from your MCP client");
     for &(client, language) in CLIENT_SNIPPETS {
         let blocks = fenced_blocks(subsection(section, client), language);
-        assert_eq!(blocks.len(), 1, "README: {client} should have one ```{language} snippet, has {}", blocks.len());
-        let (command, args) = snippet_command(client, language, &blocks[0]);
-        assert_eq!(command, "agent-tools", "{client} ({language})");
-        let dir = fixture();
-        let root = dir.path().to_str().unwrap();
-        let args: Vec<String> = args.iter().map(|arg| arg.replace("${workspaceFolder}", root)).collect();
-        let answer = initialize(dir.path(), &args);
-        let result = &answer["result"];
-        assert_eq!(answer["id"], 1, "{client} ({language}): {answer}");
-        assert_eq!(result["serverInfo"]["name"], "agent-tools", "{client} ({language}): {answer}");
-        assert!(result["protocolVersion"].is_string(), "{client} ({language}): {answer}");
-        assert!(result["capabilities"]["tools"].is_object(), "{client} ({language}): {answer}");
+        // The installed command's snippet, then (where a client has one) its `uvx` form.
+        let uvx = blocks.iter().filter(|b| b.contains("\"uvx\"") || b.contains("-- uvx ")).count();
+        let wanted = if matches!(client, "Any client, with uvx" | "Claude Code") && language != "sh" { 1 } else { 2 };
+        let wanted_uvx = if client == "Any client, with uvx" { 1 } else { wanted - 1 };
+        assert_eq!(
+            (blocks.len(), uvx),
+            (wanted, wanted_uvx),
+            "README: {client}'s ```{language} snippets (all, uvx forms)"
+        );
+        for block in &blocks {
+            let (command, args) = snippet_command(client, language, block);
+            assert_eq!(command, "agent-tools", "{client} ({language})");
+            let dir = fixture();
+            let root = dir.path().to_str().unwrap();
+            let args: Vec<String> = args.iter().map(|arg| arg.replace("${workspaceFolder}", root)).collect();
+            let answer = initialize(dir.path(), &args);
+            let result = &answer["result"];
+            assert_eq!(answer["id"], 1, "{client} ({language}): {answer}");
+            assert_eq!(result["serverInfo"]["name"], "agent-tools", "{client} ({language}): {answer}");
+            assert!(result["protocolVersion"].is_string(), "{client} ({language}): {answer}");
+            assert!(result["capabilities"]["tools"].is_object(), "{client} ({language}): {answer}");
+        }
     }
 }
 
@@ -520,7 +530,8 @@ fn snippet_command(client: &str, language: &str, text: &str) -> (String, Vec<Str
                 .position(|w| *w == "--")
                 .unwrap_or_else(|| panic!("Claude Code: no `--` before the command: {line}"));
             assert_eq!(words[dash - 1], "agent-tools", "the server's name: {line}");
-            return (words[dash + 1].to_owned(), words[dash + 2..].iter().map(|w| (*w).to_owned()).collect());
+            let args = words[dash + 2..].iter().map(|w| (*w).to_owned()).collect();
+            return through_uvx(client, words[dash + 1].to_owned(), args);
         }
         ("Codex", "toml") => {
             let value: toml::Value = toml::from_str(text).unwrap_or_else(|e| panic!("Codex: {e}"));
@@ -543,18 +554,20 @@ fn snippet_command(client: &str, language: &str, text: &str) -> (String, Vec<Str
         _ => {}
     }
     let command = entry["command"].as_str().unwrap_or_else(|| panic!("{client}: no `command` in {entry}"));
-    let args = strings(&entry["args"]);
-    if command == "uvx" {
-        // `uvx --from WHEEL agent-tools ARGS` runs the wheel's console script, which is this
-        // command (crates/agent-tools-py/tests/it/wheel.rs runs the snippet with a built wheel).
-        match args.as_slice() {
-            [from, wheel, script, rest @ ..] if from == "--from" && wheel.ends_with(".whl") => {
-                return (script.clone(), rest.to_vec());
-            }
-            _ => panic!("{client}: uvx takes `--from WHEEL agent-tools ARGS`, not {args:?}"),
-        }
+    through_uvx(client, command.to_owned(), strings(&entry["args"]))
+}
+
+/// A snippet's command as this test starts it: `uvx agent-tools-server ARGS` runs the PyPI
+/// package's command by the distribution's name, which is this command
+/// (crates/agent-tools-py/tests/it/wheel.rs runs the uvx snippet with a built wheel).
+fn through_uvx(client: &str, command: String, args: Vec<String>) -> (String, Vec<String>) {
+    if command != "uvx" {
+        return (command, args);
     }
-    (command.to_owned(), args)
+    match args.as_slice() {
+        [package, rest @ ..] if package == "agent-tools-server" => ("agent-tools".to_owned(), rest.to_vec()),
+        _ => panic!("{client}: uvx runs `agent-tools-server ARGS`, not {args:?}"),
+    }
 }
 
 /// Starts `agent-tools ARGS` in `dir`, sends one `initialize` request line, and returns
