@@ -185,6 +185,9 @@ impl Supervisor {
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Item>, bool)> {
         let mark = server.progress_begins();
+        // Whether the file had findings of the server's check (those it pushes, not its own)
+        // before this save, whose check clears and republishes them.
+        let had_checked = server.spec.pulled_source.is_some_and(|own| has_pushed_beside(server, path, own));
         if saved {
             server.saved(path);
         }
@@ -212,7 +215,7 @@ impl Supervisor {
         if let Some(own) = server.spec.pulled_source
             && server.supports::<req::DocumentDiagnosticRequest>()
         {
-            let (items, complete) = self.pulled_and_checked(server, path, own, checked, deadline).await?;
+            let (items, complete) = self.pulled_and_checked(server, path, own, checked, had_checked, deadline).await?;
             // The save's check never began: its findings are not in this answer.
             let check_missing = saved && changed && server.spec.checks() && !checked;
             return Ok((items, complete && !check_missing));
@@ -255,6 +258,7 @@ impl Supervisor {
         path: &Path,
         own: &str,
         checked: bool,
+        had_checked: bool,
         deadline: tokio::time::Instant,
     ) -> Result<(Vec<Item>, bool)> {
         // The server checks the workspace once it has loaded, and that check's
@@ -293,6 +297,20 @@ impl Supervisor {
                 let quiet = if fresh { self.config.settle } else { self.config.settle_empty };
                 let until = (tokio::time::Instant::now() + quiet).min(deadline);
                 while server.next_change(until).await {}
+                // The file had the check's findings before the save, and what was published since
+                // has none: either the save removed them, or a list cleared while the check ran came
+                // late and the findings follow it. The longer quiet is given for them to come.
+                if checked && had_checked && !has_pushed_beside(server, path, own) {
+                    let seq = server.publish_seq();
+                    let came = || server.published(path).is_some_and(|p| p.seq > seq);
+                    let until = (tokio::time::Instant::now() + self.config.settle_empty).min(deadline);
+                    while !came() && server.next_change(until).await {}
+                    if came() {
+                        // Something came: let it settle as any publication after the check.
+                        let until = (tokio::time::Instant::now() + self.config.settle).min(deadline);
+                        while server.next_change(until).await {}
+                    }
+                }
             }
             let idle = server.busy().is_none();
             if idle || tokio::time::Instant::now() >= deadline {
@@ -305,6 +323,12 @@ impl Supervisor {
             }
         }
     }
+}
+
+/// Whether the file's last publication has items of a source other than `own`: for a
+/// server that pulls its own and pushes a check's ([`ServerSpec::pulled_source`]), the check's.
+fn has_pushed_beside(server: &Server, path: &Path, own: &str) -> bool {
+    server.published(path).is_some_and(|p| p.items.iter().any(|d| d.source.as_deref() != Some(own)))
 }
 
 /// What the files a write does not touch had before it, per server: taken by

@@ -140,6 +140,18 @@ async fn attach_to_a_running_server_returns_once_configured_then_pause_and_conti
         started.outcome
     );
     assert_eq!(debug.status(CONV).await.session.unwrap().phase, Phase::Running);
+    // The loop has begun (it has printed) before the pause, so `i` exists where it stops;
+    // on a loaded machine the program may still be importing when the attach returns.
+    let mut ticking = false;
+    for _ in 0..200 {
+        let output = debug.output(CONV).await.unwrap();
+        if output.chunks.iter().any(|c| c.stream == "stdout" && c.text.contains("tick")) {
+            ticking = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ticking, "the program printed no tick within 20 s of the attach");
 
     let paused = debug.pause(CONV, None).await.unwrap();
     let RunOutcome::Stopped(stop) = &paused else { panic!("pause did not stop: {paused:?}") };
