@@ -424,3 +424,41 @@ async fn a_dropped_request_is_cancelled_at_the_server_and_the_server_goes_on() {
     assert_eq!(cancelled.len(), 1, "{cancelled:?}");
     sup.shutdown().await;
 }
+
+/// A checking server (as rust-analyzer's `cargo check`) whose list, cleared while the save's
+/// check ran, comes after the check's end, and whose findings come back 100 ms later: with no
+/// quiet time at all (`settle` zero), the answer after each write waits for them, because the
+/// file had them before the save, and is final only with them.
+#[tokio::test]
+async fn a_check_whose_cleared_list_comes_after_its_end_is_final_only_with_its_findings() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
+    let mut config = config(&root, &[("FIXTURE_LSP_DIAGNOSTICS", "both"), ("FIXTURE_LSP_CHECK_LATE_MS", "100")]);
+    config.settle = Duration::ZERO;
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.checks_on_save = true;
+            spec.background_progress = vec!["fixture check"];
+            spec.pulled_source = Some("fixture");
+        }
+    }
+    let sup = Supervisor::new(config);
+    let path = root.join("a.fix");
+    let codes = |report: &lsp_supervisor::FileDiagnostics| {
+        let mut codes: Vec<(u32, Option<String>)> =
+            report.diagnostics.iter().map(|d| (d.location.line, d.code.clone())).collect();
+        codes.sort();
+        codes
+    };
+    for round in 1..=3 {
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}alpha\n")).unwrap();
+        let report = sup.diagnostics_after_write(&path).await.unwrap();
+        assert!(report.complete, "round {round}: {report:?}");
+        assert_eq!(
+            codes(&report),
+            [(1, Some("C1".to_owned())), (2, Some("W1".to_owned()))],
+            "round {round}: the check's finding and the server's own"
+        );
+    }
+    sup.shutdown().await;
+}
