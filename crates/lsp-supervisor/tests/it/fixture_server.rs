@@ -427,8 +427,8 @@ async fn a_dropped_request_is_cancelled_at_the_server_and_the_server_goes_on() {
 
 /// A checking server (as rust-analyzer's `cargo check`) whose list, cleared while the save's
 /// check ran, comes after the check's end, and whose findings come back 100 ms later: with no
-/// quiet time at all (`settle` zero), the answer after each write waits for them, because the
-/// file had them before the save, and is final only with them.
+/// quiet time at all (`settle` zero), the answer after each write of an open file waits for
+/// them, because the file had them before the save, and is final only with them.
 #[tokio::test]
 async fn a_check_whose_cleared_list_comes_after_its_end_is_final_only_with_its_findings() {
     let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
@@ -449,6 +449,12 @@ async fn a_check_whose_cleared_list_comes_after_its_end_is_final_only_with_its_f
         codes.sort();
         codes
     };
+    // A first write opens the file and runs the first check; once the check's finding has come
+    // (100 ms after its end), the file is open with it: that tells the next writes' wait that a
+    // list without it may not be the last.
+    std::fs::write(&path, "def alpha\nWARN W1: own finding\nalpha\nalpha\n").unwrap();
+    sup.diagnostics_after_write(&path).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
     for round in 1..=3 {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, format!("{text}alpha\n")).unwrap();
