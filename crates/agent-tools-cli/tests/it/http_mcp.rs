@@ -80,13 +80,18 @@ fn admin_script(
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let cases: BTreeMap<String, Value> = stdout
+    let cases = cases_of(&stdout);
+    eprintln!("{cases:#?}");
+    (cases, stderr)
+}
+
+/// A test script's report: one JSON line per case, by the case's name.
+fn cases_of(stdout: &str) -> BTreeMap<String, Value> {
+    stdout
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
-    eprintln!("{cases:#?}");
-    (cases, stderr)
+        .collect()
 }
 
 /// Whether process `pid` has ended (a zombie counts as gone).
@@ -109,11 +114,7 @@ fn matrix(python: &Path, mode: &str) -> (BTreeMap<String, Value>, tempfile::Temp
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let cases = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
+    let cases = cases_of(&stdout);
     (cases, a, b)
 }
 
@@ -423,11 +424,7 @@ fn serve_host_forwards_a_stdio_clients_run_to_a_running_host_and_closes_it_at_th
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let cases: BTreeMap<String, Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
+    let cases = cases_of(&stdout);
     let mut kernels = Vec::new();
     let mut servers = Vec::new();
     for mode in ["auto", "legacy"] {
@@ -512,11 +509,7 @@ fn a_runs_debug_session_worker_and_pending_question_are_out_of_another_runs_reac
     let out = Command::new(&python).arg(script).args([&host.urls["a"], &host.urls["b"], TOKEN]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let cases: BTreeMap<String, Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .map(|case| (case["case"].as_str().unwrap().to_owned(), case))
-        .collect();
+    let cases = cases_of(&stdout);
     let text = |case: &str| cases[case]["text"].as_str().unwrap().to_owned();
     // The debug session.
     assert!(
