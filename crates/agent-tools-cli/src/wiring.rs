@@ -121,6 +121,8 @@ pub fn lsp_caps(settings: &Settings) -> LspCaps {
 pub fn debug(workspace: &Workspace, settings: &Settings, enclosure: &Enclosure) -> DebugWiring {
     let mut debug = debug_config(settings);
     debug.enclosure = (!enclosure.is_host()).then(|| enclosure.clone());
+    // In a prefix's container, adapters and Pythons are the container's own.
+    debug.detection.inside = enclosure.looks_inside().then(|| enclosure.clone());
     let supervisor = Arc::new(DebugSupervisor::new(debug));
     DebugWiring::new(supervisor, workspace.clone(), format!("run-{}", std::process::id()))
 }

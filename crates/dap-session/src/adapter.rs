@@ -228,6 +228,10 @@ impl AdapterReport {
 /// Which adapters exist and where detection looks.
 #[derive(Debug, Clone, Default)]
 pub struct Detection {
+    /// Where adapters and Pythons are looked for and probed when that is not the host: a
+    /// prefix's container ([`enclosure::Enclosure::looks_inside`]), whose `PATH` and files are
+    /// its own. `None` looks on the host ([`Detection::search_path`]).
+    pub inside: Option<enclosure::Enclosure>,
     /// The directories searched for binaries, as a `PATH` value; `None` = this process's `PATH`.
     pub search_path: Option<OsString>,
     /// A Python with debugpy to run the adapter on when the project's venv
@@ -290,8 +294,13 @@ impl Detection {
 }
 
 /// A configured command as a program: a path with a `/` (from `root` when
-/// relative) that must be an executable file, or a name on the search path.
-fn program(command: &str, root: &Path, search_path: Option<&OsString>) -> Result<PathBuf, String> {
+/// relative) that must be an executable file, or a name on the search path;
+/// inside the enclosure when detection looks there.
+fn program(command: &str, root: &Path, detection: &Detection) -> Result<PathBuf, String> {
+    if let Some(inside) = &detection.inside {
+        return located(inside, &[command])?.ok_or_else(|| format!("no {command} inside {}", inside.describe()));
+    }
+    let search_path = detection.search_path.as_ref();
     if command.contains('/') {
         let path = root.join(command);
         return if is_executable(&path) {
@@ -301,6 +310,31 @@ fn program(command: &str, root: &Path, search_path: Option<&OsString>) -> Result
         };
     }
     find_in_path(command, search_path).ok_or_else(|| format!("no {command} on PATH"))
+}
+
+/// The first of `candidates` there inside `inside` ([`enclosure::Enclosure::locate`]).
+fn located(inside: &enclosure::Enclosure, candidates: &[&str]) -> Result<Option<PathBuf>, String> {
+    inside.locate(candidates).map_err(|e| e.to_string())
+}
+
+/// `name` on the search path, or inside the enclosure when detection looks there.
+fn find_named(name: &str, detection: &Detection) -> Result<Option<PathBuf>, String> {
+    match &detection.inside {
+        Some(inside) => located(inside, &[name]),
+        None => Ok(find_in_path(name, detection.search_path.as_ref())),
+    }
+}
+
+/// Versioned names such as `lldb-dap-19` (highest first), on the search path or inside.
+fn find_versions(prefix: &str, detection: &Detection) -> Result<Vec<PathBuf>, String> {
+    match &detection.inside {
+        Some(inside) => {
+            let names: Vec<String> = (14..=30).rev().map(|version| format!("{prefix}{version}")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            Ok(located(inside, &names)?.into_iter().collect())
+        }
+        None => Ok(find_versioned(prefix, detection.search_path.as_ref())),
+    }
 }
 
 /// Finds an executable file named `name` in the search path.
@@ -334,8 +368,17 @@ fn find_versioned(prefix: &str, search_path: Option<&OsString>) -> Vec<PathBuf> 
 }
 
 /// The interpreter a Python program runs on, and where it came from: the
-/// project's `.venv` or `venv`, else `python3` on the search path.
+/// project's `.venv` or `venv`, else `python3` on the search path (inside the
+/// enclosure when detection looks there).
 pub fn program_python(root: &Path, detection: &Detection) -> Option<(PathBuf, String)> {
+    if let Some(inside) = &detection.inside {
+        let python = located(inside, &[".venv/bin/python", "venv/bin/python", "python3"]).ok()??;
+        let source = match [".venv", "venv"].into_iter().find(|venv| python.starts_with(root.join(venv))) {
+            Some(venv) => format!("the project's {venv}, inside"),
+            None => "python3 on PATH inside".to_owned(),
+        };
+        return Some((python, source));
+    }
     for venv in [".venv", "venv"] {
         let python = root.join(venv).join("bin/python");
         if python.exists() {
@@ -349,6 +392,21 @@ pub fn program_python(root: &Path, detection: &Detection) -> Option<(PathBuf, St
 /// the configured one, `python3` on the search path (each once).
 fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)> {
     let mut candidates: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(inside) = &detection.inside {
+        let configured = detection.python.as_ref().map(|python| python.display().to_string());
+        let mut tried = vec![
+            (".venv/bin/python".to_owned(), "the project's .venv, inside"),
+            ("venv/bin/python".to_owned(), "the project's venv, inside"),
+        ];
+        tried.extend(configured.map(|python| (python, "configured, inside")));
+        tried.push(("python3".to_owned(), "python3 on PATH inside"));
+        for (candidate, source) in tried {
+            if let Ok(Some(python)) = located(inside, &[&candidate]) {
+                candidates.push((python, source.to_owned()));
+            }
+        }
+        return candidates;
+    }
     for venv in [".venv", "venv"] {
         let python = root.join(venv).join("bin/python");
         if python.exists() {
@@ -375,11 +433,21 @@ fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)>
 /// Linux's "text file busy": the executable is open for writing somewhere.
 const ETXTBSY: i32 = 26;
 
-/// Runs `program args` and says whether it exited 0 within the timeout.
-async fn probe(program: &Path, args: &[&str], timeout: Duration) -> Result<(), String> {
-    let mut command = tokio::process::Command::new(program);
-    command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
+/// Runs `program args` (inside the enclosure given) and says whether it exited 0 within the timeout.
+async fn probe(
+    program: &Path,
+    args: &[&str],
+    timeout: Duration,
+    inside: Option<&enclosure::Enclosure>,
+) -> Result<(), String> {
+    let mut plain = std::process::Command::new(program);
+    plain.args(args);
     let shown = format!("`{} {}`", program.display(), args.join(" "));
+    if let Some(inside) = inside {
+        plain = inside.enclose(&plain).map_err(|e| format!("{shown} cannot run: {e}"))?;
+    }
+    let mut command = tokio::process::Command::from(plain);
+    command.stdin(std::process::Stdio::null()).kill_on_drop(true);
     // Only the last line of stderr is shown: 64 KiB of each pipe is plenty.
     let run = async {
         let mut tries = 0;
@@ -433,8 +501,8 @@ async fn resolve_program(
     root: &Path,
     detection: &Detection,
 ) -> Result<AdapterCommand, String> {
-    let search = detection.search_path.as_ref();
     let timeout = detection.probe_timeout();
+    let inside = detection.inside.as_ref();
     let configured = spec.and_then(|s| s.command.as_deref());
     let probe_args = |default: &[&str]| -> Vec<String> {
         match spec.and_then(|s| s.probe_args.clone()) {
@@ -446,21 +514,21 @@ async fn resolve_program(
         let args = probe_args(default);
         async move {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            probe(&program, &args, timeout).await.map(|()| program)
+            probe(&program, &args, timeout, inside).await.map(|()| program)
         }
     };
     match id {
         AdapterId::Custom(_) => {
             let Some(spec) = spec else { return Err(format!("no adapter named {id} is configured")) };
             let command = spec.command.as_deref().ok_or("no command is configured")?;
-            let program = probe_with(program(command, root, search)?, &["--version"]).await?;
+            let program = probe_with(program(command, root, detection)?, &["--version"]).await?;
             Ok(AdapterCommand { program, args: Vec::new(), transport: Transport::Stdio })
         }
         AdapterId::Debugpy => {
             // A configured command for debugpy is the one Python tried; else the project's
             // venv, the configured Python, then python3 on the search path.
             let candidates = match configured {
-                Some(command) => vec![(program(command, root, search)?, "configured".to_owned())],
+                Some(command) => vec![(program(command, root, detection)?, "configured".to_owned())],
                 None => adapter_pythons(root, detection),
             };
             if candidates.is_empty() {
@@ -490,12 +558,12 @@ async fn resolve_program(
         AdapterId::Lldb => {
             let mut candidates: Vec<PathBuf> = Vec::new();
             match configured {
-                Some(command) => candidates.push(program(command, root, search)?),
+                Some(command) => candidates.push(program(command, root, detection)?),
                 None => {
-                    candidates.extend(find_in_path("lldb-dap", search));
-                    candidates.extend(find_versioned("lldb-dap-", search));
-                    candidates.extend(find_in_path("lldb-vscode", search));
-                    candidates.extend(find_versioned("lldb-vscode-", search));
+                    candidates.extend(find_named("lldb-dap", detection)?);
+                    candidates.extend(find_versions("lldb-dap-", detection)?);
+                    candidates.extend(find_named("lldb-vscode", detection)?);
+                    candidates.extend(find_versions("lldb-vscode-", detection)?);
                 }
             }
             if candidates.is_empty() {
@@ -516,8 +584,8 @@ async fn resolve_program(
         }
         AdapterId::Delve => {
             let program = match configured {
-                Some(command) => program(command, root, search)?,
-                None => find_in_path("dlv", search).ok_or("no dlv on PATH (apt install delve)")?,
+                Some(command) => program(command, root, detection)?,
+                None => find_named("dlv", detection)?.ok_or("no dlv on PATH (apt install delve)")?,
             };
             let program = probe_with(program, &["version"]).await?;
             Ok(AdapterCommand {
@@ -528,8 +596,8 @@ async fn resolve_program(
         }
         AdapterId::Dart => {
             let program = match configured {
-                Some(command) => program(command, root, search)?,
-                None => find_in_path("dart", search).ok_or("no dart on PATH (the Dart SDK is not installed here)")?,
+                Some(command) => program(command, root, detection)?,
+                None => find_named("dart", detection)?.ok_or("no dart on PATH (the Dart SDK is not installed here)")?,
             };
             let program = probe_with(program, &["--version"]).await?;
             Ok(AdapterCommand { program, args: vec!["debug_adapter".into()], transport: Transport::Stdio })

@@ -124,6 +124,12 @@ pub async fn start(spawn: Spawn<'_>, events: EventSink) -> Result<(AdapterProces
                 enclosure.describe()
             )));
         }
+        if spawn.command.transport == Transport::Tcp && enclosure.looks_inside() {
+            return Err(spawn_error(format!(
+                "it is reached over TCP at an address inside the container, which the host cannot reach through {}; use a stdio adapter there",
+                enclosure.describe()
+            )));
+        }
         plain = enclosure.enclose(&plain).map_err(|e| spawn_error(e.to_string()))?;
     }
     let mut command = tokio::process::Command::from(plain);

@@ -380,7 +380,8 @@ impl DebugSupervisor {
             _ => return Err(Error::NoAdapter(format!("{adapter} is {}", report.detail))),
         };
         let breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        let path = self.config.detection.search_path.clone();
+        // Inside a prefix's container, its own `PATH` stands.
+        let path = self.config.detection.search_path.clone().filter(|_| self.config.detection.inside.is_none());
         let reach = match connect {
             Some(address) => Reach::Connect { address },
             None => Reach::Spawn {

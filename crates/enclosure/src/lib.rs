@@ -37,8 +37,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+#[cfg(feature = "test-engine")]
+pub mod engine;
+mod locate;
 mod plan;
 
+pub use locate::LOOKUP_TIMEOUT;
 pub use plan::{BIN_COMPANIONS, Bind, HOME_KEEP, Mask, Plan, Reason, SECRETS};
 
 /// Why a command could not be enclosed.
@@ -53,6 +57,9 @@ pub enum Error {
     /// `command` mode without a prefix.
     #[error("the command enclosure needs a prefix (for example `docker exec -i CONTAINER`)")]
     EmptyPrefix,
+    /// A lookup through the prefix ([`Enclosure::locate`]) did not run or did not finish.
+    #[error("could not look for {looked_for} through `{prefix}`: {why}")]
+    Lookup { looked_for: String, prefix: String, why: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -165,6 +172,13 @@ impl Enclosure {
     /// Whether commands run on the host unenclosed.
     pub fn is_host(&self) -> bool {
         self.mode == Mode::Host
+    }
+
+    /// Whether the programs a command runs are looked up inside ([`Enclosure::locate`]) rather
+    /// than on the host: a prefix's container has a filesystem and a `PATH` of its own, while
+    /// bwrap shows the host's.
+    pub fn looks_inside(&self) -> bool {
+        matches!(self.mode, Mode::Command { .. })
     }
 
     /// What is in force, for status lines and results: `host`,

@@ -4,11 +4,15 @@
 //! `venv/bin/python` under the root, then `python3` on `PATH`. JavaScript: the
 //! configured override, else `node` on `PATH`. The project's interpreter is
 //! used so that the packages the user installed (pandas, matplotlib) are there.
+//!
+//! Through a prefix's container ([`enclosure::Enclosure::looks_inside`]) the
+//! same places are looked at inside, where the kernel runs: the container's
+//! own `PATH` and filesystem, not the host's ([`find_interpreter_in`]).
 
 use std::env;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, KernelConfig, Language, Result};
+use crate::{Error, KernelConfig, Language, Result, Spawner};
 
 /// Where an interpreter was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +31,9 @@ pub struct Interpreter {
     pub language: Language,
     pub program: PathBuf,
     pub source: InterpreterSource,
+    /// Where it was looked up when not on the host: the enclosure's description
+    /// (`command prefix \`podman exec -i app\``).
+    pub inside: Option<String>,
 }
 
 /// What discovery found for one language, for a status report.
@@ -50,7 +57,7 @@ pub fn find_interpreter(language: Language, config: &KernelConfig) -> Result<Int
             language,
             tried: format!("configured {}", program.display()),
         })?;
-        return Ok(Interpreter { language, program, source: InterpreterSource::Configured });
+        return Ok(Interpreter { language, program, source: InterpreterSource::Configured, inside: None });
     }
     let mut tried = Vec::new();
     if language == Language::Python {
@@ -61,6 +68,7 @@ pub fn find_interpreter(language: Language, config: &KernelConfig) -> Result<Int
                     language,
                     program: candidate,
                     source: InterpreterSource::ProjectVenv(venv.to_owned()),
+                    inside: None,
                 });
             }
             tried.push(format!("{venv}/bin/python"));
@@ -71,19 +79,62 @@ pub fn find_interpreter(language: Language, config: &KernelConfig) -> Result<Int
         Language::JavaScript => "node",
     };
     if let Some(program) = search_path(name) {
-        return Ok(Interpreter { language, program, source: InterpreterSource::Path });
+        return Ok(Interpreter { language, program, source: InterpreterSource::Path, inside: None });
     }
     tried.push(format!("{name} on PATH"));
     Err(Error::InterpreterNotFound { language, tried: tried.join(", ") })
 }
 
-/// Discovery results for every language, for `status`.
-pub fn interpreter_reports(config: &KernelConfig) -> Vec<InterpreterReport> {
+/// Finds the interpreter for `language` where `spawner` runs it: inside a
+/// prefix's container (the same places, in the same order, asked through the
+/// prefix), else on the host ([`find_interpreter`]).
+///
+/// Errors with [`Error::InterpreterNotFound`] naming every place tried, or
+/// [`Error::Enclosure`] when the prefix could not be asked.
+pub fn find_interpreter_in(language: Language, config: &KernelConfig, spawner: &dyn Spawner) -> Result<Interpreter> {
+    let Some(enclosure) = spawner.inside() else { return find_interpreter(language, config) };
+    let configured = match language {
+        Language::Python => config.python.as_deref(),
+        Language::JavaScript => config.node.as_deref(),
+    };
+    let candidates: Vec<String> = match (configured, language) {
+        (Some(program), _) => vec![program.display().to_string()],
+        (None, Language::Python) => [".venv/bin/python", "venv/bin/python", "python3"].map(str::to_owned).to_vec(),
+        (None, Language::JavaScript) => vec!["node".to_owned()],
+    };
+    let inside = enclosure.describe();
+    // A configured absolute path is the enclosure's own word: used as given, without a lookup.
+    if let Some(program) = configured.filter(|program| program.is_absolute()) {
+        let program = program.to_path_buf();
+        return Ok(Interpreter { language, program, source: InterpreterSource::Configured, inside: Some(inside) });
+    }
+    let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let Some(program) = enclosure.locate(&names)? else {
+        let tried = candidates
+            .iter()
+            .map(|c| if c.contains('/') { c.clone() } else { format!("{c} on PATH") })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = if configured.is_some() { "configured " } else { "" };
+        return Err(Error::InterpreterNotFound { language, tried: format!("{what}{tried}, inside {inside}") });
+    };
+    let source = if configured.is_some() {
+        InterpreterSource::Configured
+    } else if let Some(venv) = [".venv", "venv"].into_iter().find(|venv| program.starts_with(config.root.join(venv))) {
+        InterpreterSource::ProjectVenv(venv.to_owned())
+    } else {
+        InterpreterSource::Path
+    };
+    Ok(Interpreter { language, program, source, inside: Some(inside) })
+}
+
+/// Discovery results for every language, for `status`: where `spawner` runs kernels.
+pub fn interpreter_reports(config: &KernelConfig, spawner: &dyn Spawner) -> Vec<InterpreterReport> {
     Language::ALL
         .iter()
         .map(|&language| InterpreterReport {
             language,
-            found: find_interpreter(language, config).map_err(|error| error.to_string()),
+            found: find_interpreter_in(language, config, spawner).map_err(|error| error.to_string()),
         })
         .collect()
 }

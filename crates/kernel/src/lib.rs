@@ -40,7 +40,9 @@ mod spawn;
 pub use bridge::{BoxFuture, ToolBridge};
 pub use config::{KernelConfig, OutputLimits};
 pub use error::{Error, Result};
-pub use interpreter::{Interpreter, InterpreterReport, InterpreterSource, find_interpreter, interpreter_reports};
+pub use interpreter::{
+    Interpreter, InterpreterReport, InterpreterSource, find_interpreter, find_interpreter_in, interpreter_reports,
+};
 pub use language::Language;
 pub use magics::rewrite_python;
 pub use output::{Cut, Image, MimeBundle, Output, OutputObserver, StreamName};

@@ -244,12 +244,16 @@ impl Process {
         self.stderr_tail.trim().to_owned()
     }
 
-    /// SIGINT to the process group; over stdio also an `interrupt` frame,
-    /// since the signal stops at the prefix's client (`docker exec`).
+    /// SIGINT to the process group; over stdio an `interrupt` frame instead:
+    /// the process group there is the prefix's client (`docker exec`,
+    /// `podman exec`), which drops the signal or, as podman's does, ends the
+    /// exec session with it (a Go program catches SIGINT even when started with
+    /// it ignored), taking the kernel down.
     async fn interrupt(&mut self) {
-        let _ = killpg(self.pgid, Signal::SIGINT);
         if self.over_stdio {
             let _ = self.send(&HostFrame::Interrupt).await;
+        } else {
+            let _ = killpg(self.pgid, Signal::SIGINT);
         }
     }
 

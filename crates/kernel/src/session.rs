@@ -18,7 +18,7 @@ use crate::output::{Collector, OutputObserver};
 use crate::process::{KernelInfo, Process, RunEnd};
 use crate::{
     Cut, HostSpawner, Image, InterpreterReport, KernelConfig, Language, Output, Result, Spawner, ToolBridge,
-    find_interpreter, interpreter_reports,
+    find_interpreter_in, interpreter_reports,
 };
 
 /// One cell to run.
@@ -243,7 +243,7 @@ impl Kernels {
 
     /// Which interpreters this configuration would use, and where kernels run.
     pub fn status(&self) -> (String, Vec<InterpreterReport>) {
-        (self.spawner.describe(), interpreter_reports(&self.config))
+        (self.spawner.describe(), interpreter_reports(&self.config, self.spawner.as_ref()))
     }
 
     /// Runs a cell, starting the language's kernel first if needed.
@@ -330,7 +330,7 @@ impl Job {
         let fresh = slot.process.is_none();
         let previous_lost = fresh && slot.lost;
         if fresh {
-            let interpreter = find_interpreter(self.language, &self.config)?;
+            let interpreter = find_interpreter_in(self.language, &self.config, self.spawner.as_ref())?;
             slot.process = Some(Process::start(&interpreter, &self.config, self.spawner.as_ref()).await?);
             slot.lost = false;
         }

@@ -49,6 +49,13 @@ pub trait Spawner: Send + Sync + fmt::Debug {
     fn describe(&self) -> String {
         "host".to_owned()
     }
+
+    /// The enclosure to look for the interpreter in, when it is not the host's
+    /// filesystem (a prefix's container: [`Enclosure::looks_inside`]); `None`
+    /// looks on the host.
+    fn inside(&self) -> Option<&Enclosure> {
+        None
+    }
 }
 
 /// Runs kernels directly on the host. The default.
@@ -86,5 +93,9 @@ impl Spawner for Enclosure {
 
     fn describe(&self) -> String {
         Enclosure::describe(self)
+    }
+
+    fn inside(&self) -> Option<&Enclosure> {
+        self.looks_inside().then_some(self)
     }
 }

@@ -9,6 +9,7 @@
 mod cancel;
 mod common;
 mod enclosed;
+mod engines;
 mod javascript;
 mod python;
 mod supervision;
