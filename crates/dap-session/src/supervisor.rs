@@ -382,9 +382,19 @@ impl DebugSupervisor {
         let breakpoints = conversation.breakpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         // Inside a prefix's container, its own `PATH` stands.
         let path = self.config.detection.search_path.clone().filter(|_| self.config.detection.inside.is_none());
-        let reach = match connect {
-            Some(address) => Reach::Connect { address },
-            None => Reach::Spawn {
+        // A debug server inside a prefix's container listens in the container's network: it is
+        // reached through a relay run inside, over the prefix's stdio (as `kubectl port-forward` does).
+        let inside = self.config.enclosure.as_ref().filter(|enclosure| enclosure.looks_inside());
+        let relay = match (&connect, inside) {
+            (Some(address), Some(inside)) => Some(relay_command(inside, address)?),
+            _ => None,
+        };
+        let reach = match (connect, &relay, inside) {
+            (Some(_), Some(relay), Some(inside)) => {
+                Reach::Spawn { command: relay, cwd: root, env: &self.config.env, path: None, enclosure: Some(inside) }
+            }
+            (Some(address), _, _) => Reach::Connect { address },
+            (None, _, _) => Reach::Spawn {
                 command: &command,
                 cwd: root,
                 env: &self.config.env,
@@ -691,4 +701,44 @@ mod tests {
         let plain = DebugConfig::default();
         assert_eq!(launch_request(AdapterId::Lldb, &spec, &plain), launch_arguments(AdapterId::Lldb, &spec, &plain));
     }
+}
+
+/// Joins its stdin and stdout to a TCP connection: how a debug server listening inside a
+/// prefix's container is reached from the host, through the prefix's stdio.
+const RELAY: &str = r#"import os, socket, sys, threading
+host, port = sys.argv[1], int(sys.argv[2])
+try:
+    conn = socket.create_connection((host, port), timeout=10)
+except OSError as error:
+    sys.exit("nothing answered at %s:%d inside the container: %s" % (host, port, error))
+conn.settimeout(None)
+def upstream():
+    while True:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        conn.sendall(data)
+    conn.shutdown(socket.SHUT_WR)
+threading.Thread(target=upstream, daemon=True).start()
+while True:
+    data = conn.recv(65536)
+    if not data:
+        break
+    os.write(1, data)
+"#;
+
+/// The relay to `address` (`HOST:PORT`), on the container's own `python3`.
+fn relay_command(inside: &enclosure::Enclosure, address: &str) -> Result<crate::AdapterCommand> {
+    let (host, port) = address.rsplit_once(':').ok_or_else(|| Error::Invalid(format!("not HOST:PORT: {address}")))?;
+    let python = inside.locate(&["python3"]).map_err(|error| Error::Invalid(error.to_string()))?.ok_or_else(|| {
+        Error::Invalid(format!(
+            "attaching to {address} inside {} relays the connection with python3 there, and there is none on its PATH",
+            inside.describe()
+        ))
+    })?;
+    Ok(crate::AdapterCommand {
+        program: python,
+        args: vec!["-c".into(), RELAY.into(), host.to_owned(), port.to_owned()],
+        transport: crate::Transport::Stdio,
+    })
 }

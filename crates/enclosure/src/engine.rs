@@ -39,13 +39,14 @@ impl Runtime {
         }
     }
 
-    /// podman's flags before `run` for this runtime. runsc 2022 (Debian 12) takes any network
-    /// namespace for the host's on newer kernels and refuses to start, so it uses gVisor's
-    /// host-network mode: the stack of the namespace podman made for the container.
+    /// podman's flags before `run` for this runtime. The containers have no network; under
+    /// runsc that is gVisor's own `network=none`, a netstack with only its loopback (runsc 2022,
+    /// Debian 12's, takes any network namespace for the host's on newer kernels and refuses its
+    /// default mode).
     fn global_flags(self) -> &'static [&'static str] {
         match self {
             Runtime::Runc => &["--runtime=runc"],
-            Runtime::Runsc => &["--runtime=runsc", "--runtime-flag=network=host"],
+            Runtime::Runsc => &["--runtime=runsc", "--runtime-flag=network=none"],
         }
     }
 
@@ -156,7 +157,8 @@ impl Drop for Container {
     }
 }
 
-fn podman(args: &[&str]) -> Command {
+/// `podman ARGS` with no stdin.
+pub fn podman(args: &[&str]) -> Command {
     let mut command = Command::new("podman");
     command.args(args).stdin(Stdio::null());
     command

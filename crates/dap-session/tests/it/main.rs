@@ -6,6 +6,7 @@
 
 mod common;
 mod enclosed;
+mod engines;
 mod fixture_adapter;
 mod real_adapters;
 mod real_programs;
