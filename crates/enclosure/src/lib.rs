@@ -39,10 +39,10 @@ use std::sync::{Mutex, OnceLock};
 
 #[cfg(feature = "test-engine")]
 pub mod engine;
-mod locate;
+mod inside;
 mod plan;
 
-pub use locate::LOOKUP_TIMEOUT;
+pub use inside::LOOKUP_TIMEOUT;
 pub use plan::{BIN_COMPANIONS, Bind, HOME_KEEP, Mask, Plan, Reason, SECRETS};
 
 /// Why a command could not be enclosed.

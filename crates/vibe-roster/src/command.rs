@@ -216,18 +216,39 @@ async fn run_command(config: CommandConfig, request: RunRequest, control: RunCon
     guard.group = None;
     // Processes of the run that left its group (`setsid`) still carry its token.
     let survivors = kill_by_token(&token).await;
+    // Inside a prefix's container, what the run started outlives the prefix's client killed
+    // here (under gVisor it is not even in this host's process table): ended inside.
+    let inside = match config.enclosure.clone().filter(Enclosure::looks_inside) {
+        None => None,
+        Some(enclosure) => {
+            let token = token.clone();
+            let ended = tokio::task::spawn_blocking(move || enclosure.end_inside(TOKEN_VAR, &token)).await;
+            match ended {
+                Ok(Ok(0)) => None,
+                Ok(Ok(left)) => Some(format!("{left} of its processes inside the enclosure could not be stopped")),
+                Ok(Err(error)) => Some(format!("its processes inside the enclosure may still run: {error}")),
+                Err(error) => Some(format!("its processes inside the enclosure may still run: {error}")),
+            }
+        }
+    };
     let output = collect(stdout).await;
     let stderr = collect(stderr).await;
-    let left = |what: String| match survivors.as_slice() {
-        [] => what,
-        pids => format!(
-            "{what}; {} of the run could not be stopped and may still run: pid {}",
-            if pids.len() == 1 { "1 process".to_owned() } else { format!("{} processes", pids.len()) },
-            pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", ")
-        ),
+    let left = |what: String| {
+        let what = match survivors.as_slice() {
+            [] => what,
+            pids => format!(
+                "{what}; {} of the run could not be stopped and may still run: pid {}",
+                if pids.len() == 1 { "1 process".to_owned() } else { format!("{} processes", pids.len()) },
+                pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        match &inside {
+            Some(inside) => format!("{what}; {inside}"),
+            None => what,
+        }
     };
     match exited {
-        Some(status) if status.success() && survivors.is_empty() => RunOutcome::Done { output },
+        Some(status) if status.success() && survivors.is_empty() && inside.is_none() => RunOutcome::Done { output },
         Some(status) if status.success() => RunOutcome::Failed { output, error: left("done".to_owned()) },
         Some(status) => RunOutcome::Failed { output, error: left(describe_failure(status, &stderr)) },
         None => RunOutcome::Failed { output, error: left("stopped".to_owned()) },

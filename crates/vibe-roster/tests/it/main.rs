@@ -7,5 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::print_stdout)]
 
 mod enclosed;
+mod engines;
 mod processes;
 mod scripted;

@@ -1,5 +1,7 @@
-//! Finding a program where it will run: inside a prefix's container, whose
-//! filesystem and `PATH` are its own, or on the host.
+//! What is done inside a prefix's container, whose filesystem, `PATH` and
+//! processes are its own: finding a program where it will run
+//! ([`Enclosure::locate`]), and ending the processes a command left there
+//! ([`Enclosure::end_inside`]).
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -26,6 +28,18 @@ exit 3"#;
 
 /// The status [`LOOKUP`] ends with when no candidate is there.
 const NONE_THERE: i32 = 3;
+
+/// Kills every other process whose environment holds `$1` (a `NAME=VALUE`), then prints how
+/// many still do after 200 ms (a zombie's environment reads empty).
+const END: &str = r#"carriers() {
+  for d in /proc/[0-9]*; do
+    [ "${d#/proc/}" = "$$" ] && continue
+    if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF -- "$1"; then echo "${d#/proc/}"; fi
+  done
+}
+for p in $(carriers "$1"); do kill -KILL "$p" 2>/dev/null; done
+sleep 0.2
+carriers "$1" | wc -l"#;
 
 type Key = (Vec<String>, PathBuf, Vec<String>);
 
@@ -61,16 +75,51 @@ impl Enclosure {
     }
 
     fn look_inside(&self, prefix: &[String], candidates: &[&str]) -> Result<Option<PathBuf>> {
-        let looked_for = candidates.join(", ");
-        let failed = |why: String| Error::Lookup { looked_for: looked_for.clone(), prefix: prefix.join(" "), why };
-        let mut lookup = Command::new("sh");
-        lookup.args(["-c", LOOKUP, "sh"]).args(candidates).current_dir(&self.root);
-        let mut child = command_of(&self.prefixed_argv(prefix, &Parts::of(&lookup)))
+        let failed = |why: String| Error::Lookup { looked_for: candidates.join(", "), prefix: prefix.join(" "), why };
+        let (status, stdout) = self.run_inside(prefix, LOOKUP, candidates).map_err(failed)?;
+        match status {
+            0 => {
+                let found = Path::new(stdout.trim_end_matches('\n'));
+                Ok(Some(if found.is_absolute() { found.to_path_buf() } else { self.root.join(found) }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Kills (SIGKILL) every process inside whose environment holds `variable=value`, through
+    /// the prefix, and returns how many still carry it after 200 ms. A prefix's client
+    /// (`podman exec`, `kubectl exec`) forwards no signal: killing it on the host leaves what it
+    /// started running inside, where only a command run inside reaches it. `Ok(0)` without a
+    /// prefix, where the host's own process table has them.
+    ///
+    /// # Errors
+    /// [`Error::Lookup`] when the prefix fails or does not answer within [`LOOKUP_TIMEOUT`].
+    pub fn end_inside(&self, variable: &str, value: &str) -> Result<usize> {
+        let Mode::Command { prefix } = &self.mode else { return Ok(0) };
+        if prefix.is_empty() {
+            return Err(Error::EmptyPrefix);
+        }
+        let wanted = format!("{variable}={value}");
+        let failed = |why: String| Error::Lookup {
+            looked_for: format!("the processes of {wanted}"),
+            prefix: prefix.join(" "),
+            why,
+        };
+        let (_, stdout) = self.run_inside(prefix, END, &[&wanted]).map_err(failed)?;
+        stdout.trim().parse().map_err(|_| failed(format!("it printed {:?}, not a count", stdout.trim())))
+    }
+
+    /// Runs `sh -c SCRIPT sh ARGS…` through the prefix at the root: its exit status (0, or
+    /// [`NONE_THERE`]) and what it printed, or why it failed.
+    fn run_inside(&self, prefix: &[String], script: &str, args: &[&str]) -> Result<(i32, String), String> {
+        let mut inside = Command::new("sh");
+        inside.args(["-c", script, "sh"]).args(args).current_dir(&self.root);
+        let mut child = command_of(&self.prefixed_argv(prefix, &Parts::of(&inside)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|error| failed(format!("cannot run `{}`: {error}", prefix[0])))?;
+            .map_err(|error| format!("cannot run `{}`: {error}", prefix[0]))?;
         let started = Instant::now();
         let status = loop {
             match child.try_wait() {
@@ -79,9 +128,9 @@ impl Enclosure {
                 Ok(None) => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(failed(format!("no answer within {} s", LOOKUP_TIMEOUT.as_secs())));
+                    return Err(format!("no answer within {} s", LOOKUP_TIMEOUT.as_secs()));
                 }
-                Err(error) => return Err(failed(error.to_string())),
+                Err(error) => return Err(error.to_string()),
             }
         };
         let mut stdout = String::new();
@@ -93,18 +142,10 @@ impl Enclosure {
             let _ = err.read_to_string(&mut stderr);
         }
         match status.code() {
-            Some(0) => {
-                let found = Path::new(stdout.trim_end_matches('\n'));
-                Ok(Some(if found.is_absolute() { found.to_path_buf() } else { self.root.join(found) }))
-            }
-            Some(NONE_THERE) => Ok(None),
+            Some(code @ (0 | NONE_THERE)) => Ok((code, stdout)),
             _ => {
                 let last = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
-                Err(failed(if last.is_empty() {
-                    format!("it exited with {status}")
-                } else {
-                    format!("{status}: {last}")
-                }))
+                Err(if last.is_empty() { format!("it exited with {status}") } else { format!("{status}: {last}") })
             }
         }
     }
