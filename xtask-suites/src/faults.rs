@@ -1,7 +1,8 @@
 //! `cargo xtask faults`: the fault suite, one table of rows over the fixture
 //! language server (`faults_lsp.rs`), the fixture debug adapter
-//! (`faults_dap.rs`), the real Python kernel (`faults_kernel.rs`) and the
-//! roster's command workers (`faults_vibe.rs`).
+//! (`faults_dap.rs`), the real Python kernel (`faults_kernel.rs`), the
+//! roster's command workers (`faults_vibe.rs`), and a kernel inside a real
+//! container under runc and gVisor (`faults_engine.rs`).
 //!
 //! Each row injects one fault, makes one tool call through the facade's
 //! `Surface` (what the model would see), and checks four things:
@@ -317,6 +318,7 @@ pub fn rows() -> Vec<Row> {
     rows.extend(crate::faults_dap::rows());
     rows.extend(crate::faults_kernel::rows());
     rows.extend(crate::faults_vibe::rows());
+    rows.extend(crate::faults_engine::rows());
     rows
 }
 
@@ -374,14 +376,14 @@ pub fn render(results: &[(usize, Report)]) -> String {
     };
     let _ = writeln!(
         out,
-        "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
+        "{:<18} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
         "system", "fault", "call → expected", "ms", "budget", "ends", "procs", "next", "status"
     );
     for (index, report) in results {
         let row = &rows[*index];
         let _ = writeln!(
             out,
-            "{:<16} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
+            "{:<18} {:<47} {:<66} {:>6} {:>6}  {:<5} {:<5} {:<5} {:<5}",
             row.system,
             row.fault,
             format!("{} → {}", row.call, row.expected),

@@ -27,6 +27,7 @@ mod bench_lsp;
 mod corpus;
 mod faults;
 mod faults_dap;
+mod faults_engine;
 mod faults_kernel;
 mod faults_lsp;
 mod faults_vibe;

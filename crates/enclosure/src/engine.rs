@@ -93,22 +93,34 @@ impl Container {
     /// What podman said when the container did not start.
     pub fn start(runtime: Runtime, root: &Path) -> Result<Container, String> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "agent-tools-test-{}-{}-{}",
-            runtime.name(),
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let serial = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("agent-tools-test-{}-{}-{serial}", runtime.name(), std::process::id());
         let root = root.canonicalize().map_err(|error| format!("{}: {error}", root.display()))?;
-        let volume = format!("{0}:{0}", root.display());
+        let container = Container { name, runtime, root };
+        container.run()?;
+        Ok(container)
+    }
+
+    /// A new container in place of this one (after `podman kill`), with the same name, so the
+    /// same prefix reaches it.
+    ///
+    /// # Errors
+    /// What podman said when the container did not start.
+    pub fn start_again(&self) -> Result<(), String> {
+        let _ = podman(&["rm", "-f", "-t", "0", &self.name]).output();
+        self.run()
+    }
+
+    fn run(&self) -> Result<(), String> {
+        let volume = format!("{0}:{0}", self.root.display());
         let mut command = Command::new("podman");
-        command.args(runtime.global_flags()).args(["run", "-d", "--rm", "--name", &name, "--network=none"]);
-        command.args(runtime.run_flags()).args(["-v", &volume, TEST_IMAGE, "sleep", "infinity"]);
+        command.args(self.runtime.global_flags()).args(["run", "-d", "--rm", "--name", &self.name, "--network=none"]);
+        command.args(self.runtime.run_flags()).args(["-v", &volume, TEST_IMAGE, "sleep", "infinity"]);
         let out = command.stdin(Stdio::null()).output().map_err(|error| format!("cannot run podman: {error}"))?;
         if !out.status.success() {
             return Err(format!("podman run failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
         }
-        Ok(Container { name, runtime, root })
+        Ok(())
     }
 
     /// `podman exec -i NAME`: the `command` enclosure's prefix.
