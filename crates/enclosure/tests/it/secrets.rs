@@ -131,6 +131,25 @@ fn no_secret_is_readable_with_the_toolchain_on_path() {
     );
 }
 
+/// The same probe in a gVisor container through `podman exec -i`, the home planted on the host
+/// and the checkout mounted at its path: the container shows none of the host's places, so every
+/// secret is absent (not even masked), and no canary of the host's environment gets in.
+#[test]
+fn no_secret_is_readable_in_a_gvisor_container() {
+    use enclosure::engine::{self, Container, Runtime};
+    if let Err(why) = engine::available(Runtime::Runsc) {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let planted = plant("gvisor");
+    let container = Container::start(Runtime::Runsc, &planted.root).unwrap();
+    let report = planted.probe(&container.enclosure());
+    assert_all_hidden(&report);
+    let masked: Vec<&str> = report.iter().filter(|(_, v)| v == "masked").map(|(p, _)| p.as_str()).collect();
+    assert_eq!(masked, Vec::<&str>::new(), "{report:?}");
+}
+
 #[test]
 fn the_plan_binds_exactly_the_toolchain_and_what_its_tools_need() {
     let planted = plant("plan");

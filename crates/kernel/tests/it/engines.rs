@@ -96,3 +96,59 @@ async fn kernels_run_in_a_runc_container_on_its_own_interpreters() {
 async fn kernels_run_in_a_gvisor_container_on_its_own_interpreters() {
     kernels_in(Runtime::Runsc).await;
 }
+
+/// The escape table of the bwrap tests, from a cell in a gVisor container: a file outside the
+/// root, a key in a home on the host, the container's own `~/.ssh`, and a listener on the host's
+/// loopback are all out of reach; the root is writable.
+#[tokio::test]
+async fn a_cell_in_a_gvisor_container_cannot_write_outside_read_secrets_or_connect() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(container) = container(Runtime::Runsc, root.path()) else { return };
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_ed25519"), "SECRET KEY").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let canary = outside.path().join("canary");
+    std::fs::write(&canary, "untouched").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let kernels = Kernels::with_spawner(KernelConfig::new(&container.root), Arc::new(container.enclosure()));
+    let code = format!(
+        r#"
+import os, socket
+def attempt(f):
+    try:
+        f()
+        return "done"
+    except OSError as e:
+        return type(e).__name__
+def write_canary():
+    with open({canary:?}, "w") as f:
+        f.write("changed")
+def read_key():
+    with open(os.path.join({home:?}, ".ssh", "id_ed25519")) as f:
+        return f.read()
+def read_home_key():
+    with open(os.path.expanduser("~/.ssh/id_ed25519")) as f:
+        return f.read()
+def connect():
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
+open("inside.txt", "w").write("ok")
+print(attempt(write_canary), attempt(read_key), attempt(read_home_key), attempt(connect), open("inside.txt").read())
+"#,
+        canary = canary.display().to_string(),
+        home = home.path().display().to_string(),
+    );
+    let result = py(&kernels, &code).await;
+    assert_eq!(result.status, CellStatus::Ok, "{}", result.text());
+    assert_eq!(
+        stream(&result, "stdout").trim(),
+        "FileNotFoundError FileNotFoundError FileNotFoundError ConnectionRefusedError ok",
+        "{}",
+        result.text()
+    );
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "untouched");
+    assert_eq!(std::fs::read_to_string(root.path().join("inside.txt")).unwrap(), "ok");
+    assert!(listener.accept().is_err(), "no connection reached the listener");
+}
