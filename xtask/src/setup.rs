@@ -584,12 +584,13 @@ pub fn build_fixtures() -> Result<()> {
 
 /// The image the `command` enclosure's tests run containers of, through `podman exec -i`
 /// (`enclosure::engine::TEST_IMAGE`, the same name). Its toolchain is its own: Debian's python3
-/// with debugpy, and node, reached through `/opt/enclosed/bin` first on its `PATH`, a directory
-/// the host does not have, so a test sees whether a program was found inside or on the host.
+/// with debugpy, node, and tsc (the project checker for TypeScript). python3 and node are reached
+/// through `/opt/enclosed/bin`, first on its `PATH`, a directory the host does not have, so a test
+/// sees whether a program was found inside or on the host.
 /// The tag changes whenever the packages or the hook below change.
-pub const TEST_IMAGE: &str = "localhost/agent-tools-test:1";
+pub const TEST_IMAGE: &str = "localhost/agent-tools-test:2";
 /// Debian packages of [`TEST_IMAGE`].
-const TEST_IMAGE_PACKAGES: &str = "python3,python3-venv,python3-debugpy,nodejs,procps";
+const TEST_IMAGE_PACKAGES: &str = "python3,python3-venv,python3-debugpy,nodejs,node-typescript,procps";
 /// Makes `/opt/enclosed`: a venv over Debian's python3 that sees its packages (debugpy), and node beside it.
 const TEST_IMAGE_HOOK: &str = "chroot \"$1\" python3 -m venv --system-site-packages /opt/enclosed \
     && ln -s /usr/bin/node \"$1/opt/enclosed/bin/node\"";

@@ -5,8 +5,9 @@
 //! do, to run the enclosure through the engines users have.
 //!
 //! `cargo xtask setup` installs podman, runc and runsc (Debian) and builds the
-//! image from Debian packages with mmdebstrap: python3 with debugpy and node,
-//! first on its `PATH` through `/opt/enclosed/bin`, a directory the host lacks.
+//! image from Debian packages with mmdebstrap: python3 with debugpy, node and
+//! tsc; python3 and node first on its `PATH` through `/opt/enclosed/bin`, a
+//! directory the host lacks.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::Enclosure;
 
 /// The image setup builds (its name in `xtask/src/setup.rs` too).
-pub const TEST_IMAGE: &str = "localhost/agent-tools-test:1";
+pub const TEST_IMAGE: &str = "localhost/agent-tools-test:2";
 
 /// Where the image's own interpreters are: on its `PATH`, not on the host's.
 pub const INSIDE_BIN: &str = "/opt/enclosed/bin";

@@ -133,26 +133,50 @@ impl Supervisor {
     }
 
     async fn run_checker(&self, language: Language, root: &Path) -> Result<ProjectDiagnostics> {
-        let which = |name: &str| {
-            which::which_in(name, Some(crate::detect::search_path(root, &self.config().extra_path)), root).ok()
+        // Inside a prefix's container, the checker is the container's own: its PATH stands, and
+        // the program is looked up there (the project's directories first, as on the host).
+        let inside = self.config().enclosure.as_ref().filter(|enclosure| enclosure.looks_inside());
+        let which = |name: &str| match inside {
+            Some(inside) => {
+                let candidates =
+                    ["node_modules/.bin/", ".venv/bin/", "venv/bin/", ""].map(|dir| format!("{dir}{name}"));
+                inside.locate(&candidates.each_ref().map(String::as_str)).map_err(|e| Error::Checker(e.to_string()))
+            }
+            None => {
+                Ok(which::which_in(name, Some(crate::detect::search_path(root, &self.config().extra_path)), root).ok())
+            }
         };
         let (program, args): (PathBuf, Vec<&str>) = match language {
-            Language::Rust => {
-                (PathBuf::from("cargo"), vec!["check", "--message-format=json", "--quiet", "--all-targets"])
-            }
+            Language::Rust => (
+                match inside {
+                    Some(_) => which("cargo")?.ok_or_else(|| Error::Checker(missing_inside("cargo", inside)))?,
+                    None => PathBuf::from("cargo"),
+                },
+                vec!["check", "--message-format=json", "--quiet", "--all-targets"],
+            ),
             Language::TypeScript | Language::JavaScript => (
-                which("tsc").ok_or_else(|| {
-                    Error::Checker("no `tsc` found (node_modules/.bin or PATH); install typescript".into())
+                which("tsc")?.ok_or_else(|| match inside {
+                    Some(_) => Error::Checker(missing_inside("tsc", inside)),
+                    None => Error::Checker("no `tsc` found (node_modules/.bin or PATH); install typescript".into()),
                 })?,
                 vec!["--noEmit", "--pretty", "false"],
             ),
             Language::Python => (
-                which("pyright").ok_or_else(|| {
-                    Error::Checker("no `pyright` found (node_modules/.bin, .venv/bin or PATH); install pyright".into())
+                which("pyright")?.ok_or_else(|| match inside {
+                    Some(_) => Error::Checker(missing_inside("pyright", inside)),
+                    None => Error::Checker(
+                        "no `pyright` found (node_modules/.bin, .venv/bin or PATH); install pyright".into(),
+                    ),
                 })?,
                 vec!["--outputjson"],
             ),
-            Language::Go => (PathBuf::from("go"), vec!["vet", "./..."]),
+            Language::Go => (
+                match inside {
+                    Some(_) => which("go")?.ok_or_else(|| Error::Checker(missing_inside("go", inside)))?,
+                    None => PathBuf::from("go"),
+                },
+                vec!["vet", "./..."],
+            ),
             other => {
                 return Err(Error::Checker(format!(
                     "there is no project checker for {other}; ask for one file's diagnostics instead"
@@ -161,7 +185,10 @@ impl Supervisor {
         };
         let command = format!("{} {}", program.display(), args.join(" "));
         let mut plain = std::process::Command::new(&program);
-        plain.args(&args).current_dir(root).env("PATH", crate::detect::search_path(root, &self.config().extra_path));
+        plain.args(&args).current_dir(root);
+        if inside.is_none() {
+            plain.env("PATH", crate::detect::search_path(root, &self.config().extra_path));
+        }
         // A checker runs the project's code (build scripts, proc macros): inside the enclosure.
         if let Some(enclosure) = &self.config().enclosure {
             plain = enclosure.enclose(&plain).map_err(|e| Error::Checker(format!("`{command}`: {e}")))?;
@@ -362,6 +389,12 @@ fn parse_colon_lines(text: &str, root: &Path) -> Vec<Diagnostic> {
         });
     }
     out
+}
+
+/// Why a checker is missing inside a prefix's container.
+fn missing_inside(name: &str, inside: Option<&enclosure::Enclosure>) -> String {
+    let place = inside.map_or_else(String::new, |inside| format!(" inside {}", inside.describe()));
+    format!("no `{name}` found{place} (the project's node_modules/.bin, .venv/bin, venv/bin, or its PATH there)")
 }
 
 #[cfg(test)]

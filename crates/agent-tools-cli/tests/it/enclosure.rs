@@ -218,10 +218,16 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("entered.log");
+    let asked = dir.path().join("asked.log");
     let wrapper = dir.path().join("enter.sh");
+    // What is looked up or ended inside (`sh -c SCRIPT`) is logged apart from what runs there.
     std::fs::write(
         &wrapper,
-        format!("#!/bin/sh\necho \"$@\" >> '{}'\nexport ENTERED=yes\nexec \"$@\"\n", log.display()),
+        format!(
+            "#!/bin/sh\ncase \"$*\" in\n  *'for c do'*) echo lookup >> '{asked}';;\n  *carriers*) echo end >> '{asked}';;\n  *) echo \"$@\" >> '{log}';;\nesac\nexport ENTERED=yes\nexec \"$@\"\n",
+            asked = asked.display(),
+            log = log.display()
+        ),
     )
     .unwrap();
     Command::new("chmod").arg("+x").arg(&wrapper).status().unwrap();
@@ -277,22 +283,29 @@ async fn every_process_of_the_project_starts_through_the_prefix() {
     assert!(launched.contains("exited"), "{launched}");
     client.cancel().await.unwrap();
     // Each process through the prefix: the Python kernel, the Node kernel, the worker,
-    // cargo check and pyright, debugpy's adapter (the program it starts runs under it).
+    // cargo check and pyright, debugpy's adapter (the program it starts runs under it),
+    // and the probes that detect the adapters (`-c import debugpy`, `--help`, `version`).
     let logged = std::fs::read_to_string(&log).unwrap();
-    // Each line: env --default-signal=INT -C DIR NAME=VALUE… PROGRAM ARGS…
-    let program = |line: &str| line.split(' ').skip(4).find(|word| !word.contains('=')).unwrap_or("").to_owned();
-    let programs: Vec<String> = logged.lines().map(program).collect();
-    assert_eq!(logged.lines().count(), 6, "{logged}");
-    assert!(logged.lines().all(|line| line.starts_with("env --default-signal=INT -C ")), "{logged}");
-    // A kernel's frames travel on stdio through a prefix: `sh -c SHIM INTERPRETER -c|-e BOOTSTRAP`.
     let lines: Vec<&str> = logged.lines().collect();
-    assert!(programs[0] == "sh" && lines[0].contains("/.venv/bin/python -c import io"), "{logged}");
-    assert!(programs[1] == "sh" && lines[1].contains("node -e (()=>"), "{logged}");
-    assert_eq!(programs[2], "sh", "{logged}");
-    let mut checkers = vec![programs[3].rsplit('/').next().unwrap(), programs[4].rsplit('/').next().unwrap()];
-    checkers.sort_unstable();
-    assert_eq!(checkers, ["cargo", "pyright"], "{logged}");
-    assert!(programs[5].ends_with(".venv/bin/python") && logged.contains("debugpy.adapter"), "{logged}");
+    // Each line: env --default-signal=INT -C DIR NAME=VALUE… PROGRAM ARGS…
+    assert!(lines.iter().all(|line| line.starts_with("env --default-signal=INT -C ")), "{logged}");
+    let count = |needle: &str| lines.iter().filter(|line| line.contains(needle)).count();
+    // A kernel's frames travel on stdio through a prefix: `sh -c SHIM INTERPRETER -c|-e BOOTSTRAP`.
+    assert_eq!(count("exec \"$0\" \"$@\" /"), 2, "{logged}");
+    assert_eq!(count("/.venv/bin/python -c import io"), 1, "{logged}");
+    assert_eq!(count("node -e (()=>"), 1, "{logged}");
+    assert_eq!(count("sh -c echo \"$ENTERED $FROM_CONFIG\""), 1, "{logged}");
+    assert_eq!(count("/cargo check --message-format=json"), 1, "{logged}");
+    assert_eq!(count("/node_modules/.bin/pyright --outputjson"), 1, "{logged}");
+    assert_eq!(count("/.venv/bin/python -m debugpy.adapter"), 1, "{logged}");
+    let probes = count("/.venv/bin/python -c import debugpy") + count(" --help") + count(" version");
+    assert!(probes >= 3, "{logged}");
+    assert_eq!(lines.len(), 6 + probes, "{logged}");
+    // The checkers run on the enclosure's own PATH, not one made of the host's directories.
+    assert!(!logged.contains("PATH="), "{logged}");
+    // The interpreters, debugpy's Python and the worker's leftovers were asked of the prefix too.
+    let asked = std::fs::read_to_string(&asked).unwrap();
+    assert!(asked.lines().any(|l| l == "lookup") && asked.lines().any(|l| l == "end"), "{asked}");
 }
 
 /// The secrets table through the built binary: a home with a canary at every

@@ -223,3 +223,35 @@ async fn pyright_answers_from_bwrap() {
     assert!(cmdline.contains("bwrap") && cmdline.contains("pyright"), "{cmdline}");
     sup.shutdown().await;
 }
+
+/// The TypeScript checker in real containers (podman under runc and under runsc, gVisor),
+/// through `podman exec -i NAME`: `tsc` is the image's own (Debian's, which the project's
+/// `node_modules/.bin` does not have here), found inside, run on its `PATH`, and its one error read.
+async fn tsc_checks_inside(runtime: enclosure::engine::Runtime) {
+    use enclosure::engine::{self, Container};
+    if let Err(why) = engine::available(runtime) {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let (_dir, root) = common::project("lsp/typescript");
+    let container = Container::start(runtime, &root).unwrap();
+    let mut config = common::config(&root);
+    config.enclosure = Some(container.enclosure());
+    let sup = Supervisor::new(config);
+    let checked = sup.project_diagnostics(Some(Language::TypeScript)).await.unwrap();
+    let d = &checked[0].diagnostics;
+    assert_eq!(d.len(), 1, "{:?}", checked[0]);
+    assert_eq!((d[0].location.line, d[0].location.column, d[0].code.as_deref()), (2, 25, Some("TS2304")));
+    assert!(d[0].location.path.ends_with("src/broken.ts"), "{:?}", d[0]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tsc_checks_a_project_inside_a_runc_container() {
+    tsc_checks_inside(enclosure::engine::Runtime::Runc).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tsc_checks_a_project_inside_a_gvisor_container() {
+    tsc_checks_inside(enclosure::engine::Runtime::Runsc).await;
+}
