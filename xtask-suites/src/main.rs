@@ -8,8 +8,10 @@
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
 //! - `bench host`: the memory of N runs on one checkout, one HTTP host against N stdio processes.
+//! - `bench engines`: an eval cell and a debugger step on the host against the same in a container (runc, gVisor).
 //! - `fuzz`: runs the libFuzzer targets in `fuzz/` (nightly and `cargo fuzz`), one line of figures per target.
-//! - `faults`: the fault suite — one table of faults over the language server, debug adapter, kernel and workers.
+//! - `faults`: the fault suite — one table of faults over the language server, debug adapter, kernel, workers,
+//!   and a kernel in a container killed or paused mid-cell.
 //! - `trials`: randomized all-or-nothing trials of resolve's and lsp_rename's writes, with faults and concurrent changes.
 //!
 //! `cargo test -p xtask-suites` runs the fault table and 100 trials of each part.
@@ -21,6 +23,7 @@
 
 mod bench;
 mod bench_dap;
+mod bench_engines;
 mod bench_host;
 mod bench_kernel;
 mod bench_lsp;
@@ -48,6 +51,7 @@ fn main() -> Result<()> {
         ["bench", "dap", rest @ ..] => bench_dap::run(&bench_dap::Options::parse(rest)?),
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
         ["bench", "host", rest @ ..] => bench_host::run(&bench_host::Options::parse(rest)?),
+        ["bench", "engines", rest @ ..] => bench_engines::run(&bench_engines::Options::parse(rest)?),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
         ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
         ["faults", rest @ ..] => faults::run(&faults::Options::parse(rest)?),

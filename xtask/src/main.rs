@@ -46,6 +46,9 @@ run by xtask-suites (the first run builds most of the workspace):
                    `serve --http` host against N stdio processes (rust-analyzer on regex-syntax, pyright on nine
                    stdlib packages), with ratios; --churn N: N runs opened, asked and closed in turn on one host,
                    its RSS and the processes under it after a warm-up and at the end
+  bench engines [--rounds N] [--cells N] [--steps N]
+                   time an eval cell and a debugger step on the host against the same through
+                   `podman exec -i` into a container under runc and under gVisor, with ratios
   trials [--count N] [--seed S] [--only resolve|rename|rename-server]
                    randomized all-or-nothing trials of resolve's and lsp_rename's writes (faults, concurrent changes);
                    prints the seed and the figures, fails on any partial application or wrong result

@@ -390,7 +390,7 @@ pub fn program_python(root: &Path, detection: &Detection) -> Option<(PathBuf, St
 
 /// The Pythons debugpy's adapter may run on, in order: the project's venv,
 /// the configured one, `python3` on the search path (each once).
-fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)> {
+fn adapter_pythons(root: &Path, detection: &Detection) -> Result<Vec<(PathBuf, String)>, String> {
     let mut candidates: Vec<(PathBuf, String)> = Vec::new();
     if let Some(inside) = &detection.inside {
         let configured = detection.python.as_ref().map(|python| python.display().to_string());
@@ -401,11 +401,11 @@ fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)>
         tried.extend(configured.map(|python| (python, "configured, inside")));
         tried.push(("python3".to_owned(), "python3 on PATH inside"));
         for (candidate, source) in tried {
-            if let Ok(Some(python)) = located(inside, &[&candidate]) {
+            if let Some(python) = located(inside, &[&candidate])? {
                 candidates.push((python, source.to_owned()));
             }
         }
-        return candidates;
+        return Ok(candidates);
     }
     for venv in [".venv", "venv"] {
         let python = root.join(venv).join("bin/python");
@@ -427,7 +427,7 @@ fn adapter_pythons(root: &Path, detection: &Detection) -> Vec<(PathBuf, String)>
         seen.push(python.clone());
         new
     });
-    candidates
+    Ok(candidates)
 }
 
 /// Linux's "text file busy": the executable is open for writing somewhere.
@@ -529,12 +529,13 @@ async fn resolve_program(
             // venv, the configured Python, then python3 on the search path.
             let candidates = match configured {
                 Some(command) => vec![(program(command, root, detection)?, "configured".to_owned())],
-                None => adapter_pythons(root, detection),
+                None => adapter_pythons(root, detection)?,
             };
             if candidates.is_empty() {
-                return Err(
-                    "no python: no .venv/bin/python or venv/bin/python in the project and no python3 on PATH".into()
-                );
+                let place = detection.inside.as_ref().map_or_else(String::new, |e| format!(" inside {}", e.describe()));
+                return Err(format!(
+                    "no python: no .venv/bin/python or venv/bin/python in the project and no python3 on PATH{place}"
+                ));
             }
             let mut failures = Vec::new();
             for (python, source) in candidates {
