@@ -330,7 +330,12 @@ impl Job {
         let fresh = slot.process.is_none();
         let previous_lost = fresh && slot.lost;
         if fresh {
-            let interpreter = find_interpreter_in(self.language, &self.config, self.spawner.as_ref())?;
+            // Through a prefix the lookup is a process run inside: off the runtime's threads.
+            let (language, config, spawner) = (self.language, self.config.clone(), Arc::clone(&self.spawner));
+            let interpreter =
+                tokio::task::spawn_blocking(move || find_interpreter_in(language, &config, spawner.as_ref()))
+                    .await
+                    .map_err(|error| crate::Error::Spawner(format!("the interpreter's lookup failed: {error}")))??;
             slot.process = Some(Process::start(&interpreter, &self.config, self.spawner.as_ref()).await?);
             slot.lost = false;
         }

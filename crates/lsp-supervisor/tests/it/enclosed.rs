@@ -84,7 +84,9 @@ async fn a_checker_starts_through_a_command_prefix() {
     assert!(checked[0].diagnostics.iter().any(|d| d.code.as_deref() == Some("E0384")), "{:?}", checked[0]);
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.starts_with("env --default-signal=INT -C "), "{logged}");
-    assert!(logged.contains(" cargo check --message-format=json"), "{logged}");
+    // cargo is looked up through the prefix first (where the checker will run), then run as found.
+    assert!(logged.contains(" sh -c for c do"), "{logged}");
+    assert!(logged.contains("/cargo check --message-format=json"), "{logged}");
 }
 
 /// A project of the fixture server's toy language.
