@@ -10,6 +10,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod dist;
+pub mod image;
 pub mod setup;
 
 use std::path::{Path, PathBuf};

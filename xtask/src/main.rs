@@ -3,6 +3,7 @@
 //! - `setup`: installs what the tests and the benchmark need (idempotent; each step checks first).
 //! - `fixtures`: builds the fixture language server and debug adapter (setup does too).
 //! - `dist`: the release's Linux wheel, built and checked as a user without a toolchain meets it.
+//! - `image`: the container image of `deploy/Containerfile` (podman, offline), and `--bench` its start to first call.
 //! - `test`: the whole suite: every test through cargo-nextest (setup installs it), then
 //!   the doctests through `cargo test --doc`, which nextest does not run.
 //! - `bench`, `trials`, `faults`, `fuzz`: run by `xtask-suites`, which drives the
@@ -29,6 +30,10 @@ commands:
   dist             build the release's Linux wheel (manylinux 2_28, maturin with zig) into target/dist, check its
                    policy with auditwheel, install it into a fresh venv with no Rust toolchain on PATH and use it
                    (call, serve, import), timing pip install to the first answered call
+  image [--binary PATH] [--tag TAG] [--bench [--runs N]]
+                   build the container image of deploy/Containerfile with podman, offline: a Debian root filesystem
+                   from mmdebstrap (cached in .tools/image), the binary (default: a release build), pyright;
+                   --bench: container start to the first answered tool call over MCP HTTP, under runc and gVisor
 
 run by xtask-suites (the first run builds most of the workspace):
   bench astmatch [--runs N]
@@ -72,6 +77,7 @@ fn main() -> Result<ExitCode> {
         ["setup"] => setup::run().map(|()| ExitCode::SUCCESS),
         ["fixtures"] => setup::build_fixtures().map(|()| ExitCode::SUCCESS),
         ["dist"] => xtask::dist::run().map(|()| ExitCode::SUCCESS),
+        ["image", rest @ ..] => xtask::image::run(rest).map(|()| ExitCode::SUCCESS),
         ["test", rest @ ..] => test(rest),
         [command, ..] if SUITES.contains(command) => suites(&args),
         ["help" | "--help" | "-h"] | [] => {

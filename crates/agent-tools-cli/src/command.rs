@@ -345,6 +345,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 Some(_) => host_settings.lsp.idle_s.duration(),
                 None => std::time::Duration::ZERO,
             };
+            let allowed_hosts = host_settings.host.allowed_hosts.value.clone();
             let run_idle = host_settings.host.run_idle_s.map(|s| s.duration()).filter(|d| !d.is_zero());
             let lsp_memory_budget = match http.http {
                 Some(_) => (*host_settings.host.lsp_memory_mb)
@@ -379,7 +380,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                         Arc::new(move |root: &std::path::Path, cap| open(Workspace::new(root)?, cap));
                     runtime.block_on(crate::http::serve(
                         served,
-                        crate::http::Options { addr, token, run_idle },
+                        crate::http::Options { addr, token, run_idle, allowed_hosts },
                         opener,
                         cap,
                     ))?;

@@ -24,7 +24,8 @@
 //! address, and opens no run at run time. A request with an
 //! `Origin` header is refused with 403 (the transport spec's rule against DNS
 //! rebinding: no browser page may reach a run), and a `Host` that names
-//! neither loopback nor the bound address with 403 too.
+//! neither loopback nor the bound address (nor one of `host.allowed_hosts`,
+//! where `*`, allowed only with a token, lets any through) with 403 too.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -132,6 +133,9 @@ pub struct Options {
     /// How long a run opened through `POST /runs` may go with no request and no call
     /// running before it is closed (`host.run_idle_s`); `None`: never.
     pub run_idle: Option<std::time::Duration>,
+    /// Further `Host` values a request may carry (`host.allowed_hosts`): a pod is reached by its
+    /// service's name, which is neither loopback nor the bound address; `*` allows any.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// A run the host serves: its MCP server, and what ends its processes.
@@ -149,6 +153,8 @@ struct Host {
     runs: RwLock<HashMap<String, Entry>>,
     token: Option<String>,
     local: SocketAddr,
+    /// `Options::allowed_hosts`.
+    allowed_hosts: Vec<String>,
     opener: Opener,
     cap: Tier,
     stop: CancellationToken,
@@ -237,7 +243,7 @@ impl Host {
     fn entry(&self, server: Server, run: Run, token: Option<String>) -> Entry {
         let stop = self.stop.child_token();
         let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(allowed_hosts(self.local))
+            .with_allowed_hosts(allowed_hosts(self.local, &self.allowed_hosts))
             .enforce_origin_validation()
             .with_cancellation_token(stop.clone());
         let service =
@@ -283,6 +289,12 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
             options.addr
         );
     }
+    if options.allowed_hosts.iter().any(|h| h == "*") && options.token.is_none() {
+        anyhow::bail!(
+            "host.allowed_hosts holds \"*\" (any Host) but the host has no token: any web page that \
+             rebinds a name to this address could call its runs. Set {TOKEN_VAR} or --token-file"
+        );
+    }
     let run_idle = options.run_idle;
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
@@ -295,6 +307,7 @@ pub async fn serve(runs: Vec<Served>, options: Options, opener: Opener, cap: Tie
         runs: RwLock::default(),
         token: options.token,
         local,
+        allowed_hosts: options.allowed_hosts,
         opener,
         cap,
         stop: CancellationToken::new(),
@@ -490,11 +503,16 @@ fn random_token() -> std::io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The `Host` values a request may carry: loopback names, and the bound address.
-fn allowed_hosts(local: SocketAddr) -> Vec<String> {
+/// The `Host` values a request may carry: loopback names, the bound address, and `extra`
+/// (`host.allowed_hosts`). With `*` among `extra`, none is checked: rmcp's empty list allows any.
+fn allowed_hosts(local: SocketAddr, extra: &[String]) -> Vec<String> {
+    if extra.iter().any(|h| h == "*") {
+        return Vec::new();
+    }
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(str::to_owned).into();
     hosts.push(local.ip().to_string());
     hosts.push(local.to_string());
+    hosts.extend(extra.iter().cloned());
     hosts
 }
 

@@ -152,6 +152,8 @@ settings! {
         run_idle_s: Option<Seconds> = None,
         /// serve --http: the language servers' resident memory together, in MiB, over which servers no run uses are stopped before lsp.idle_s, least recently used first (0 or unset: no budget)
         lsp_memory_mb: Option<usize> = None,
+        /// serve --http: further Host header values a request may carry besides loopback names and the bound address, e.g. a pod's service name; "*" allows any, and needs a token
+        allowed_hosts: Vec<String> = Vec::new(),
     }
 
     /// `[enclosure]`: where the project's code runs.

@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod config;
 mod debug_mcp;
+mod deploy;
 mod enclosure;
 mod http_mcp;
 mod lsp_mcp;
