@@ -128,3 +128,27 @@ async fn bad_cards_and_arguments_are_errors_the_model_reads() {
     assert!(result.is_error);
     assert!(result.text.contains("unknown field `choices`"), "{}", result.text);
 }
+
+/// Each outcome's text and structured value, as the golden transcript.
+#[tokio::test]
+async fn transcript() {
+    let mut transcript = crate::golden::Transcript::new(&[]);
+    let humans: [(&str, fn(&mut question_port::PendingQuestion)); 4] = [
+        ("chosen", |q| q.answer(Answer::choose(["sqlite"])).unwrap()),
+        ("free text", |q| q.answer(Answer::text("duckdb")).unwrap()),
+        ("skipped", |q| q.skip().unwrap()),
+        ("timed out", |q| q.time_out().unwrap()),
+    ];
+    for (_, human) in humans {
+        let result = ask(args(), human).await;
+        transcript.record("ask_user", &args(), &result);
+    }
+    let (surface, questions) = surface(ChannelConfig::default());
+    drop(questions);
+    let result = surface.call("ask_user", args()).await.unwrap();
+    transcript.record("ask_user", &args(), &result);
+    let bad = json!({"question": "Go?", "options": [{"label": "a"}, {"label": "a"}]});
+    let result = surface.call("ask_user", bad.clone()).await.unwrap();
+    transcript.record("ask_user", &bad, &result);
+    insta::assert_snapshot!(transcript.finish());
+}

@@ -417,3 +417,32 @@ async fn a_recovered_pattern_that_matches_nothing_names_where_its_words_are() {
         json!({"file": "d.js", "line": 1, "column": 14, "text": "export async function go() {}"})
     );
 }
+
+/// Every tool's text and structured value on a small tree, as the golden transcript:
+/// searches (matches, none, a file, refusals), a staged rewrite, a refused and an accepted resolve.
+#[tokio::test]
+async fn transcript() {
+    let rust = "fn main() {\n    let v = Some(1).unwrap();\n    println!(\"{}\", v);\n}\n";
+    let (dir, surface) = setup(&[("app.py", APP), ("pkg/lib.py", LIB), ("notes.txt", "foo(9)"), ("src/main.rs", rust)]);
+    let mut transcript = crate::golden::Transcript::new(&[dir.path()]);
+    let calls = [
+        ("ast_grep", json!({"pattern": "foo($X)", "language": "python"})),
+        ("ast_grep", json!({"pattern": "foo($X)", "path": "app.py", "max_results": 1})),
+        ("ast_grep", json!({"pattern": "nothing_here($X)", "language": "python"})),
+        ("ast_grep", json!({"pattern": "$X.unwrap()", "language": "rust"})),
+        ("ast_grep", json!({"pattern": "foo($X)"})),
+        ("ast_grep", json!({"pattern": "def (", "language": "python"})),
+        ("ast_grep", json!({"pattern": "$$$ARGS", "language": "python"})),
+        ("ast_edit", json!({"pattern": "foo($X)", "rewrite": "bar($X, 0)", "language": "python"})),
+        ("resolve", json!({"edit_id": "edit_9", "action": "accept"})),
+        ("resolve", json!({"edit_id": "edit_1", "action": "accept"})),
+        ("ast_edit", json!({"pattern": "bar($X, 0)", "rewrite": "baz($X)", "path": "app.py"})),
+        ("resolve", json!({"edit_id": "edit_2", "action": "discard"})),
+        ("ast_edit", json!({"pattern": "nothing_here($X)", "rewrite": "x", "language": "python"})),
+    ];
+    for (tool, args) in calls {
+        let result = call(&surface, tool, args.clone()).await;
+        transcript.record(tool, &args, &result);
+    }
+    insta::assert_snapshot!(transcript.finish());
+}

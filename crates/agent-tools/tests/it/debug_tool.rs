@@ -304,3 +304,38 @@ async fn a_launch_ended_by_the_ttl_says_so_and_terminate_after_it_succeeds() {
     assert_eq!(terminated.text, "already ended: its lifetime of 1 s (TTL) ran out; nothing was left to terminate");
     assert_eq!(terminated.structured.unwrap()["was"]["state"], "ended");
 }
+
+/// Every op's text and structured value over the fixture adapter, as the golden transcript
+/// (but `adapters`, whose other rows are this machine's).
+#[tokio::test]
+async fn transcript() {
+    let setup = setup();
+    let debug = surface(&setup, Tier::Exec);
+    let mut transcript = crate::golden::Transcript::new(&[setup.workspace.root()]);
+    let calls = [
+        json!({ "op": "status" }),
+        json!({ "op": "breakpoints", "file": "main.dart", "lines": [5] }),
+        json!({ "op": "breakpoints", "file": "../elsewhere.dart", "lines": [1] }),
+        json!({ "op": "launch", "program": "main.dart" }),
+        json!({ "op": "threads" }),
+        json!({ "op": "stack" }),
+        json!({ "op": "scopes", "frame_id": 1000 }),
+        json!({ "op": "variables", "reference": 1 }),
+        json!({ "op": "step_over" }),
+        json!({ "op": "variables", "reference": 1 }),
+        json!({ "op": "evaluate", "expression": "greeting" }),
+        json!({ "op": "pause" }),
+        json!({ "op": "launch", "program": "main.dart" }),
+        json!({ "op": "scopes" }),
+        json!({ "op": "attach", "port": 9, "adapter": "gdb" }),
+        json!({ "op": "continue" }),
+        json!({ "op": "output" }),
+        json!({ "op": "terminate" }),
+        json!({ "op": "status" }),
+    ];
+    for args in calls {
+        let result = debug.call("debug", args.clone()).await.unwrap();
+        transcript.record("debug", &args, &result);
+    }
+    insta::assert_snapshot!(transcript.finish());
+}

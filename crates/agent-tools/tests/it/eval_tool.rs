@@ -145,3 +145,30 @@ async fn progress_shows_the_last_line_and_a_cancelled_cell_leaves_the_kernel_usa
     assert!(next.text.starts_with("[the previous cell was cancelled and interrupted; the kernel's state is kept]\n42"));
     assert_eq!(next.structured.unwrap()["previous_cancelled"], "interrupted");
 }
+
+/// Cells' text and structured value (streams, results, rich output, an error, a reset, a
+/// `tool()` call, JavaScript), as the golden transcript.
+#[tokio::test]
+async fn transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "foo(1)\n").unwrap();
+    let exec = surface(dir.path(), Tier::Exec);
+    let mut transcript = crate::golden::Transcript::new(&[dir.path()]);
+    let cell = |code: &str| json!({ "code": code, "description": "a cell of the transcript" });
+    let calls = [
+        cell("x = 41\nprint('out')\nimport sys\nprint('err', file=sys.stderr)\nx + 1"),
+        cell(
+            "class Bold:\n    def _repr_html_(self):\n        return '<b>bold</b>'\n    def __repr__(self):\n        return 'Bold()'\nBold()",
+        ),
+        cell("1 / 0"),
+        cell("r = tool('ast_grep', {'pattern': 'foo($X)', 'language': 'python'})\nprint(r['structured']['total'])"),
+        json!({ "code": "x", "description": "after a reset", "reset": true }),
+        json!({ "code": "let k = 41; k + 1", "language": "javascript", "description": "a cell of the transcript" }),
+        json!({ "code": "1", "description": "  " }),
+    ];
+    for args in calls {
+        let result = exec.call("eval", args.clone()).await.unwrap();
+        transcript.record("eval", &args, &result);
+    }
+    insta::assert_snapshot!(transcript.finish());
+}

@@ -275,3 +275,33 @@ async fn a_call_waiting_for_a_loading_server_reports_its_progress() {
     }
     supervisor.shutdown().await;
 }
+
+/// Every action's text and structured value over the fixture server, and the file tools'
+/// diagnostics on write, as the golden transcript (but `status`, whose other rows are this machine's).
+#[tokio::test]
+async fn transcript() {
+    let (_dir, root) = project();
+    let (surface, supervisor) = surface(&root, &[], Duration::from_secs(10));
+    let mut transcript = crate::golden::Transcript::new(&[&root]);
+    let calls = [
+        ("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "alpha" })),
+        ("lsp", json!({ "action": "definition", "file": "a.fix", "line": 3, "symbol": "beta" })),
+        ("lsp", json!({ "action": "references", "file": "a.fix", "line": 1, "symbol": "alpha" })),
+        ("lsp", json!({ "action": "hover", "file": "a.fix", "line": 3, "symbol": "alpha" })),
+        ("lsp", json!({ "action": "symbols", "query": "alp" })),
+        ("lsp", json!({ "action": "symbols", "file": "a.fix" })),
+        ("lsp", json!({ "action": "diagnostics", "file": "a.fix" })),
+        ("lsp", json!({ "action": "code_actions", "file": "a.fix", "line": 2 })),
+        ("write", json!({ "path": "a.fix", "content": "def alpha\nWARN W1: old warning\nalpha\nERROR E1: broken\n" })),
+        ("edit", json!({ "path": "a.fix", "old_string": "ERROR E1: broken\n", "new_string": "" })),
+        ("apply_patch", json!({ "patch": "*** Begin Patch\n*** Add File: b.fix\n+def beta\n+alpha\n*** End Patch\n" })),
+        ("lsp_rename", json!({ "file": "a.fix", "line": 1, "symbol": "alpha", "new_name": "gamma" })),
+        ("lsp", json!({ "action": "definition", "file": "missing.fix", "line": 1, "symbol": "x" })),
+    ];
+    for (tool, args) in calls {
+        let result = surface.call(tool, args.clone()).await.unwrap();
+        transcript.record(tool, &args, &result);
+    }
+    supervisor.shutdown().await;
+    insta::assert_snapshot!(transcript.finish());
+}

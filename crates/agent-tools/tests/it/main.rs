@@ -16,6 +16,7 @@ mod confinement;
 mod cross_file_diagnostics;
 mod debug_tool;
 mod eval_tool;
+mod golden;
 mod helper_servers;
 mod host;
 mod lsp_status;

@@ -139,3 +139,27 @@ async fn a_cancelled_wait_returns_and_the_worker_runs_on() {
     let waited = call(&surface, "vibe_wait", json!({"worker_id": "w1", "timeout_seconds": 30})).await;
     assert_eq!(waited.structured.unwrap()["last_result"], "finished\n");
 }
+
+/// Each tool's text and structured value, as the golden transcript (times scrubbed).
+#[tokio::test]
+async fn transcript() {
+    let surface = surface("tr a-z A-Z", "echo oops >&2; exit 4");
+    let mut transcript = crate::golden::Transcript::new(&[]);
+    let calls = [
+        ("vibe_spawn", json!({"brief": "hello", "label": "shout"})),
+        ("vibe_wait", json!({"worker_id": "w1"})),
+        ("vibe_send", json!({"worker_id": "w1", "message": "again"})),
+        ("vibe_wait", json!({"worker_id": "w1", "timeout_seconds": 30})),
+        ("vibe_spawn", json!({"brief": "x", "label": "bad", "tier": "good"})),
+        ("vibe_wait", json!({"worker_id": "w2"})),
+        ("vibe_list", json!({})),
+        ("vibe_kill", json!({"worker_id": "w1"})),
+        ("vibe_wait", json!({"worker_id": "w9"})),
+        ("vibe_spawn", json!({"brief": " ", "label": "y"})),
+    ];
+    for (tool, args) in calls {
+        let result = call(&surface, tool, args.clone()).await;
+        transcript.record(tool, &args, &result);
+    }
+    insta::assert_snapshot!(transcript.finish());
+}
