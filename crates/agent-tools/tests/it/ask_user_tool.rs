@@ -133,13 +133,14 @@ async fn bad_cards_and_arguments_are_errors_the_model_reads() {
 #[tokio::test]
 async fn transcript() {
     let mut transcript = crate::golden::Transcript::new(&[]);
-    let humans: [(&str, fn(&mut question_port::PendingQuestion)); 4] = [
-        ("chosen", |q| q.answer(Answer::choose(["sqlite"])).unwrap()),
-        ("free text", |q| q.answer(Answer::text("duckdb")).unwrap()),
-        ("skipped", |q| q.skip().unwrap()),
-        ("timed out", |q| q.time_out().unwrap()),
+    type Human = fn(&mut question_port::PendingQuestion);
+    let humans: [Human; 4] = [
+        |q| q.answer(Answer::choose(["sqlite"])).unwrap(),
+        |q| q.answer(Answer::text("duckdb")).unwrap(),
+        |q| q.skip().unwrap(),
+        |q| q.time_out().unwrap(),
     ];
-    for (_, human) in humans {
+    for human in humans {
         let result = ask(args(), human).await;
         transcript.record("ask_user", &args(), &result);
     }
