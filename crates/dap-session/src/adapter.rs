@@ -452,7 +452,7 @@ async fn probe(
     let run = async {
         let mut tries = 0;
         loop {
-            match crate::capture::output(&mut command, 64 << 10).await {
+            match enclosure::capture::output(&mut command, 64 << 10).await {
                 // ETXTBSY: a file just written is still open for writing in a
                 // child forked meanwhile, until that child execs; it passes.
                 Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::capture;
 use crate::error::{Error, Result};
+use enclosure::capture;
 
 /// Bytes of cargo's output read per pipe: 64 MiB (67 108 864). Its JSON messages for a
 /// workspace of hundreds of crates take a few MB; a build script or proc macro that

@@ -22,7 +22,6 @@
 //! launched debuggee; an attached debuggee is left running.
 
 mod adapter;
-mod capture;
 mod cargo;
 mod error;
 mod process;

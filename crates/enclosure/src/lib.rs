@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+pub mod capture;
 #[cfg(feature = "test-engine")]
 pub mod engine;
 mod inside;

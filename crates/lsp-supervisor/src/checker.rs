@@ -195,7 +195,7 @@ impl Supervisor {
         }
         let mut run = tokio::process::Command::from(plain);
         run.stdin(Stdio::null()).kill_on_drop(true);
-        let run = crate::capture::output(&mut run, self.config().checker_output_limit);
+        let run = enclosure::capture::output(&mut run, self.config().checker_output_limit);
         let out = match tokio::time::timeout(self.config().checker_timeout, run).await {
             Err(_) => {
                 return Err(Error::Checker(format!(

@@ -541,7 +541,7 @@ async fn probe(spec: &ServerSpec, binary: &Path) -> Result<String, String> {
     let mut command = tokio::process::Command::new(&program);
     command.args(&spec.probe_args).stdin(Stdio::null()).kill_on_drop(true);
     // Only a first line is shown: 64 KiB of each pipe is plenty.
-    let run = crate::capture::output(&mut command, 64 << 10);
+    let run = enclosure::capture::output(&mut command, 64 << 10);
     let result = match tokio::time::timeout(PROBE_TIMEOUT, run).await {
         Err(_) => Err(format!(
             "`{} {}` did not finish in {} s",

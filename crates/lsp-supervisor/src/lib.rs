@@ -23,7 +23,6 @@
 //! - **Edits**: [`Supervisor::rename`] applies the server's workspace edit all
 //!   or nothing, inside the root only, and tells the servers what changed.
 
-mod capture;
 mod change;
 mod checker;
 mod coverage;

@@ -1,10 +1,9 @@
 //! A command run to its end with its output read under a cap: `Command::output`, except
 //! that stdout and stderr are read in 64 KiB chunks and only the first `cap` bytes of each
 //! are kept, the rest counted and dropped as it arrives, so a child that writes without
-//! end costs at most `cap` bytes per pipe. For the commands this crate runs to their end
-//! on the project's code (the project checkers, the servers' probes).
-//! `dap-session` has the same module: leaf crates share no code, and this is too small
-//! for a crate of its own.
+//! end costs at most `cap` bytes per pipe. For the commands the subsystems run to their end
+//! on the project's code: the project checkers, `cargo test --no-run`, the servers' and
+//! adapters' probes.
 
 use std::borrow::Cow;
 use std::process::{ExitStatus, Stdio};
@@ -13,18 +12,18 @@ use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 /// What one pipe carried: its first bytes, and how many it carried in all.
 #[derive(Debug, Default)]
-pub(crate) struct Captured {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) total: u64,
+pub struct Captured {
+    pub bytes: Vec<u8>,
+    pub total: u64,
 }
 
 impl Captured {
-    pub(crate) fn text(&self) -> Cow<'_, str> {
+    pub fn text(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(&self.bytes)
     }
 
     /// `its stdout was cut at N bytes (M written)` when bytes were dropped.
-    pub(crate) fn cut_note(&self, pipe: &str) -> Option<String> {
+    pub fn cut_note(&self, pipe: &str) -> Option<String> {
         (self.total > self.bytes.len() as u64)
             .then(|| format!("its {pipe} was cut at {} bytes ({} written)", self.bytes.len(), self.total))
     }
@@ -32,15 +31,15 @@ impl Captured {
 
 /// How a command ended and what it wrote.
 #[derive(Debug)]
-pub(crate) struct Output {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: Captured,
-    pub(crate) stderr: Captured,
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: Captured,
+    pub stderr: Captured,
 }
 
 /// Spawns `command` with stdout and stderr piped, reads both to their end keeping `cap`
 /// bytes of each, and waits for its exit. Its stdin and `kill_on_drop` are the caller's.
-pub(crate) async fn output(command: &mut tokio::process::Command, cap: usize) -> std::io::Result<Output> {
+pub async fn output(command: &mut tokio::process::Command, cap: usize) -> std::io::Result<Output> {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = command.spawn()?;
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
@@ -49,7 +48,7 @@ pub(crate) async fn output(command: &mut tokio::process::Command, cap: usize) ->
 }
 
 /// Reads `pipe` to its end (or an error), keeping its first `cap` bytes.
-pub(crate) async fn read<R: AsyncRead + Unpin>(pipe: Option<R>, cap: usize) -> Captured {
+pub async fn read<R: AsyncRead + Unpin>(pipe: Option<R>, cap: usize) -> Captured {
     let mut captured = Captured::default();
     let Some(mut pipe) = pipe else { return captured };
     let mut buffer = vec![0u8; 64 << 10];
