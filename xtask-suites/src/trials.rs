@@ -340,7 +340,7 @@ fn one(rng: &mut fastrand::Rng) -> Result<Trial> {
     let outcome = match &result {
         Ok(_) => "accepted",
         Err(Error::Conflict { .. }) => "refused (conflict)",
-        Err(Error::WriteFailed { .. }) => "failed (write failed)",
+        Err(Error::WriteFailed(_)) => "failed (write failed)",
         Err(_) => "other error",
     };
     let (mut fault_not_hit, mut absorbed) = (false, false);
@@ -361,7 +361,10 @@ fn one(rng: &mut fastrand::Rng) -> Result<Trial> {
                 )),
             }
         }
-        (Scenario::Fault(f), Err(Error::WriteFailed { path, unrestored, source, .. })) => {
+        (
+            Scenario::Fault(f),
+            Err(Error::WriteFailed(write_set::Error::WriteFailed { path, unrestored, source, .. })),
+        ) => {
             let errno = match f {
                 Fault::FailStep { errno, .. } | Fault::FailOp { errno, .. } => *errno,
                 _ => ENOSPC,

@@ -65,27 +65,10 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A write failed midway through a set of files; the files already written
-    /// were restored, except `unrestored`.
-    #[error(
-        "write failed on {}: {source}; {}",
-        path.display(),
-        if .unrestored.is_empty() {
-            format!("the {restored} file(s) already written were restored, nothing changed")
-        } else {
-            format!(
-                "{restored} file(s) already written were restored, but these could not be put back: {}",
-                .unrestored.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
-            )
-        }
-    )]
-    WriteFailed {
-        path: PathBuf,
-        restored: usize,
-        /// Files written before the failure that could not be put back.
-        unrestored: Vec<PathBuf>,
-        #[source]
-        source: std::io::Error,
-    },
+    /// were restored, except those it names: write-set's
+    /// [`write_set::Error::WriteFailed`], worded as write-set words it.
+    #[error(transparent)]
+    WriteFailed(write_set::Error),
 }
 
 /// The crate's result type.

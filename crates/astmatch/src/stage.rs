@@ -429,7 +429,7 @@ impl EditStore {
                 files: pending.files.iter().map(|f| f.1.clone()).collect(),
                 replacements: pending.replacements,
             }),
-            Err(e @ Error::WriteFailed { .. }) => {
+            Err(e @ Error::WriteFailed(_)) => {
                 // Still staged: a later accept may succeed.
                 self.lock().pending.insert(edit_id.to_string(), pending);
                 Err(e)

@@ -24,8 +24,6 @@ pub use write_set::FileWrite;
 pub fn write_files(files: &[FileWrite]) -> Result<()> {
     write_set::write_files(files).map_err(|e| match e {
         write_set::Error::Conflict { files } => Error::Conflict { files },
-        write_set::Error::WriteFailed { path, restored, unrestored, source } => {
-            Error::WriteFailed { path, restored, unrestored, source }
-        }
+        failed @ write_set::Error::WriteFailed { .. } => Error::WriteFailed(failed),
     })
 }

@@ -113,7 +113,7 @@ fn a_write_failure_midway_restores_the_files_already_written() {
     let fault = fault::inject(Fault::FailOp { op: Op::Rename, at: 2, errno: fault::ENOSPC });
     let err = store.accept(&id).unwrap_err();
     drop(fault);
-    assert!(matches!(&err, Error::WriteFailed { restored: 1, .. }), "{err}");
+    assert!(matches!(&err, Error::WriteFailed(write_set::Error::WriteFailed { restored: 1, .. })), "{err}");
     assert!(err.to_string().contains("No space left on device"), "{err}");
     assert_eq!(read(dir.path(), "a.py"), "foo(1)\nfoo(foo(2))\n");
     assert_eq!(read(dir.path(), "pkg/b.py"), "x = foo(3)\n");
