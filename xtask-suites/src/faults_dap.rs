@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use dap_session::{DebugConfig, DebugSupervisor};
 use serde_json::{Value, json};
 
-use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text};
+use crate::fault_row::{Ctx, Report, Row, Verdict, Watched, expect_text};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -60,7 +60,7 @@ struct Setup {
 /// A project with `main.dart` (the row's program) and `healthy.dart`, and a
 /// `dart` that is the fixture adapter with `knobs` in its first start.
 fn setup(ctx: &Ctx, program: &str, knobs: &[(&str, &str)], timeout: Duration) -> Result<Setup> {
-    let (root_dir, root) = crate::faults::project(&[
+    let (root_dir, root) = crate::fault_row::project(&[
         ("pubspec.yaml", "name: fixture\n"),
         ("main.dart", program),
         ("healthy.dart", HEALTHY),
@@ -69,11 +69,11 @@ fn setup(ctx: &Ctx, program: &str, knobs: &[(&str, &str)], timeout: Duration) ->
     let once = bin.path().join("fault-fired");
     let exports: String = knobs.iter().map(|(k, v)| format!("  export {k}={}\n", shell_quote(v))).collect();
     let adapter = ctx.bin_dir.join("fixture-dap-adapter");
-    crate::faults::script(
+    crate::fault_row::script(
         &bin.path().join("dart"),
         &format!(
             "#!/bin/sh\nexport {}={}\nexport FIXTURE_DAP_LOG={}\nif [ \"$1\" != --version ] && [ ! -e {} ]; then\n  : > {}\n{exports}fi\nexec {} \"$@\"\n",
-            crate::faults::MARKER_VAR,
+            crate::fault_row::MARKER_VAR,
             ctx.marker,
             shell_quote(&root.join("adapter.log").display().to_string()),
             shell_quote(&once.display().to_string()),
@@ -206,7 +206,7 @@ async fn hang_on_launch(ctx: Ctx) -> Result<Report> {
     watch(&mut watched, (adapter, debuggee));
     report.leftovers_after_call(&ctx, &watched, &[]).await;
     report.status = Some(if status.text.contains("running") || status.text.contains("stopped") {
-        Err(format!("status shows a live session: {}", crate::faults::cut(&status.text)))
+        Err(format!("status shows a live session: {}", crate::fault_row::cut(&status.text)))
     } else {
         Ok(())
     });

@@ -15,7 +15,7 @@ use enclosure::engine::{self, Container, Runtime};
 use kernel::{KernelConfig, Kernels, Language};
 use serde_json::json;
 
-use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text};
+use crate::fault_row::{Ctx, Report, Row, Verdict, Watched, expect_text};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -89,7 +89,7 @@ async fn run(ctx: Ctx, runtime: Runtime, fault: Fault) -> Result<Report> {
     if let Err(why) = engine::available(runtime) {
         bail!("{why}");
     }
-    let (_dir, root) = crate::faults::project(&[])?;
+    let (_dir, root) = crate::fault_row::project(&[])?;
     let container = Container::start(runtime, &root).map_err(|why| anyhow!(why))?;
     let (surface, kernels) = surface(&ctx, &container)?;
     let mut report = Report::default();
@@ -145,7 +145,7 @@ async fn run(ctx: Ctx, runtime: Runtime, fault: Fault) -> Result<Report> {
         Some(expect_text(next.is_error, &next.text, false, &["started a new python kernel", "fresh False"]));
     let after = kernel_pid(&kernels).await;
     report.status = Some(status.and_then(|()| match after {
-        Some(pid) if crate::faults::running(pid) && pid != first => Ok(()),
+        Some(pid) if crate::fault_row::running(pid) && pid != first => Ok(()),
         other => Err(format!("after the next cell the kernel shown is {other:?} (the first was {first})")),
     }));
     if let Some(pid) = after {

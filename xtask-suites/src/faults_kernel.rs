@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result, bail};
 use kernel::{KernelConfig, Kernels, Language};
 use serde_json::json;
 
-use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text, peak_kb};
+use crate::fault_row::{Ctx, Report, Row, Verdict, Watched, expect_text, peak_kb};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -215,7 +215,7 @@ async fn kernel_pid(kernels: &Kernels) -> Option<u32> {
 }
 
 async fn run(ctx: Ctx, case: Case) -> Result<Report> {
-    let (_dir, root) = crate::faults::project(&[])?;
+    let (_dir, root) = crate::fault_row::project(&[])?;
     let (surface, kernels) = surface(&ctx, &root)?;
     let mut report = Report::default();
     let mut watched = Watched::default();
@@ -243,7 +243,7 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     report.leftovers_after_call(&ctx, &watched, &healthy).await;
     // 4, before the next cell: a kernel that died is not shown as running; one that survived is the same.
     let status: Verdict = match (case.survives, now) {
-        (true, Some(pid)) if pid == first && crate::faults::running(pid) => Ok(()),
+        (true, Some(pid)) if pid == first && crate::fault_row::running(pid) => Ok(()),
         (true, other) => Err(format!("the kernel {first} should have survived; running: {other:?}")),
         (false, None) => Ok(()),
         (false, Some(pid)) => Err(format!("kernel {pid} shown as running after it was lost")),
@@ -252,7 +252,7 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     report.next_works = Some(expect_text(next.is_error, &next.text, false, case.next_needles));
     let after = kernel_pid(&kernels).await;
     report.status = Some(status.and_then(|()| match after {
-        Some(pid) if crate::faults::running(pid) && (case.survives == (pid == first)) => Ok(()),
+        Some(pid) if crate::fault_row::running(pid) && (case.survives == (pid == first)) => Ok(()),
         other => Err(format!("after the next cell the kernel shown is {other:?} (the first was {first})")),
     }));
     if let Some(pid) = after {

@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use lsp_supervisor::{Supervisor, SupervisorConfig};
 use serde_json::json;
 
-use crate::faults::{Ctx, Report, Row, Watched, expect_text};
+use crate::fault_row::{Ctx, Report, Row, Watched, expect_text};
 
 /// How one language-server row goes.
 struct Case {
@@ -224,7 +224,7 @@ async fn running_pid(supervisor: &Supervisor) -> Option<u32> {
 }
 
 async fn run(ctx: Ctx, case: Case) -> Result<Report> {
-    let (_dir, root) = crate::faults::project(&[("fixture.toml", ""), ("a.fix", A_FIX)])?;
+    let (_dir, root) = crate::fault_row::project(&[("fixture.toml", ""), ("a.fix", A_FIX)])?;
     let (surface, supervisor) = surface(&ctx, &root, &case)?;
     let mut report = Report::default();
     let mut watched = Watched::default();
@@ -238,7 +238,7 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     }
     if case.wait_for_exit {
         let pid = first.context("no server before the crash between requests")?;
-        anyhow::ensure!(crate::faults::wait_gone(pid, 5 * SECOND).await, "the server did not exit by itself");
+        anyhow::ensure!(crate::fault_row::wait_gone(pid, 5 * SECOND).await, "the server did not exit by itself");
     }
     // The slow-indexing server and the one crashing at initialize show up during the call.
     let started = Instant::now();
@@ -285,9 +285,10 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
 }
 
 async fn check_status(text: &str, supervisor: &Supervisor, case: &Case, faulty: Option<u32>) -> Result<(), String> {
-    let pid =
-        running_pid(supervisor).await.ok_or_else(|| format!("no running server in: {}", crate::faults::cut(text)))?;
-    if !crate::faults::running(pid) {
+    let pid = running_pid(supervisor)
+        .await
+        .ok_or_else(|| format!("no running server in: {}", crate::fault_row::cut(text)))?;
+    if !crate::fault_row::running(pid) {
         return Err(format!("status shows pid {pid}, which does not run"));
     }
     let mut needles = vec![format!("running, pid {pid}")];
@@ -305,7 +306,7 @@ async fn check_status(text: &str, supervisor: &Supervisor, case: &Case, faulty: 
         }
     }
     match needles.iter().find(|n| !text.contains(n.as_str())) {
-        Some(missing) => Err(format!("no {missing:?} in: {}", crate::faults::cut(text))),
+        Some(missing) => Err(format!("no {missing:?} in: {}", crate::fault_row::cut(text))),
         None => Ok(()),
     }
 }

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig};
 
-use crate::faults::{Ctx, Report, Row, Verdict, Watched, expect_text};
+use crate::fault_row::{Ctx, Report, Row, Verdict, Watched, expect_text};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -97,7 +97,7 @@ fn group_members(leader: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
-        .filter(|&pid| crate::faults::read_process(pid).is_some_and(|p| p.pgid == leader))
+        .filter(|&pid| crate::fault_row::read_process(pid).is_some_and(|p| p.pgid == leader))
         .collect()
 }
 
@@ -112,16 +112,16 @@ fn written(leader: u32) -> u64 {
 
 /// The pid of the worker's `sh`: the process carrying the marker whose group it leads.
 fn worker_leader(ctx: &Ctx) -> Option<u32> {
-    crate::faults::leftovers(ctx, &Watched::default(), &[])
+    crate::fault_row::leftovers(ctx, &Watched::default(), &[])
         .into_iter()
         .map(|l| l.pid)
-        .find(|&pid| crate::faults::read_process(pid).is_some_and(|p| p.pgid == pid))
+        .find(|&pid| crate::fault_row::read_process(pid).is_some_and(|p| p.pgid == pid))
 }
 
 /// The peak memory grew by less than `limit_mb` since `before`, while the worker wrote
 /// more than that: the bytes its cut result says were dropped.
 fn memory_bounded(text: &str, limit_mb: u64, before: Option<u64>) -> Verdict {
-    let (Some(before), Some(after)) = (before, crate::faults::peak_kb()) else {
+    let (Some(before), Some(after)) = (before, crate::fault_row::peak_kb()) else {
         return Err("no VmHWM in /proc/self/status".to_string());
     };
     let dropped: Option<u64> = text
@@ -144,7 +144,7 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     let (surface, roster) = surface(&ctx, case.command)?;
     let mut report = Report::default();
     let mut watched = Watched::default();
-    let peak_before = crate::faults::peak_kb();
+    let peak_before = crate::fault_row::peak_kb();
     let spawned = call(&surface, "vibe_spawn", json!({ "brief": "do the faulty thing", "label": "faulty" })).await?;
     expect_text(spawned.is_error, &spawned.text, false, &["spawned w1"])
         .map_err(anyhow::Error::msg)
@@ -162,7 +162,7 @@ async fn run(ctx: Ctx, case: Case) -> Result<Report> {
     for pid in group_members(leader) {
         watched.add(pid);
     }
-    for leftover in crate::faults::leftovers(&ctx, &Watched::default(), &[]) {
+    for leftover in crate::fault_row::leftovers(&ctx, &Watched::default(), &[]) {
         watched.add(leftover.pid);
     }
     // A worker whose output must outgrow the memory bound has written more than it before the

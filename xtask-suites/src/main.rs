@@ -28,6 +28,7 @@ mod bench_host;
 mod bench_kernel;
 mod bench_lsp;
 mod corpus;
+mod fault_row;
 mod faults;
 mod faults_dap;
 mod faults_engine;
@@ -36,6 +37,7 @@ mod faults_lsp;
 mod faults_vibe;
 mod floor;
 mod fuzz;
+mod trial_parts;
 mod trials;
 mod trials_rename;
 
@@ -53,7 +55,7 @@ fn main() -> Result<()> {
         ["bench", "host", rest @ ..] => bench_host::run(&bench_host::Options::parse(rest)?),
         ["bench", "engines", rest @ ..] => bench_engines::run(&bench_engines::Options::parse(rest)?),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
-        ["trials", rest @ ..] => trials::run(&trials::Options::parse(rest)?),
+        ["trials", rest @ ..] => trial_parts::run(&trials::Options::parse(rest)?),
         ["faults", rest @ ..] => faults::run(&faults::Options::parse(rest)?),
         // Used by the benchmark from a release build; not for people.
         ["parse-floor", lang, dir] => bench::parse_floor_command(lang, dir),

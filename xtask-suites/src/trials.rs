@@ -1,5 +1,6 @@
-//! `cargo xtask trials`: randomized all-or-nothing trials of `resolve`'s write
-//! (here) and of `lsp_rename`'s (`trials_rename.rs`, the same writer).
+//! Randomized all-or-nothing trials of `resolve`'s write (here) and of
+//! `lsp_rename`'s (`trials_rename.rs`, the same writer); `trial_parts.rs` runs
+//! them as `cargo xtask trials`.
 //!
 //! Each trial generates a tree of Rust or Python files with random calls to
 //! `old_call(..)` (and decoys that must not change), stages the rewrite
@@ -71,37 +72,6 @@ impl Options {
         }
         Ok(options)
     }
-}
-
-/// Runs one part's trials.
-type RunPart = fn(&Options) -> Result<Figures>;
-
-/// `cargo xtask trials`: runs them and prints the figures; fails if any trial went wrong.
-pub fn run(options: &Options) -> Result<()> {
-    let mut failed = Vec::new();
-    let parts: [(Part, &str, RunPart); 3] = [
-        (Part::Resolve, "resolve", run_trials),
-        (Part::Rename, "lsp_rename (generated edits)", crate::trials_rename::run_trials),
-        (Part::RenameServer, "lsp_rename (fixture server)", crate::trials_rename::run_server_trials),
-    ];
-    for (part, name, run_part) in parts {
-        if options.only.is_some_and(|only| only != part) {
-            continue;
-        }
-        println!("{name} trials: {} with seed {}", options.count, options.seed);
-        let started = std::time::Instant::now();
-        let figures = run_part(options)?;
-        print!("{}", figures.render());
-        println!("wall time: {:.1} s\n", started.elapsed().as_secs_f64());
-        if figures.partial > 0 || figures.wrong > 0 {
-            failed
-                .push(format!("{name}: {} partial application(s), {} wrong result(s)", figures.partial, figures.wrong));
-        }
-    }
-    if !failed.is_empty() {
-        bail!("{}; replay with --seed {}", failed.join("; "), options.seed);
-    }
-    Ok(())
 }
 
 /// What a run found.

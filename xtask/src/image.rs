@@ -16,8 +16,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::setup::{NPM_SERVERS, venv_bin};
-use crate::{run_quiet, tools_dir, workspace_root};
+use crate::{NPM_SERVERS, run_quiet, tools_dir, venv_bin, workspace_root};
 
 /// The Debian suite of the root filesystem: the host's, so a binary built here runs inside.
 pub const ROOTFS_SUITE: &str = "bookworm";

@@ -29,6 +29,15 @@ pub fn tools_dir() -> PathBuf {
     workspace_root().join(".tools")
 }
 
+/// A program in setup's Python venv, `<workspace>/.tools/venv/bin/NAME`.
+pub fn venv_bin(name: &str) -> PathBuf {
+    tools_dir().join("venv").join("bin").join(name)
+}
+
+/// The npm language servers setup installs, pinned (typescript-language-server's later
+/// releases need a newer node than Debian's 20); the image copies setup's pyright.
+pub const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
+
 /// Runs a command to completion with no stdin, failing with its stderr when it fails.
 pub fn run_quiet(cmd: &mut Command) -> Result<std::process::Output> {
     let shown = format!("{cmd:?}");

@@ -19,9 +19,7 @@ pub const JUPYTER_PACKAGES: &[&str] = &["ipykernel", "jupyter_client"];
 /// TypeScript pinned for its `lib` files (a benchmark corpus) and for
 /// typescript-language-server (which breaks with TypeScript 7).
 pub const TYPESCRIPT_VERSION: &str = "5.9.3";
-/// The npm language servers, pinned (typescript-language-server's later
-/// releases need a newer node than Debian's 20).
-pub const NPM_SERVERS: &[(&str, &str)] = &[("pyright", "1.1.414"), ("typescript-language-server", "5.3.0")];
+pub use crate::NPM_SERVERS;
 /// The official TypeScript MCP SDK, pinned: the second real client of the
 /// `serve` tests (progress resetting its request timeout, cancellation).
 pub const MCP_SDK_VERSION: &str = "1.32.2";
@@ -155,9 +153,7 @@ pub fn run() -> Result<()> {
     Ok(())
 }
 
-pub fn venv_bin(name: &str) -> PathBuf {
-    tools_dir().join("venv").join("bin").join(name)
-}
+pub use crate::venv_bin;
 
 /// The ast-grep binary: `$AST_GREP`, else the one setup installs.
 pub fn ast_grep_path() -> PathBuf {
