@@ -3,7 +3,42 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::pattern::Context;
+/// The scaffold context in which a pattern parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Inside a function body (or at a script's top level).
+    Statement,
+    /// Inside parentheses, as an expression.
+    Expression,
+    /// Inside a class, struct or impl body.
+    Member,
+    /// At the top level of a file.
+    Declaration,
+    /// In a type position.
+    Type,
+    /// A JSON value.
+    Value,
+}
+
+impl Context {
+    /// The context's name as shown in results: `statement`, `expression`, `member`, `declaration`, `type`, `value`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Context::Statement => "statement",
+            Context::Expression => "expression",
+            Context::Member => "member",
+            Context::Declaration => "declaration",
+            Context::Type => "type",
+            Context::Value => "value",
+        }
+    }
+}
+
+impl fmt::Display for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A language with a shipped tree-sitter grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -39,9 +39,10 @@ pub use write_set::fault;
 
 pub use crate::cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use crate::error::{Error, Result};
+pub use crate::lang::Context;
 pub use crate::lang::Lang;
 pub use crate::matcher::{Capture, NodeMatch};
-pub use crate::pattern::{Context, Pattern};
+pub use crate::pattern::Pattern;
 pub use crate::rewrite::rewrite_source;
 pub use crate::search::{
     CapturedNode, DEFAULT_MAX_FILE_BYTES, FileMatches, InMacros, Match, MatchCapture, SearchOptions, SearchReport,

@@ -8,7 +8,8 @@ use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
-use crate::pattern::{Alternative, Context, MetaVar, PNode, Pattern, counts, significant_children};
+use crate::lang::Context;
+use crate::pattern::{Alternative, MetaVar, PNode, Pattern, counts, significant_children};
 
 /// The words of an alternative are all in `text`.
 fn has_words(alt: &Alternative, text: &[u8]) -> bool {

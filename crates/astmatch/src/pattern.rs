@@ -2,49 +2,11 @@
 //! the owned pattern tree that the matcher walks.
 
 use std::collections::HashMap;
-use std::fmt;
 
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::error::{Error, Result};
-use crate::lang::Lang;
-
-/// The scaffold context in which a pattern parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Context {
-    /// Inside a function body (or at a script's top level).
-    Statement,
-    /// Inside parentheses, as an expression.
-    Expression,
-    /// Inside a class, struct or impl body.
-    Member,
-    /// At the top level of a file.
-    Declaration,
-    /// In a type position.
-    Type,
-    /// A JSON value.
-    Value,
-}
-
-impl Context {
-    /// The context's name as shown in results: `statement`, `expression`, `member`, `declaration`, `type`, `value`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Context::Statement => "statement",
-            Context::Expression => "expression",
-            Context::Member => "member",
-            Context::Declaration => "declaration",
-            Context::Type => "type",
-            Context::Value => "value",
-        }
-    }
-}
-
-impl fmt::Display for Context {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::lang::{Context, Lang};
 
 /// A metavariable: `$NAME` (single), `$$NAME` (single, named or unnamed node) or
 /// `$$$NAME` (multi); `name` is `None` for `$_`, `$$_`, `$$$` and names starting

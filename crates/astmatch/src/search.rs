@@ -10,9 +10,10 @@ use tree_sitter::{Parser, Tree};
 
 use crate::cache::ParseCache;
 use crate::error::{Error, Result};
+use crate::lang::Context;
 use crate::lang::Lang;
 use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches, macro_occurrences};
-use crate::pattern::{Context, Pattern};
+use crate::pattern::Pattern;
 
 /// How a search runs.
 #[derive(Debug, Clone)]

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::error::{Error, Result};
+use crate::lang::Context;
 use crate::lang::Lang;
 use crate::matcher::FileLayout;
-use crate::pattern::Context;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
 use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk, with_parser};
