@@ -9,6 +9,7 @@ pub mod config;
 pub mod elicit;
 pub mod forward;
 pub mod http;
+pub mod mcp_shapes;
 pub mod rounds;
 pub mod serve;
 pub mod status;

@@ -238,7 +238,7 @@ impl Rounds {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let token = context.meta.get_progress_token();
-        let mut progress = crate::serve::Paced::default();
+        let mut progress = crate::mcp_shapes::Paced::default();
         loop {
             tokio::select! {
                 ended = &mut pending.task => {
@@ -246,7 +246,7 @@ impl Rounds {
                         progress.send(&context.peer, token.as_ref(), report).await;
                     }
                     return match ended {
-                        Ok(Ok(result)) => Ok(crate::serve::mcp_result(result).into()),
+                        Ok(Ok(result)) => Ok(crate::mcp_shapes::mcp_result(result).into()),
                         Ok(Err(e)) => {
                             tracing::error!(tool = %name, error = %e, "host failure");
                             Err(ErrorData::internal_error(e.to_string(), None))

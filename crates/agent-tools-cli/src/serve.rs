@@ -26,17 +26,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tools::{Progress, ProgressSink, Surface, ToolResult, ToolSpec};
+use agent_tools::{Progress, ProgressSink, Surface};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::Peer;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 use crate::elicit::{QuestionScope, declares_form, with_client};
+use crate::mcp_shapes::{Paced, mcp_result, mcp_tool};
 use crate::rounds::Rounds;
 use crate::tasks::Tasks;
 
@@ -176,55 +176,4 @@ async fn forward_progress(
     while let Some(report) = reports.recv().await {
         paced.send(&peer, Some(&token), report).await;
     }
-}
-
-/// The `progress` values of one request's notifications: `progress` must
-/// grow with every notification (MCP "Progress"), so a tool's own count is
-/// used when it grows, else the last value plus one.
-#[derive(Default)]
-pub(crate) struct Paced {
-    last: f64,
-}
-
-impl Paced {
-    /// Sends `report` as `notifications/progress` with `token` (nothing without one).
-    pub(crate) async fn send(&mut self, peer: &Peer<RoleServer>, token: Option<&ProgressToken>, report: Progress) {
-        let Some(token) = token else { return };
-        let (progress, total) = match report.progress {
-            Some(progress) if progress > self.last => (progress, report.total),
-            _ => (self.last + 1.0, None),
-        };
-        self.last = progress;
-        let mut param = ProgressNotificationParam::new(token.clone(), progress).with_message(report.message);
-        if let Some(total) = total {
-            param = param.with_total(total);
-        }
-        if let Err(error) = peer.notify_progress(param).await {
-            tracing::debug!(%error, "progress notification not sent");
-        }
-    }
-}
-
-/// A tool as MCP lists it: annotations from the tier and [`ToolSpec::destructive`],
-/// the tier and parallel-safety in `_meta`, and the `outputSchema` of a tool
-/// that returns a structured value.
-pub fn mcp_tool(spec: &ToolSpec) -> Tool {
-    let mut meta = serde_json::Map::new();
-    meta.insert("tier".into(), spec.tier.as_str().into());
-    meta.insert("parallelSafe".into(), spec.parallel_safe.into());
-    let mut tool = Tool::new(spec.name, spec.description.clone(), spec.input_schema.clone())
-        .with_annotations(
-            ToolAnnotations::new().read_only(spec.tier == agent_tools::Tier::Read).destructive(spec.destructive),
-        )
-        .with_meta(rmcp::model::MetaObject(meta));
-    tool.output_schema = spec.output_schema.clone().map(std::sync::Arc::new);
-    tool
-}
-
-pub(crate) fn mcp_result(result: ToolResult) -> CallToolResult {
-    let mut content = vec![ContentBlock::text(result.text)];
-    content.extend(result.images.into_iter().map(|image| ContentBlock::image(image.data_base64, image.mime)));
-    let mut out = if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    out.structured_content = result.structured;
-    out
 }

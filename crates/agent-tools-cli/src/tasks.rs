@@ -126,7 +126,7 @@ async fn run(
         tokio::select! {
             ended = &mut call => {
                 return match ended {
-                    Ok(result) => Ok(crate::serve::mcp_result(result)),
+                    Ok(result) => Ok(crate::mcp_shapes::mcp_result(result)),
                     Err(e) => {
                         tracing::error!(tool = %name, error = %e, "host failure");
                         Err(TaskExit::Error(ErrorData::internal_error(e.to_string(), None)))

@@ -1,7 +1,7 @@
 //! The facade's shape: it builds with each toolset's feature alone and with none (a
 //! host that wants only `ast_grep`, `default-features = false, features = ["search"]`,
-//! compiles no language-server, debugger, kernel or worker code), and its modules
-//! import one another without a circle.
+//! compiles no language-server, debugger, kernel or worker code); and no crate of the
+//! workspace has an import circle between its modules.
 //!
 //! Each feature set is `cargo check -p agent-tools --lib --no-default-features --features F`,
 //! into a target directory of its own under the test's (the running `cargo test`
@@ -82,11 +82,11 @@ fn the_default_features_are_every_toolset() {
     assert_eq!(declared, expected);
 }
 
-/// The facade's modules (`registry`, `tools::astmatch`, …) and the ones each names as `crate::…`.
-fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// A crate's modules (`registry`, `tools::astmatch`, …) under `src`, and the ones each
+/// names as `crate::…` in its code (comments, where doc links point anywhere, aside).
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files: Vec<PathBuf> = Vec::new();
-    let mut stack = vec![src.clone()];
+    let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -98,28 +98,34 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     let name = |path: &Path| {
-        let rel = path.strip_prefix(&src).unwrap().with_extension("");
+        let rel = path.strip_prefix(src).unwrap().with_extension("");
         let name = rel.to_string_lossy().replace('/', "::");
         name.strip_suffix("::mod").map(str::to_owned).unwrap_or(name)
     };
+    let roots = ["lib", "main"];
     let modules: BTreeSet<String> = files.iter().map(|f| name(f)).collect();
     let mut graph = BTreeMap::new();
     for file in &files {
         let this = name(file);
-        if this == "lib" {
+        if roots.contains(&this.as_str()) {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
+        let code: String = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let mut deps = BTreeSet::new();
-        for (at, _) in text.match_indices("crate::") {
+        for (at, _) in code.match_indices("crate::") {
             let path: String =
-                text[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_' || *c == ':').collect();
+                code[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_' || *c == ':').collect();
             let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
             // The longest module path it names: `crate::tools::lsp::x` is `tools::lsp`.
             let found = (1..=parts.len().min(2)).rev().map(|n| parts[..n].join("::")).find(|m| modules.contains(m));
             if let Some(module) = found
                 && module != this
-                && module != "lib"
+                && !roots.contains(&module.as_str())
             {
                 deps.insert(module);
             }
@@ -129,10 +135,8 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-#[test]
-fn the_facade_modules_import_one_another_without_a_circle() {
-    let graph = module_graph();
-    assert!(graph.contains_key("registry") && graph.contains_key("tools::astmatch"), "{graph:?}");
+/// The import circles of a module graph, each as `a -> b -> a`.
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     // Depth-first search; a module met again while on the path closes a circle.
     fn visit<'g>(
         module: &'g str,
@@ -157,9 +161,45 @@ fn the_facade_modules_import_one_another_without_a_circle() {
     let mut circles = Vec::new();
     let mut done = BTreeSet::new();
     for module in graph.keys() {
-        visit(module, &graph, &mut Vec::new(), &mut done, &mut circles);
+        visit(module, graph, &mut Vec::new(), &mut done, &mut circles);
     }
-    assert!(circles.is_empty(), "import circles in the facade:\n{}", circles.join("\n"));
-    // The registry knows no toolset: each wires itself from its own module.
+    circles
+}
+
+/// Every crate of the workspace (the crates, xtask, xtask-suites, the fixtures): its
+/// modules import one another without a circle, each module on a floor below those
+/// that use it.
+#[test]
+fn no_crate_has_an_import_circle() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut sources = Vec::new();
+    for parent in ["crates", "fixtures"] {
+        for entry in std::fs::read_dir(workspace.join(parent)).unwrap() {
+            let src = entry.unwrap().path().join("src");
+            if src.is_dir() {
+                sources.push(src);
+            }
+        }
+    }
+    sources.extend(["xtask/src", "xtask-suites/src"].map(|src| workspace.join(src)));
+    let mut found = Vec::new();
+    for src in &sources {
+        for circle in circles(&module_graph(src)) {
+            found.push(format!("{}: {circle}", src.parent().unwrap().file_name().unwrap().to_string_lossy()));
+        }
+    }
+    assert!(sources.len() >= 15, "{sources:?}");
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+    // The checker sees one when there is one.
+    let looped: BTreeMap<String, BTreeSet<String>> =
+        [("a", "b"), ("b", "a")].map(|(m, d)| (m.to_owned(), BTreeSet::from([d.to_owned()]))).into();
+    assert_eq!(circles(&looped), ["a -> b -> a"]);
+}
+
+#[test]
+fn the_registry_knows_no_toolset() {
+    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(graph.contains_key("registry") && graph.contains_key("tools::astmatch"), "{graph:?}");
+    // Each toolset wires itself from its own module.
     assert!(!graph["registry"].iter().any(|m| m.starts_with("tools")), "{:?}", graph["registry"]);
 }
