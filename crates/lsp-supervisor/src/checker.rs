@@ -87,51 +87,6 @@ fn depends_on_typescript(package_json: &Path) -> bool {
 }
 
 impl Supervisor {
-    /// Runs the project checker of each language that has a root marker at the
-    /// workspace root (or only `language`), and parses what it reports.
-    pub async fn project_diagnostics(&self, language: Option<Language>) -> Result<Vec<ProjectDiagnostics>> {
-        let root = self.config().root.clone();
-        let languages = match language {
-            Some(l) => vec![l],
-            None => vec![Language::Rust, Language::TypeScript, Language::Python, Language::Go],
-        };
-        // Each language's projects: the workspace root when it has a marker, else the projects below it.
-        let mut runs: Vec<(Language, PathBuf)> = Vec::new();
-        for language in languages {
-            let mut roots: Vec<PathBuf> = Vec::new();
-            for spec in self.config().servers.iter().filter(|s| s.languages.contains(&language)) {
-                let found = match find_root(spec, &root, &root) {
-                    Some(r) => vec![r],
-                    None => crate::supervisor::project_roots(spec, &root),
-                };
-                for r in found {
-                    if is_project(language, &r) && !roots.contains(&r) {
-                        roots.push(r);
-                    }
-                }
-            }
-            runs.extend(roots.into_iter().map(|r| (language, r)));
-        }
-        if runs.is_empty() {
-            let what = language.map(|l| l.id()).unwrap_or("any language");
-            return Err(Error::Checker(format!(
-                "no project checker applies for {what} at {} or up to 3 levels below: none of Cargo.toml, tsconfig.json (or a package.json that depends on typescript), pyproject.toml/setup.py/requirements.txt, go.mod is there",
-                root.display()
-            )));
-        }
-        let mut out = Vec::new();
-        let single = runs.len() == 1;
-        for (language, project) in runs {
-            let run = self.run_checker(language, &project).await?;
-            // One checker's failure is the answer when it is the only one; else the others' stand.
-            if single && let Some(failure) = &run.failure {
-                return Err(Error::Checker(failure.clone()));
-            }
-            out.push(run);
-        }
-        Ok(out)
-    }
-
     async fn run_checker(&self, language: Language, root: &Path) -> Result<ProjectDiagnostics> {
         // Inside a prefix's container, the checker is the container's own: its PATH stands, and
         // the program is looked up there (the project's directories first, as on the host).
@@ -395,6 +350,53 @@ fn parse_colon_lines(text: &str, root: &Path) -> Vec<Diagnostic> {
 fn missing_inside(name: &str, inside: Option<&enclosure::Enclosure>) -> String {
     let place = inside.map_or_else(String::new, |inside| format!(" inside {}", inside.describe()));
     format!("no `{name}` found{place} (the project's node_modules/.bin, .venv/bin, venv/bin, or its PATH there)")
+}
+
+/// [`Supervisor::project_diagnostics`].
+pub(crate) async fn project_diagnostics(
+    sup: &Supervisor,
+    language: Option<Language>,
+) -> Result<Vec<ProjectDiagnostics>> {
+    let root = sup.config().root.clone();
+    let languages = match language {
+        Some(l) => vec![l],
+        None => vec![Language::Rust, Language::TypeScript, Language::Python, Language::Go],
+    };
+    // Each language's projects: the workspace root when it has a marker, else the projects below it.
+    let mut runs: Vec<(Language, PathBuf)> = Vec::new();
+    for language in languages {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for spec in sup.config().servers.iter().filter(|s| s.languages.contains(&language)) {
+            let found = match find_root(spec, &root, &root) {
+                Some(r) => vec![r],
+                None => crate::supervisor::project_roots(spec, &root),
+            };
+            for r in found {
+                if is_project(language, &r) && !roots.contains(&r) {
+                    roots.push(r);
+                }
+            }
+        }
+        runs.extend(roots.into_iter().map(|r| (language, r)));
+    }
+    if runs.is_empty() {
+        let what = language.map(|l| l.id()).unwrap_or("any language");
+        return Err(Error::Checker(format!(
+            "no project checker applies for {what} at {} or up to 3 levels below: none of Cargo.toml, tsconfig.json (or a package.json that depends on typescript), pyproject.toml/setup.py/requirements.txt, go.mod is there",
+            root.display()
+        )));
+    }
+    let mut out = Vec::new();
+    let single = runs.len() == 1;
+    for (language, project) in runs {
+        let run = sup.run_checker(language, &project).await?;
+        // One checker's failure is the answer when it is the only one; else the others' stand.
+        if single && let Some(failure) = &run.failure {
+            return Err(Error::Checker(failure.clone()));
+        }
+        out.push(run);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -64,21 +64,6 @@ pub const MAX_IMPORTERS: usize = 20;
 const CHECK_START: Duration = Duration::from_secs(5);
 
 impl Supervisor {
-    /// The file's diagnostics now: its text is synced first; a change waits
-    /// for the server's next publication (pull servers are asked). For a
-    /// server that checks on save (rust-analyzer), a changed file is also
-    /// saved, so the compiler's findings are included.
-    pub async fn diagnostics(&self, path: &Path) -> Result<FileDiagnostics> {
-        self.file_diagnostics(path, false).await
-    }
-
-    /// After a write: the file is synced (change, then save) and only what the
-    /// server published after that counts; when the wait runs out the result
-    /// is marked incomplete, never clean.
-    pub async fn diagnostics_after_write(&self, path: &Path) -> Result<FileDiagnostics> {
-        self.file_diagnostics(path, true).await
-    }
-
     /// `after_write`: the file is saved whatever the server. Otherwise it is saved
     /// only for a server whose compiler findings come from a check on save
     /// (rust-analyzer), which would else report only what it sees itself.
@@ -413,177 +398,7 @@ pub struct OtherFile {
     pub now: Vec<Diagnostic>,
 }
 
-impl Supervisor {
-    /// Before a write of `paths`: per server of theirs, what the other files
-    /// have (see the module doc for each server's way). Bounded by the
-    /// diagnostics timeout; a file whose diagnostics do not come in time has
-    /// an unknown baseline. Call [`OtherFilesBefore::mark_write`] right before
-    /// writing.
-    pub async fn other_files_before_write(&self, paths: &[PathBuf]) -> OtherFilesBefore {
-        let deadline = tokio::time::Instant::now() + self.config.diagnostics_timeout;
-        let mut servers: Vec<ServerBefore> = Vec::new();
-        for path in paths {
-            let Ok((server, _)) = self.server_for(path).await else { continue };
-            let text = crate::encoding::read_text(path).await.ok();
-            match servers.iter_mut().find(|s| Arc::ptr_eq(&s.server, &server)) {
-                Some(s) => s.written.push((path.clone(), text)),
-                None => servers.push(ServerBefore {
-                    server,
-                    written: vec![(path.clone(), text)],
-                    seq: 0,
-                    published: HashMap::new(),
-                    settled: false,
-                    importers: Vec::new(),
-                    found: 0,
-                }),
-            }
-        }
-        for s in &mut servers {
-            let server = Arc::clone(&s.server);
-            match server.spec.other_files {
-                OtherFiles::Published => {
-                    // Its first load and what it is still working on end first, so
-                    // that nothing it publishes for the text before the write is
-                    // taken for the write's.
-                    server.initial_load(server.spec.load_grace, deadline).await;
-                    s.settled = settled(&server, self.config.settle_empty, deadline, true).await;
-                }
-                OtherFiles::Importers => {
-                    let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
-                    let root = server.root.clone();
-                    let all = paths.to_vec();
-                    let found = tokio::task::spawn_blocking(move || {
-                        let mut found: Vec<PathBuf> = Vec::new();
-                        for w in &written {
-                            for i in crate::importers::importers(&root, w, &all) {
-                                if !found.contains(&i) {
-                                    found.push(i);
-                                }
-                            }
-                        }
-                        found
-                    })
-                    .await
-                    .unwrap_or_default();
-                    s.found = found.len();
-                    let opened: Vec<PathBuf> = found.into_iter().take(MAX_IMPORTERS).collect();
-                    // Opened all at once, so the server works on them together.
-                    for path in &opened {
-                        if let Some(language) = Language::from_path(path) {
-                            let _ = server.sync(path, language).await;
-                        }
-                    }
-                    for path in opened {
-                        let before = match self.collect_diagnostics(&server, &path, false, deadline).await {
-                            Ok((items, true)) => {
-                                Some(convert_all(&items, &path, server.encoding, server.spec.id).await)
-                            }
-                            _ => None,
-                        };
-                        s.importers.push((path, before));
-                    }
-                }
-                OtherFiles::WrittenOnly => {}
-            }
-        }
-        let mut before = OtherFilesBefore { servers };
-        before.mark_write();
-        before
-    }
-
-    /// After a write: per server of the written files, the diagnostics the
-    /// other files have now, with what they had before. `pending`: written
-    /// files whose own diagnostics were not had in time (their server's other
-    /// files are then pending too). `started`: when the write's diagnostics
-    /// began to be waited for; the wait ends a diagnostics timeout after it.
-    pub async fn other_files_after_write(
-        &self,
-        before: OtherFilesBefore,
-        pending: &[PathBuf],
-        started: std::time::Instant,
-    ) -> Vec<OtherFilesReport> {
-        let deadline = tokio::time::Instant::from_std(started) + self.config.diagnostics_timeout;
-        // What the write did on disk reaches the servers first: a file it
-        // deleted is closed, so the servers stop answering from its old text.
-        self.catch_up().await;
-        let mut out = Vec::new();
-        for s in before.servers {
-            let server = &s.server;
-            let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
-            let mut report = OtherFilesReport {
-                server: server.spec.id,
-                way: server.spec.other_files,
-                written: written.clone(),
-                files: Vec::new(),
-                pending: Vec::new(),
-                importers: s.found,
-                checked: s.importers.len(),
-                outside: s
-                    .importers
-                    .iter()
-                    .filter_map(|(p, _)| {
-                        crate::coverage::excluded(server.spec.id, &server.root, p).map(|why| (p.clone(), why))
-                    })
-                    .collect(),
-                complete: true,
-                error: None,
-            };
-            if let Some(death) = server.death() {
-                report.complete = false;
-                report.error = Some(format!("{} stopped: {}", server.spec.id, death.what));
-                out.push(report);
-                continue;
-            }
-            let written_pending = written.iter().any(|w| pending.contains(w));
-            match server.spec.other_files {
-                OtherFiles::WrittenOnly => {}
-                OtherFiles::Published => {
-                    report.complete =
-                        !written_pending && settled(server, self.config.settle_empty, deadline, false).await;
-                    let mut fresh: Vec<(PathBuf, Vec<Item>)> = server
-                        .publications()
-                        .into_iter()
-                        .filter(|(p, x)| x.seq > s.seq && !written.contains(p) && p.starts_with(&self.config.root))
-                        .map(|(p, x)| (p, x.items))
-                        .collect();
-                    fresh.sort_by(|a, b| a.0.cmp(&b.0));
-                    for (path, items) in fresh {
-                        let before = match s.published.get(&path) {
-                            Some(old) => Some(convert_all(old, &path, server.encoding, server.spec.id).await),
-                            None => s.settled.then(Vec::new),
-                        };
-                        let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
-                        report.files.push(OtherFile { path, before, now });
-                    }
-                }
-                OtherFiles::Importers => {
-                    // A write that left the server's text as it was changes nothing it reports.
-                    let mut unchanged = true;
-                    for (path, text) in &s.written {
-                        unchanged &= crate::encoding::read_text(path).await.ok() == *text;
-                    }
-                    for (path, before) in s.importers {
-                        let now = if written_pending {
-                            None
-                        } else {
-                            importer_after_write(self, server, &path, s.seq, unchanged, deadline).await
-                        };
-                        match now {
-                            Some(items) => {
-                                let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
-                                report.files.push(OtherFile { path, before, now });
-                            }
-                            None => report.pending.push(path),
-                        }
-                    }
-                    report.complete = report.pending.is_empty();
-                }
-            }
-            out.push(report);
-        }
-        out
-    }
-}
+impl Supervisor {}
 
 /// An importer's diagnostics for the text after a write (`seq`: the
 /// publication count right before it); `None` when they had not come by `deadline`.
@@ -845,4 +660,173 @@ fn convert_diagnostic(
         source: item.source.clone(),
         message: item.message.clone(),
     })
+}
+
+/// [`Supervisor::diagnostics`].
+pub(crate) async fn diagnostics(sup: &Supervisor, path: &Path) -> Result<FileDiagnostics> {
+    sup.file_diagnostics(path, false).await
+}
+
+/// [`Supervisor::diagnostics_after_write`].
+pub(crate) async fn diagnostics_after_write(sup: &Supervisor, path: &Path) -> Result<FileDiagnostics> {
+    sup.file_diagnostics(path, true).await
+}
+
+/// [`Supervisor::other_files_before_write`].
+pub(crate) async fn other_files_before_write(sup: &Supervisor, paths: &[PathBuf]) -> OtherFilesBefore {
+    let deadline = tokio::time::Instant::now() + sup.config.diagnostics_timeout;
+    let mut servers: Vec<ServerBefore> = Vec::new();
+    for path in paths {
+        let Ok((server, _)) = sup.server_for(path).await else { continue };
+        let text = crate::encoding::read_text(path).await.ok();
+        match servers.iter_mut().find(|s| Arc::ptr_eq(&s.server, &server)) {
+            Some(s) => s.written.push((path.clone(), text)),
+            None => servers.push(ServerBefore {
+                server,
+                written: vec![(path.clone(), text)],
+                seq: 0,
+                published: HashMap::new(),
+                settled: false,
+                importers: Vec::new(),
+                found: 0,
+            }),
+        }
+    }
+    for s in &mut servers {
+        let server = Arc::clone(&s.server);
+        match server.spec.other_files {
+            OtherFiles::Published => {
+                // Its first load and what it is still working on end first, so
+                // that nothing it publishes for the text before the write is
+                // taken for the write's.
+                server.initial_load(server.spec.load_grace, deadline).await;
+                s.settled = settled(&server, sup.config.settle_empty, deadline, true).await;
+            }
+            OtherFiles::Importers => {
+                let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
+                let root = server.root.clone();
+                let all = paths.to_vec();
+                let found = tokio::task::spawn_blocking(move || {
+                    let mut found: Vec<PathBuf> = Vec::new();
+                    for w in &written {
+                        for i in crate::importers::importers(&root, w, &all) {
+                            if !found.contains(&i) {
+                                found.push(i);
+                            }
+                        }
+                    }
+                    found
+                })
+                .await
+                .unwrap_or_default();
+                s.found = found.len();
+                let opened: Vec<PathBuf> = found.into_iter().take(MAX_IMPORTERS).collect();
+                // Opened all at once, so the server works on them together.
+                for path in &opened {
+                    if let Some(language) = Language::from_path(path) {
+                        let _ = server.sync(path, language).await;
+                    }
+                }
+                for path in opened {
+                    let before = match sup.collect_diagnostics(&server, &path, false, deadline).await {
+                        Ok((items, true)) => Some(convert_all(&items, &path, server.encoding, server.spec.id).await),
+                        _ => None,
+                    };
+                    s.importers.push((path, before));
+                }
+            }
+            OtherFiles::WrittenOnly => {}
+        }
+    }
+    let mut before = OtherFilesBefore { servers };
+    before.mark_write();
+    before
+}
+
+/// [`Supervisor::other_files_after_write`].
+pub(crate) async fn other_files_after_write(
+    sup: &Supervisor,
+    before: OtherFilesBefore,
+    pending: &[PathBuf],
+    started: std::time::Instant,
+) -> Vec<OtherFilesReport> {
+    let deadline = tokio::time::Instant::from_std(started) + sup.config.diagnostics_timeout;
+    // What the write did on disk reaches the servers first: a file it
+    // deleted is closed, so the servers stop answering from its old text.
+    sup.catch_up().await;
+    let mut out = Vec::new();
+    for s in before.servers {
+        let server = &s.server;
+        let written: Vec<PathBuf> = s.written.iter().map(|(p, _)| p.clone()).collect();
+        let mut report = OtherFilesReport {
+            server: server.spec.id,
+            way: server.spec.other_files,
+            written: written.clone(),
+            files: Vec::new(),
+            pending: Vec::new(),
+            importers: s.found,
+            checked: s.importers.len(),
+            outside: s
+                .importers
+                .iter()
+                .filter_map(|(p, _)| {
+                    crate::coverage::excluded(server.spec.id, &server.root, p).map(|why| (p.clone(), why))
+                })
+                .collect(),
+            complete: true,
+            error: None,
+        };
+        if let Some(death) = server.death() {
+            report.complete = false;
+            report.error = Some(format!("{} stopped: {}", server.spec.id, death.what));
+            out.push(report);
+            continue;
+        }
+        let written_pending = written.iter().any(|w| pending.contains(w));
+        match server.spec.other_files {
+            OtherFiles::WrittenOnly => {}
+            OtherFiles::Published => {
+                report.complete = !written_pending && settled(server, sup.config.settle_empty, deadline, false).await;
+                let mut fresh: Vec<(PathBuf, Vec<Item>)> = server
+                    .publications()
+                    .into_iter()
+                    .filter(|(p, x)| x.seq > s.seq && !written.contains(p) && p.starts_with(&sup.config.root))
+                    .map(|(p, x)| (p, x.items))
+                    .collect();
+                fresh.sort_by(|a, b| a.0.cmp(&b.0));
+                for (path, items) in fresh {
+                    let before = match s.published.get(&path) {
+                        Some(old) => Some(convert_all(old, &path, server.encoding, server.spec.id).await),
+                        None => s.settled.then(Vec::new),
+                    };
+                    let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
+                    report.files.push(OtherFile { path, before, now });
+                }
+            }
+            OtherFiles::Importers => {
+                // A write that left the server's text as it was changes nothing it reports.
+                let mut unchanged = true;
+                for (path, text) in &s.written {
+                    unchanged &= crate::encoding::read_text(path).await.ok() == *text;
+                }
+                for (path, before) in s.importers {
+                    let now = if written_pending {
+                        None
+                    } else {
+                        importer_after_write(sup, server, &path, s.seq, unchanged, deadline).await
+                    };
+                    match now {
+                        Some(items) => {
+                            let now = convert_all(&items, &path, server.encoding, server.spec.id).await;
+                            report.files.push(OtherFile { path, before, now });
+                        }
+                        None => report.pending.push(path),
+                    }
+                }
+                report.complete = report.pending.is_empty();
+            }
+        }
+        out.push(report);
+    }
+    out
 }

@@ -347,168 +347,6 @@ impl Supervisor {
         })
     }
 
-    /// Where the symbol is declared (`textDocument/definition`).
-    pub async fn definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate::<req::GotoDefinition>(path, line, symbol, usize::MAX, goto).await
-    }
-
-    /// Where its type is declared (`textDocument/typeDefinition`).
-    pub async fn type_definition(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate::<req::GotoTypeDefinition>(path, line, symbol, usize::MAX, goto).await
-    }
-
-    /// Concrete implementations (`textDocument/implementation`).
-    pub async fn implementation(&self, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
-        self.navigate::<req::GotoImplementation>(path, line, symbol, usize::MAX, goto).await
-    }
-
-    /// Every use, declaration included, capped at `cap` (`textDocument/references`).
-    pub async fn references(&self, path: &Path, line: u32, symbol: &str, cap: usize) -> Result<Navigation> {
-        self.navigate::<req::References>(path, line, symbol, cap, |at| lsp_types::ReferenceParams {
-            text_document_position: at,
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-            context: lsp_types::ReferenceContext { include_declaration: true },
-        })
-        .await
-    }
-
-    /// The hover text (markdown or plain), `None` when the server has none.
-    pub async fn hover(&self, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Option<String>)> {
-        let target = self.target(path, line, symbol).await?;
-        let params = lsp_types::HoverParams {
-            text_document_position_params: target.at(path),
-            work_done_progress_params: Default::default(),
-        };
-        let answer = self.query::<req::HoverRequest>(&target.server, params).await?;
-        Ok((target.cursor, answer.and_then(|hover| hover_text(&hover.contents))))
-    }
-
-    /// The file's outline, flattened depth-first, capped at `cap`.
-    pub async fn document_symbols(&self, path: &Path, cap: usize) -> Result<(&'static str, Capped<Symbol>)> {
-        let (server, language) = self.server_for(path).await?;
-        let (text, _) = server.sync(path, language).await?;
-        let params = lsp_types::DocumentSymbolParams {
-            text_document: TextDocumentIdentifier { uri: file_uri(path) },
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-        };
-        let answer = self.query::<req::DocumentSymbolRequest>(&server, params).await?;
-        let mut out = Vec::new();
-        let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
-        match answer {
-            None => {}
-            Some(DocumentSymbolResponse::Flat(symbols)) => {
-                for symbol in &symbols {
-                    out.push(information_symbol(symbol, path, &file_lines, server.encoding));
-                }
-            }
-            Some(DocumentSymbolResponse::Nested(symbols)) => {
-                for symbol in &symbols {
-                    flatten_symbol(symbol, path, &file_lines, server.encoding, 0, None, &mut out);
-                }
-            }
-        }
-        let total = out.len();
-        out.truncate(cap);
-        Ok((server.spec.id, Capped { items: out, total }))
-    }
-
-    /// Workspace symbols matching `query`, from the server of `context` (a file
-    /// of the language to search), capped at `cap`: inside the workspace root,
-    /// each containing the query case-insensitively, each place once.
-    pub async fn workspace_symbols(
-        &self,
-        query: &str,
-        context: &Path,
-        cap: usize,
-    ) -> Result<(&'static str, Capped<Symbol>)> {
-        let scope = SymbolScope { file: Some(context.to_path_buf()), language: None, dependencies: false, cap };
-        let found = self.search_symbols(query, &scope).await?;
-        let server = found.servers.first().map(|(id, _)| *id).unwrap_or("");
-        Ok((server, found.symbols))
-    }
-
-    /// Workspace symbols matching `query` from the server of `scope.file`, or
-    /// else from every (server, root) that serves a language with files under
-    /// the workspace root (only `scope.language`'s, when given), asked side by
-    /// side. Kept: names that contain the query case-insensitively, inside the
-    /// root (outside only with `scope.dependencies`), each place once; exact
-    /// matches first, then prefixes. A server that cannot answer is listed in
-    /// [`WorkspaceSymbols::failures`]; when none could, its error is the answer.
-    pub async fn search_symbols(&self, query: &str, scope: &SymbolScope) -> Result<WorkspaceSymbols> {
-        let contexts: Vec<PathBuf> = match &scope.file {
-            Some(file) => vec![file.clone()],
-            None => self.symbol_contexts(scope.language).await,
-        };
-        if contexts.is_empty() {
-            let why = "none is usable for the files under the root; `status` says why".to_string();
-            return Err(match scope.language {
-                Some(language) => Error::NoServer { language, why },
-                None => Error::NoServers { why },
-            });
-        }
-        let answers = futures_util::future::join_all(contexts.iter().map(|c| self.symbols_of(query, c))).await;
-        let needle = query.to_lowercase();
-        let mut out = WorkspaceSymbols {
-            symbols: Capped { items: Vec::new(), total: 0 },
-            servers: Vec::new(),
-            failures: Vec::new(),
-            outside: 0,
-            notes: Vec::new(),
-        };
-        let mut first_error = None;
-        let mut seen = HashSet::new();
-        for (context, answer) in contexts.iter().zip(answers) {
-            let (server, symbols, partial) = match answer {
-                Ok(found) => found,
-                Err(e) => {
-                    let root = self.root_of(context);
-                    let server = self.server_id_for(context).unwrap_or("");
-                    out.failures.push((server, root, e.to_string()));
-                    first_error.get_or_insert(e);
-                    continue;
-                }
-            };
-            out.servers.push((server.0, server.1));
-            out.notes.extend(partial);
-            for symbol in symbols {
-                if !symbol.name.to_lowercase().contains(&needle) {
-                    continue;
-                }
-                if !symbol.location.path.starts_with(&self.config.root) && !scope.dependencies {
-                    out.outside += 1;
-                    continue;
-                }
-                let l = &symbol.location;
-                if seen.insert((symbol.name.clone(), symbol.kind, l.path.clone(), l.line, l.column)) {
-                    out.symbols.items.push(symbol);
-                }
-            }
-        }
-        if out.servers.is_empty()
-            && let Some(e) = first_error
-        {
-            return Err(e);
-        }
-        let root = &self.config.root;
-        let rank = |s: &Symbol| {
-            let name = s.name.to_lowercase();
-            let closeness = if name == needle {
-                0
-            } else if name.starts_with(&needle) {
-                1
-            } else {
-                2
-            };
-            (!s.location.path.starts_with(root), closeness)
-        };
-        out.symbols.items.sort_by_key(rank);
-        out.symbols.total = out.symbols.items.len();
-        out.symbols.items.truncate(scope.cap);
-        Ok(out)
-    }
-
     /// One server's raw answer to `workspace/symbol`, converted.
     async fn symbols_of(
         &self,
@@ -601,36 +439,6 @@ impl Supervisor {
             .iter()
             .find(|s| s.languages.contains(&language) && preferred.is_none_or(|p| p == s.id))
             .map(|s| s.id)
-    }
-
-    /// The code actions offered on the symbol's line (not applied): the
-    /// primary server's, then each helper's ([`crate::SupervisorConfig::helpers`]),
-    /// each naming its server. The primary's failure is the error; a helper's
-    /// is named in [`CodeActions::helpers_failed`], beside the others' actions.
-    pub async fn code_actions(&self, path: &Path, line: u32, symbol: &str) -> Result<CodeActions> {
-        let target = self.target(path, line, symbol).await?;
-        let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
-        let index = line - 1;
-        let helpers = async {
-            let started = self.helpers_for(path, language, target.server.spec.id).await;
-            let asked = started.into_iter().map(|helper| async move {
-                let server = helper?;
-                self.actions_of(&server, path, index)
-                    .await
-                    .map_err(|e| HelperFailure { server: server.spec.id.to_owned(), why: e.to_string() })
-            });
-            futures_util::future::join_all(asked).await
-        };
-        let (primary, helpers) = tokio::join!(self.actions_of(&target.server, path, index), helpers);
-        let mut actions = primary?;
-        let mut helpers_failed = Vec::new();
-        for answer in helpers {
-            match answer {
-                Ok(more) => actions.extend(more),
-                Err(failure) => helpers_failed.push(failure),
-            }
-        }
-        Ok(CodeActions { cursor: target.cursor, actions, helpers_failed })
     }
 
     /// One server's code actions on line `index` (0-indexed) of the file, for
@@ -891,6 +699,197 @@ fn symbol_kind(kind: SymbolKind) -> &'static str {
         (SymbolKind::TYPE_PARAMETER, "type parameter"),
     ];
     NAMES.iter().find(|(k, _)| *k == kind).map_or("symbol", |(_, name)| name)
+}
+
+/// [`Supervisor::definition`].
+pub(crate) async fn definition(sup: &Supervisor, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+    sup.navigate::<req::GotoDefinition>(path, line, symbol, usize::MAX, goto).await
+}
+
+/// [`Supervisor::type_definition`].
+pub(crate) async fn type_definition(sup: &Supervisor, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+    sup.navigate::<req::GotoTypeDefinition>(path, line, symbol, usize::MAX, goto).await
+}
+
+/// [`Supervisor::implementation`].
+pub(crate) async fn implementation(sup: &Supervisor, path: &Path, line: u32, symbol: &str) -> Result<Navigation> {
+    sup.navigate::<req::GotoImplementation>(path, line, symbol, usize::MAX, goto).await
+}
+
+/// [`Supervisor::references`].
+pub(crate) async fn references(
+    sup: &Supervisor,
+    path: &Path,
+    line: u32,
+    symbol: &str,
+    cap: usize,
+) -> Result<Navigation> {
+    sup.navigate::<req::References>(path, line, symbol, cap, |at| lsp_types::ReferenceParams {
+        text_document_position: at,
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: lsp_types::ReferenceContext { include_declaration: true },
+    })
+    .await
+}
+
+/// [`Supervisor::hover`].
+pub(crate) async fn hover(sup: &Supervisor, path: &Path, line: u32, symbol: &str) -> Result<(Cursor, Option<String>)> {
+    let target = sup.target(path, line, symbol).await?;
+    let params = lsp_types::HoverParams {
+        text_document_position_params: target.at(path),
+        work_done_progress_params: Default::default(),
+    };
+    let answer = sup.query::<req::HoverRequest>(&target.server, params).await?;
+    Ok((target.cursor, answer.and_then(|hover| hover_text(&hover.contents))))
+}
+
+/// [`Supervisor::document_symbols`].
+pub(crate) async fn document_symbols(
+    sup: &Supervisor,
+    path: &Path,
+    cap: usize,
+) -> Result<(&'static str, Capped<Symbol>)> {
+    let (server, language) = sup.server_for(path).await?;
+    let (text, _) = server.sync(path, language).await?;
+    let params = lsp_types::DocumentSymbolParams {
+        text_document: TextDocumentIdentifier { uri: file_uri(path) },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let answer = sup.query::<req::DocumentSymbolRequest>(&server, params).await?;
+    let mut out = Vec::new();
+    let file_lines: Vec<String> = lines(&text).into_iter().map(str::to_string).collect();
+    match answer {
+        None => {}
+        Some(DocumentSymbolResponse::Flat(symbols)) => {
+            for symbol in &symbols {
+                out.push(information_symbol(symbol, path, &file_lines, server.encoding));
+            }
+        }
+        Some(DocumentSymbolResponse::Nested(symbols)) => {
+            for symbol in &symbols {
+                flatten_symbol(symbol, path, &file_lines, server.encoding, 0, None, &mut out);
+            }
+        }
+    }
+    let total = out.len();
+    out.truncate(cap);
+    Ok((server.spec.id, Capped { items: out, total }))
+}
+
+/// [`Supervisor::workspace_symbols`].
+pub(crate) async fn workspace_symbols(
+    sup: &Supervisor,
+    query: &str,
+    context: &Path,
+    cap: usize,
+) -> Result<(&'static str, Capped<Symbol>)> {
+    let scope = SymbolScope { file: Some(context.to_path_buf()), language: None, dependencies: false, cap };
+    let found = sup.search_symbols(query, &scope).await?;
+    let server = found.servers.first().map(|(id, _)| *id).unwrap_or("");
+    Ok((server, found.symbols))
+}
+
+/// [`Supervisor::search_symbols`].
+pub(crate) async fn search_symbols(sup: &Supervisor, query: &str, scope: &SymbolScope) -> Result<WorkspaceSymbols> {
+    let contexts: Vec<PathBuf> = match &scope.file {
+        Some(file) => vec![file.clone()],
+        None => sup.symbol_contexts(scope.language).await,
+    };
+    if contexts.is_empty() {
+        let why = "none is usable for the files under the root; `status` says why".to_string();
+        return Err(match scope.language {
+            Some(language) => Error::NoServer { language, why },
+            None => Error::NoServers { why },
+        });
+    }
+    let answers = futures_util::future::join_all(contexts.iter().map(|c| sup.symbols_of(query, c))).await;
+    let needle = query.to_lowercase();
+    let mut out = WorkspaceSymbols {
+        symbols: Capped { items: Vec::new(), total: 0 },
+        servers: Vec::new(),
+        failures: Vec::new(),
+        outside: 0,
+        notes: Vec::new(),
+    };
+    let mut first_error = None;
+    let mut seen = HashSet::new();
+    for (context, answer) in contexts.iter().zip(answers) {
+        let (server, symbols, partial) = match answer {
+            Ok(found) => found,
+            Err(e) => {
+                let root = sup.root_of(context);
+                let server = sup.server_id_for(context).unwrap_or("");
+                out.failures.push((server, root, e.to_string()));
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
+        out.servers.push((server.0, server.1));
+        out.notes.extend(partial);
+        for symbol in symbols {
+            if !symbol.name.to_lowercase().contains(&needle) {
+                continue;
+            }
+            if !symbol.location.path.starts_with(&sup.config.root) && !scope.dependencies {
+                out.outside += 1;
+                continue;
+            }
+            let l = &symbol.location;
+            if seen.insert((symbol.name.clone(), symbol.kind, l.path.clone(), l.line, l.column)) {
+                out.symbols.items.push(symbol);
+            }
+        }
+    }
+    if out.servers.is_empty()
+        && let Some(e) = first_error
+    {
+        return Err(e);
+    }
+    let root = &sup.config.root;
+    let rank = |s: &Symbol| {
+        let name = s.name.to_lowercase();
+        let closeness = if name == needle {
+            0
+        } else if name.starts_with(&needle) {
+            1
+        } else {
+            2
+        };
+        (!s.location.path.starts_with(root), closeness)
+    };
+    out.symbols.items.sort_by_key(rank);
+    out.symbols.total = out.symbols.items.len();
+    out.symbols.items.truncate(scope.cap);
+    Ok(out)
+}
+
+/// [`Supervisor::code_actions`].
+pub(crate) async fn code_actions(sup: &Supervisor, path: &Path, line: u32, symbol: &str) -> Result<CodeActions> {
+    let target = sup.target(path, line, symbol).await?;
+    let language = Language::from_path(path).ok_or_else(|| Error::UnknownLanguage(path.to_path_buf()))?;
+    let index = line - 1;
+    let helpers = async {
+        let started = sup.helpers_for(path, language, target.server.spec.id).await;
+        let asked = started.into_iter().map(|helper| async move {
+            let server = helper?;
+            sup.actions_of(&server, path, index)
+                .await
+                .map_err(|e| HelperFailure { server: server.spec.id.to_owned(), why: e.to_string() })
+        });
+        futures_util::future::join_all(asked).await
+    };
+    let (primary, helpers) = tokio::join!(sup.actions_of(&target.server, path, index), helpers);
+    let mut actions = primary?;
+    let mut helpers_failed = Vec::new();
+    for answer in helpers {
+        match answer {
+            Ok(more) => actions.extend(more),
+            Err(failure) => helpers_failed.push(failure),
+        }
+    }
+    Ok(CodeActions { cursor: target.cursor, actions, helpers_failed })
 }
 
 #[cfg(test)]

@@ -103,104 +103,6 @@ struct Scan {
 }
 
 impl Supervisor {
-    /// Renames the symbol project-wide (`textDocument/rename`) and applies the
-    /// edit all or nothing, once it is checked against the disk and the uses
-    /// of the old name it leaves are known (see the module docs); the servers
-    /// are told about every changed file.
-    pub async fn rename(&self, path: &Path, line: u32, symbol: &str, new_name: &str) -> Result<RenameOutcome> {
-        if let Some(why) = not_an_identifier(new_name) {
-            return Err(Error::BadName { name: new_name.to_string(), why });
-        }
-        let target = self.target(path, line, symbol).await?;
-        let server = Arc::clone(&target.server);
-        if !server.supports::<req::Rename>() {
-            return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
-        }
-        // A rename that reaches only the open files would leave the others calling the old name.
-        if let Some(why) = server.spec.missing_index(&server.root) {
-            return Err(Error::EditRefused(format!(
-                "{why}: a rename would change only those and break the rest; create a compilation database \
-                 (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and try again"
-            )));
-        }
-        let file_lines = crate::navigation::read_lines(path).await;
-        let line_text = file_lines.get(line as usize - 1).cloned().unwrap_or_default();
-        let byte = from_lsp_column(&line_text, target.position.character, server.encoding);
-        let old = identifier_around(&line_text, byte).to_string();
-        let (mut at_path, mut at_position, mut asked_at) = (path.to_path_buf(), target.position, None);
-        if server.spec.renames_at_declaration
-            && let Some((decl, position)) = self.declaration_elsewhere(&server, path, target.position).await
-        {
-            (at_path, at_position) = (decl.path.clone(), position);
-            asked_at = Some(decl);
-        }
-        let root = self.config().root.clone();
-        // Asked again once when the edit misses uses the server itself resolves to the symbol.
-        let mut asked_again = false;
-        loop {
-            let params = lsp_types::RenameParams {
-                text_document_position: at(&at_path, at_position),
-                new_name: new_name.to_string(),
-                work_done_progress_params: Default::default(),
-            };
-            let Some(edit) = self.query::<req::Rename>(&server, params).await? else {
-                return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
-            };
-            let plan = plan_workspace_edit(&root, edit, server.encoding)?;
-            if let Some((file, line, held)) = plan.stale_edit(&old) {
-                self.files_changed(&[(file.clone(), FileChange::Changed)]).await;
-                return Err(Error::StaleView { server: server.spec.id, path: file, line, held, expected: old });
-            }
-            let scan = self.leftovers(&server, &plan, &old).await;
-            if !scan.missed.is_empty() {
-                let changed: Vec<(PathBuf, FileChange)> = {
-                    let mut files: Vec<PathBuf> = scan.missed.iter().map(|l| l.location.path.clone()).collect();
-                    files.dedup();
-                    files.into_iter().map(|f| (f, FileChange::Changed)).collect()
-                };
-                self.files_changed(&changed).await;
-                if !asked_again {
-                    asked_again = true;
-                    continue;
-                }
-                let missed: Vec<String> =
-                    scan.missed.iter().map(|l| format!("{}:{}", l.location.path.display(), l.location.line)).collect();
-                return Err(Error::IncompleteRename { server: server.spec.id, symbol: old, missed: missed.join(", ") });
-            }
-            let kept_aliases = kept_aliases(&plan, &old);
-            let edits = plan.edits;
-            let changes = plan.commit()?;
-            if changes.is_empty() {
-                return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
-            }
-            self.files_changed(&changes).await;
-            let files = changes
-                .iter()
-                .map(|(path, change)| ChangedFile {
-                    path: path.clone(),
-                    change: match change {
-                        FileChange::Created => "created",
-                        FileChange::Changed => "changed",
-                        FileChange::Deleted => "deleted",
-                    },
-                })
-                .collect();
-            return Ok(RenameOutcome {
-                server: server.spec.id,
-                cursor: target.cursor,
-                old_name: old,
-                asked_at,
-                files,
-                edits,
-                not_covered: scan.not_covered,
-                unresolved: scan.unresolved,
-                other_symbols: scan.other_symbols,
-                unchecked: scan.unchecked,
-                kept_aliases,
-            });
-        }
-    }
-
     /// The symbol's declaration when it lies in another file under the root
     /// (for a server that renames an imported name only locally when asked at
     /// a use: typescript-language-server with prefix and suffix text on).
@@ -403,6 +305,107 @@ fn renamed_at(plan: &Plan, old: &str, path: &Path, line: u32, column: u32) -> bo
     let byte = line_start + line_text.char_indices().nth(column as usize - 1).map_or(line_text.len(), |(i, _)| i);
     // An insertion (`z: ` before a shorthand field) renames nothing where it stands.
     spans.iter().any(|(s, e, new)| *s <= byte && byte < *e && occurrences(new, old).is_empty())
+}
+
+/// [`Supervisor::rename`].
+pub(crate) async fn rename(
+    sup: &Supervisor,
+    path: &Path,
+    line: u32,
+    symbol: &str,
+    new_name: &str,
+) -> Result<RenameOutcome> {
+    if let Some(why) = not_an_identifier(new_name) {
+        return Err(Error::BadName { name: new_name.to_string(), why });
+    }
+    let target = sup.target(path, line, symbol).await?;
+    let server = Arc::clone(&target.server);
+    if !server.supports::<req::Rename>() {
+        return Err(Error::Unsupported { server: server.spec.id, what: "rename" });
+    }
+    // A rename that reaches only the open files would leave the others calling the old name.
+    if let Some(why) = server.spec.missing_index(&server.root) {
+        return Err(Error::EditRefused(format!(
+            "{why}: a rename would change only those and break the rest; create a compilation database \
+             (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and try again"
+        )));
+    }
+    let file_lines = crate::navigation::read_lines(path).await;
+    let line_text = file_lines.get(line as usize - 1).cloned().unwrap_or_default();
+    let byte = from_lsp_column(&line_text, target.position.character, server.encoding);
+    let old = identifier_around(&line_text, byte).to_string();
+    let (mut at_path, mut at_position, mut asked_at) = (path.to_path_buf(), target.position, None);
+    if server.spec.renames_at_declaration
+        && let Some((decl, position)) = sup.declaration_elsewhere(&server, path, target.position).await
+    {
+        (at_path, at_position) = (decl.path.clone(), position);
+        asked_at = Some(decl);
+    }
+    let root = sup.config().root.clone();
+    // Asked again once when the edit misses uses the server itself resolves to the symbol.
+    let mut asked_again = false;
+    loop {
+        let params = lsp_types::RenameParams {
+            text_document_position: at(&at_path, at_position),
+            new_name: new_name.to_string(),
+            work_done_progress_params: Default::default(),
+        };
+        let Some(edit) = sup.query::<req::Rename>(&server, params).await? else {
+            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+        };
+        let plan = plan_workspace_edit(&root, edit, server.encoding)?;
+        if let Some((file, line, held)) = plan.stale_edit(&old) {
+            sup.files_changed(&[(file.clone(), FileChange::Changed)]).await;
+            return Err(Error::StaleView { server: server.spec.id, path: file, line, held, expected: old });
+        }
+        let scan = sup.leftovers(&server, &plan, &old).await;
+        if !scan.missed.is_empty() {
+            let changed: Vec<(PathBuf, FileChange)> = {
+                let mut files: Vec<PathBuf> = scan.missed.iter().map(|l| l.location.path.clone()).collect();
+                files.dedup();
+                files.into_iter().map(|f| (f, FileChange::Changed)).collect()
+            };
+            sup.files_changed(&changed).await;
+            if !asked_again {
+                asked_again = true;
+                continue;
+            }
+            let missed: Vec<String> =
+                scan.missed.iter().map(|l| format!("{}:{}", l.location.path.display(), l.location.line)).collect();
+            return Err(Error::IncompleteRename { server: server.spec.id, symbol: old, missed: missed.join(", ") });
+        }
+        let kept_aliases = kept_aliases(&plan, &old);
+        let edits = plan.edits;
+        let changes = plan.commit()?;
+        if changes.is_empty() {
+            return Err(Error::NothingToRename { server: server.spec.id, symbol: symbol.to_string() });
+        }
+        sup.files_changed(&changes).await;
+        let files = changes
+            .iter()
+            .map(|(path, change)| ChangedFile {
+                path: path.clone(),
+                change: match change {
+                    FileChange::Created => "created",
+                    FileChange::Changed => "changed",
+                    FileChange::Deleted => "deleted",
+                },
+            })
+            .collect();
+        return Ok(RenameOutcome {
+            server: server.spec.id,
+            cursor: target.cursor,
+            old_name: old,
+            asked_at,
+            files,
+            edits,
+            not_covered: scan.not_covered,
+            unresolved: scan.unresolved,
+            other_symbols: scan.other_symbols,
+            unchecked: scan.unchecked,
+            kept_aliases,
+        });
+    }
 }
 
 #[cfg(test)]
