@@ -210,19 +210,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let workspace = workspace(root)?;
             let config = config::Config::load(workspace.root(), &flags)?;
             let settings = &config.settings;
-            let enclosure = wiring::enclosure(&workspace, settings, cap);
-            let kernel_wiring = wiring::kernels(&workspace, settings, &enclosure);
-            let kernel_set = std::sync::Arc::clone(&kernel_wiring.kernels);
-            let kernels = Some(kernel_wiring);
-            let approval = ask.then(|| wiring::terminal_approval(settings));
-            let wiring = wiring::Wiring {
-                question: Some(wiring::terminal()),
-                vibe: None,
-                kernels,
-                approval,
-                enclosure: Some(enclosure),
+            let ports = RunPorts {
+                question: wiring::terminal(),
+                approval: ask.then(|| wiring::terminal_approval(settings).port),
             };
-            let run = one_shot_host().open_run(wiring.spec(workspace, settings, cap))?;
+            let run = wire_run(workspace, settings, cap, ports, Workers::None, &one_shot_host())?;
             let runtime = runtime()?;
             let surface = run.surface();
             let progress = std::io::stderr().is_terminal().then(terminal_progress);
@@ -245,7 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 // The cancelled cell's interrupt → grace → kill runs on a task of its own; the
                 // process must not exit before its kernel is gone, however loaded the machine.
                 runtime.block_on(async {
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), kernel_set.shutdown()).await;
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), run.close()).await;
                 });
                 runtime.shutdown_timeout(std::time::Duration::from_secs(3));
                 return Ok(CANCELLED);
@@ -291,18 +283,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Tools { cap, vibe } => {
             let workspace = workspace(None)?;
             let settings = config::Config::load(workspace.root(), &flags)?.settings;
-            let enclosure = wiring::enclosure(&workspace, &settings, cap);
-            let kernels = Some(wiring::kernels(&workspace, &settings, &enclosure));
             // Only listed: no worker is ever started by `tools`.
-            let vibe = vibe.then(wiring::listing_roster);
-            let wiring = wiring::Wiring {
-                question: Some(wiring::terminal()),
-                vibe,
-                kernels,
-                approval: None,
-                enclosure: Some(enclosure),
-            };
-            let run = one_shot_host().open_run(wiring.spec(workspace, &settings, cap))?;
+            let workers = if vibe { Workers::Listed } else { Workers::None };
+            let ports = RunPorts { question: wiring::terminal(), approval: None };
+            let run = wire_run(workspace, &settings, cap, ports, workers, &one_shot_host())?;
             let surface = run.surface();
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(SUCCESS)
@@ -360,7 +344,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     question: wiring::elicitation(),
                     approval: ask.then(|| wiring::elicited_approval(&settings).port),
                 };
-                let run = wire_run(workspace, &settings, cap, ports, Some(&vibe), &host)?;
+                let run = wire_run(workspace, &settings, cap, ports, Workers::Configured(&vibe), &host)?;
                 let server = serve::Server::new(run.surface(), settings.ask.timeout_s.duration())?;
                 Ok((server, run))
             };
@@ -433,27 +417,40 @@ pub struct RunPorts {
     pub approval: Option<Arc<dyn QuestionPort>>,
 }
 
-/// Wires the run `serve` serves at `workspace` with `settings` (loaded with
+/// Which `vibe_*` workers a run has.
+#[derive(Debug, Clone, Copy)]
+pub enum Workers<'a> {
+    /// None: no `vibe_*` tools.
+    None,
+    /// `serve --vibe`: each worker runs the configured command.
+    Configured(&'a wiring::VibeArgs),
+    /// Listed only (`tools --vibe`): a worker's start is refused.
+    Listed,
+}
+
+/// Wires a run at `workspace` with `settings` (loaded with
 /// [`config::Config::load`]) on `host`: structural search and rewrite on the host's parse
 /// trees, the language servers (the host's, shared with its other runs) with diagnostics
 /// on write, the debugger, the kernels in the run's enclosure (whose root is read-only at
-/// cap `read`), `ask_user` and the approval gate through `ports`, and with `vibe` the
-/// workers of `serve --vibe`.
+/// cap `read`), `ask_user` and the approval gate through `ports`, and `workers`. Every
+/// door wires its runs here: `serve` (stdio and HTTP), `call`, `tools` and the Python module;
+/// what differs between them (the host, the ports, the workers) is given.
 /// Errors: a vibe mode without a worker command; a tool name registered twice.
 pub fn wire_run(
     workspace: Workspace,
     settings: &config::Settings,
     cap: Tier,
     ports: RunPorts,
-    vibe: Option<&wiring::VibeArgs>,
+    workers: Workers<'_>,
     host: &Host,
 ) -> anyhow::Result<Run> {
     let enclosure = wiring::enclosure(&workspace, settings, cap);
     let kernels = wiring::kernels(&workspace, settings, &enclosure);
     let approval = ports.approval.map(|port| ApprovalWiring { policy: wiring::approval_policy(settings), port });
-    let vibe = match vibe {
-        Some(vibe) => vibe.roster(settings, workspace.root(), &enclosure)?,
-        None => None,
+    let vibe = match workers {
+        Workers::None => None,
+        Workers::Configured(vibe) => vibe.roster(settings, workspace.root(), &enclosure)?,
+        Workers::Listed => Some(wiring::listing_roster()),
     };
     let wiring = wiring::Wiring {
         question: Some(ports.question),

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_tools::question_port::QuestionPort;
 use agent_tools::{Progress, ProgressSink, QuestionWiring, Surface, Tier, ToolResult, ToolSpec};
-use agent_tools_cli::command::{self, RunPorts};
+use agent_tools_cli::command::{self, RunPorts, Workers};
 use agent_tools_cli::config;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -201,7 +201,7 @@ impl NativeRun {
                 },
                 approval: approval.then(|| Arc::new(PyPort::new(Kind::Approval)) as Arc<dyn QuestionPort>),
             };
-            command::wire_run(workspace, &settings, cap, ports, None, &host)
+            command::wire_run(workspace, &settings, cap, ports, Workers::None, &host)
         });
         let run = run.map_err(config_error)?;
         Ok(NativeRun { run: Mutex::new(Some(Arc::new(run))), cap, closed: watch::Sender::new(false) })
