@@ -1,0 +1,241 @@
+//! The structured values of `ast_grep`, `ast_edit` and `resolve` (MCP `structuredContent`),
+//! and their conversions from astmatch's reports.
+
+use std::collections::BTreeMap;
+
+use astmatch::ParseCache;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::input::ResolveAction;
+
+/// `ast_grep`'s structured value. Lines and columns are 1-indexed; columns
+/// count characters (Unicode scalar values), not bytes. Paths are relative to
+/// the working directory, with `/` separators.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepOutput {
+    /// Every match in scope (all are counted, even past `max_results`).
+    pub total: usize,
+    /// The matches shown, at most `max_results`.
+    pub matches: Vec<MatchOutput>,
+    /// The context (scaffold) the pattern parsed in first: `statement`, `expression`, `member`, `declaration`, `type`.
+    pub context: &'static str,
+    /// Every context the pattern parsed in.
+    pub contexts: Vec<&'static str>,
+    /// Present when no context parses the pattern without error and it was matched from
+    /// its error-recovered parse, as ast-grep does (docs/patterns.md, "Error recovery"):
+    /// what the parser recovered from, per context (`statement: missing ";"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<String>,
+    /// The language searched.
+    pub language: &'static str,
+    pub files_searched: usize,
+    pub files_matched: usize,
+    pub skipped: SkippedOutput,
+    /// Whether matches were left out of `matches` (`total` > `max_results`).
+    pub truncated: bool,
+    /// The parse cache after the search: the run's, or its host's, shared with the host's other runs.
+    pub parse_cache: ParseCacheOutput,
+    /// Rust only, present when the pattern's longest word also occurs inside macro
+    /// invocations' bodies (`assert!(…)`, `vec![…]`): token trees that no pattern but a
+    /// single identifier matches into, so those places were not searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_macros: Option<InMacrosOutput>,
+    /// Present when the pattern was matched from its error-recovered parse and matched
+    /// nothing: where its literal words occur, so it can be rewritten to parse there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words_found: Option<WordsFoundOutput>,
+}
+
+/// Where a recovered pattern's words are, when it matched nothing.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WordsFoundOutput {
+    /// The pattern's literal words, longest first.
+    pub words: Vec<String>,
+    /// Files that hold every one of them.
+    pub files: usize,
+    /// Occurrences of the longest word in those files.
+    pub places: usize,
+    /// The first occurrence, by path then position; absent when no file holds every word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<WordPlaceOutput>,
+}
+
+/// One occurrence of a pattern's longest word: 1-indexed line, 1-indexed column in characters.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WordPlaceOutput {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The line's text, trimmed (a long line: from a little before the word).
+    pub text: String,
+}
+
+/// Where a word occurs that the search could not look into.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InMacrosOutput {
+    /// The pattern's longest literal word.
+    pub word: String,
+    /// Its occurrences inside macro bodies, over the files searched.
+    pub count: usize,
+}
+
+/// One match.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatchOutput {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    /// Exclusive.
+    pub end_column: usize,
+    /// The matched source text.
+    pub text: String,
+    /// Each metavariable's capture, by name (without `$`).
+    pub captures: BTreeMap<String, CaptureOutput>,
+    /// The context the match was found in.
+    pub context: &'static str,
+}
+
+/// What a metavariable captured: one node (`$X`), or a run of nodes (`$$$X`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CaptureOutput {
+    Single {
+        /// Always false.
+        multi: bool,
+        text: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    Multi {
+        /// Always true.
+        multi: bool,
+        /// The source from the first node to the last.
+        text: String,
+        nodes: Vec<NodeOutput>,
+    },
+}
+
+/// One node of a `$$$` capture.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOutput {
+    pub text: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Files the walk did not read, by reason.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkippedOutput {
+    pub binary: usize,
+    pub not_utf8: usize,
+    pub too_large: usize,
+    pub unreadable: usize,
+}
+
+/// The parse cache the run searches with (a host's is shared by its runs): files and bytes held, its cap, and lookups that hit or parsed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParseCacheOutput {
+    pub files: usize,
+    pub bytes: usize,
+    pub cap_bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// `ast_edit`'s structured value: what was staged (nothing is written yet).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditOutput {
+    /// The id to give `resolve`; `null` when nothing was staged.
+    pub edit_id: Option<String>,
+    pub replacements: usize,
+    pub matches: usize,
+    pub files_searched: usize,
+    /// The staged files, each with its unified diff.
+    pub files: Vec<StagedFileOutput>,
+    /// How many staged files were re-parsed and still parse.
+    pub checked: usize,
+    /// Staged files that had parse errors before the rewrite, so the re-parse cannot tell.
+    pub unchecked: Vec<String>,
+    /// Files not staged because the rewrite would break their parse.
+    pub refused: Vec<RefusedFileOutput>,
+    pub context: &'static str,
+    pub contexts: Vec<&'static str>,
+    /// As in `ast_grep`: present when the pattern was matched from its error-recovered parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<String>,
+    pub language: &'static str,
+    pub skipped: SkippedOutput,
+}
+
+/// One staged file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFileOutput {
+    pub path: String,
+    pub replacements: usize,
+    pub diff: String,
+    /// 1-indexed lines of comments inside a match but outside every capture, which the rewrite does not keep.
+    pub dropped_comments: Vec<usize>,
+}
+
+/// A file the rewrite would leave unparseable, and where.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedFileOutput {
+    pub path: String,
+    pub replacements: usize,
+    /// Where the first parse error of the rewritten text is (1-indexed).
+    pub line: usize,
+    pub column: usize,
+    /// The error node's kind (`ERROR`, or the missing node's).
+    pub node: String,
+    /// The source around the error.
+    pub code: String,
+    /// The line of the match whose replacement caused it (1-indexed, in the old text).
+    pub match_line: usize,
+    pub replacement: String,
+}
+
+/// `resolve`'s structured value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveOutput {
+    pub edit_id: String,
+    pub action: ResolveAction,
+    /// Replacements written (0 for a discard).
+    pub replacements: usize,
+    /// Files written (none for a discard).
+    pub files: Vec<String>,
+}
+
+/// The run's parse cache: files and bytes held, the cap, and lookups that hit or parsed.
+pub(super) fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
+    let stats = cache.stats();
+    ParseCacheOutput {
+        files: stats.files,
+        bytes: stats.bytes,
+        cap_bytes: stats.cap,
+        hits: stats.hits,
+        misses: stats.misses,
+    }
+}
+
+pub(super) fn skipped_value(skipped: &astmatch::Skipped) -> SkippedOutput {
+    SkippedOutput {
+        binary: skipped.binary,
+        not_utf8: skipped.not_utf8,
+        too_large: skipped.too_large,
+        unreadable: skipped.unreadable,
+    }
+}
