@@ -647,6 +647,46 @@ fn launch_arguments(adapter: AdapterId, spec: &LaunchSpec, config: &DebugConfig)
     }
 }
 
+/// Joins its stdin and stdout to a TCP connection: how a debug server listening inside a
+/// prefix's container is reached from the host, through the prefix's stdio.
+const RELAY: &str = r#"import os, socket, sys, threading
+host, port = sys.argv[1], int(sys.argv[2])
+try:
+    conn = socket.create_connection((host, port), timeout=10)
+except OSError as error:
+    sys.exit("nothing answered at %s:%d inside the container: %s" % (host, port, error))
+conn.settimeout(None)
+def upstream():
+    while True:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        conn.sendall(data)
+    conn.shutdown(socket.SHUT_WR)
+threading.Thread(target=upstream, daemon=True).start()
+while True:
+    data = conn.recv(65536)
+    if not data:
+        break
+    os.write(1, data)
+"#;
+
+/// The relay to `address` (`HOST:PORT`), on the container's own `python3`.
+fn relay_command(inside: &enclosure::Enclosure, address: &str) -> Result<crate::AdapterCommand> {
+    let (host, port) = address.rsplit_once(':').ok_or_else(|| Error::Invalid(format!("not HOST:PORT: {address}")))?;
+    let python = inside.locate(&["python3"]).map_err(|error| Error::Invalid(error.to_string()))?.ok_or_else(|| {
+        Error::Invalid(format!(
+            "attaching to {address} inside {} relays the connection with python3 there, and there is none on its PATH",
+            inside.describe()
+        ))
+    })?;
+    Ok(crate::AdapterCommand {
+        program: python,
+        args: vec!["-c".into(), RELAY.into(), host.to_owned(), port.to_owned()],
+        transport: crate::Transport::Stdio,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -701,44 +741,4 @@ mod tests {
         let plain = DebugConfig::default();
         assert_eq!(launch_request(AdapterId::Lldb, &spec, &plain), launch_arguments(AdapterId::Lldb, &spec, &plain));
     }
-}
-
-/// Joins its stdin and stdout to a TCP connection: how a debug server listening inside a
-/// prefix's container is reached from the host, through the prefix's stdio.
-const RELAY: &str = r#"import os, socket, sys, threading
-host, port = sys.argv[1], int(sys.argv[2])
-try:
-    conn = socket.create_connection((host, port), timeout=10)
-except OSError as error:
-    sys.exit("nothing answered at %s:%d inside the container: %s" % (host, port, error))
-conn.settimeout(None)
-def upstream():
-    while True:
-        data = os.read(0, 65536)
-        if not data:
-            break
-        conn.sendall(data)
-    conn.shutdown(socket.SHUT_WR)
-threading.Thread(target=upstream, daemon=True).start()
-while True:
-    data = conn.recv(65536)
-    if not data:
-        break
-    os.write(1, data)
-"#;
-
-/// The relay to `address` (`HOST:PORT`), on the container's own `python3`.
-fn relay_command(inside: &enclosure::Enclosure, address: &str) -> Result<crate::AdapterCommand> {
-    let (host, port) = address.rsplit_once(':').ok_or_else(|| Error::Invalid(format!("not HOST:PORT: {address}")))?;
-    let python = inside.locate(&["python3"]).map_err(|error| Error::Invalid(error.to_string()))?.ok_or_else(|| {
-        Error::Invalid(format!(
-            "attaching to {address} inside {} relays the connection with python3 there, and there is none on its PATH",
-            inside.describe()
-        ))
-    })?;
-    Ok(crate::AdapterCommand {
-        program: python,
-        args: vec!["-c".into(), RELAY.into(), host.to_owned(), port.to_owned()],
-        transport: crate::Transport::Stdio,
-    })
 }
