@@ -36,10 +36,10 @@ use crate::error::Result;
 use crate::result::ToolResult;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Tool};
-use crate::tools::lsp::{diagnostic_line, diagnostic_line_named, reporting_servers};
-use crate::tools::lsp_output::{
+use crate::tools::lsp::{
     DiagnosticOutput, OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput,
 };
+use crate::tools::lsp::{diagnostic_line, diagnostic_line_named, reporting_servers};
 use crate::workspace::Workspace;
 
 /// (server, severity, code, message); the file is the map key. The server is in

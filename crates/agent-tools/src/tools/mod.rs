@@ -18,8 +18,6 @@ pub mod files;
 pub mod kernel;
 #[cfg(feature = "lsp")]
 pub mod lsp;
-#[cfg(feature = "lsp")]
-pub mod lsp_output;
 pub mod patch;
 #[cfg(feature = "vibe")]
 pub mod vibe;

@@ -395,3 +395,8 @@ pub struct OtherFileOutput {
     /// At most 100 listed.
     pub new: Vec<DiagnosticOutput>,
 }
+
+/// The helpers that did not answer, as the results give them.
+pub(crate) fn helper_failures(failures: &[lsp_supervisor::HelperFailure]) -> Vec<HelperFailureOutput> {
+    failures.iter().map(|f| HelperFailureOutput { server: f.server.clone(), why: f.why.clone() }).collect()
+}
