@@ -10,28 +10,17 @@
 //! a host in process (the Python module).
 
 use std::ffi::OsString;
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_tools::question_port::QuestionPort;
-use agent_tools::{
-    ApprovalWiring, Host, HostConfig, ProgressSink, QuestionWiring, Registry, Run, Tier, ToolResult, WAITING_FOR_USER,
-    Workspace,
-};
+use agent_tools::{Host, HostConfig, Registry, Run, Tier, Workspace};
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 
+use crate::terminal::{MISUSE, SUCCESS, print};
+pub use crate::wire::{RunPorts, Workers, wire_run, workspace};
+use crate::wire::{one_shot_host, runtime};
 use crate::{config, eprint, serve, status, wiring};
-
-/// The exit status of a command that did what it was asked.
-const SUCCESS: u8 = 0;
-/// The exit status of a call whose tool reported an error.
-const TOOL_ERROR: u8 = 1;
-/// The exit status of a refused or misused command.
-const MISUSE: u8 = 2;
-/// The exit status of a call cancelled by Ctrl-C.
-const CANCELLED: u8 = 130;
 
 /// Server-bound tools for one agent run, each with a tier (read < write < exec): language servers
 /// (lsp, lsp_rename, diagnostics on write), structural search and staged rewrite (ast_grep,
@@ -141,23 +130,6 @@ enum Command {
     },
 }
 
-/// What `call` adds to an `ast_edit` preview: its `resolve` hint cannot be followed.
-const ONE_SHOT_STAGED: &str = "\n(this command ends here, and the staged change with it: \
-     nothing was written; run it again with --accept to write it, or use `agent-tools serve`, \
-     where a later resolve can reach it)";
-
-/// What `call` adds to a result that points to a later call the one-shot
-/// process cannot serve: a debug session that ends with it.
-fn one_shot_note(tool: &str, op: Option<&str>) -> Option<&'static str> {
-    match tool {
-        "debug" if matches!(op, Some("launch" | "attach")) => Some(
-            "\n(this command ends here, and the debug session with it: a launched program is ended; \
-             use `agent-tools serve` for a session across calls)",
-        ),
-        _ => None,
-    }
-}
-
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the exit status: 0 success, 1 a tool reported an error, 2 refused or misused
 /// (a usage error prints clap's message and exits 2; `--help` and `--version` print and exit 0),
@@ -201,84 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         cli.config.is_some() || cli.no_config || !cli.lsp.is_empty() || !cli.set.is_empty() || cli.enclosure.is_some();
     match cli.command {
         Command::Call { tool, args, root, cap, json, ask, accept } => {
-            if accept && tool != "ast_edit" {
-                eprint("agent-tools: --accept is for ast_edit, whose staged change it writes in the same command");
-                return Ok(MISUSE);
-            }
-            let args: serde_json::Value = serde_json::from_str(&args).context("the arguments are not valid JSON")?;
-            let op = args.get("op").and_then(|o| o.as_str()).map(str::to_string);
-            let workspace = workspace(root)?;
-            let config = config::Config::load(workspace.root(), &flags)?;
-            let settings = &config.settings;
-            let ports = RunPorts {
-                question: wiring::terminal(),
-                approval: ask.then(|| wiring::terminal_approval(settings).port),
-            };
-            let run = wire_run(workspace, settings, cap, ports, Workers::None, &one_shot_host())?;
-            let runtime = runtime()?;
-            let surface = run.surface();
-            let progress = std::io::stderr().is_terminal().then(terminal_progress);
-            // Ctrl-C cancels the call as a client's cancellation does: its
-            // future is dropped, which stops its work (an eval's kernel is
-            // killed before the process exits). Blocking work already under way gets 3 s to
-            // end: enough for `resolve`'s all-or-nothing write, and short, as
-            // a terminal prompt (`ask_user`, `--ask`) blocks on stdin until then.
-            let outcome = runtime.block_on(async {
-                tokio::select! {
-                    outcome = surface.try_call_with_progress(&tool, args, progress.clone()) => Some(outcome),
-                    Ok(()) = tokio::signal::ctrl_c() => None,
-                }
-            });
-            if progress.is_some() {
-                clear_progress_line();
-            }
-            let Some(outcome) = outcome else {
-                eprint(&format!("agent-tools: {tool} cancelled (Ctrl-C)"));
-                // The cancelled cell's interrupt → grace → kill runs on a task of its own; the
-                // process must not exit before its kernel is gone, however loaded the machine.
-                runtime.block_on(async {
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), run.close()).await;
-                });
-                runtime.shutdown_timeout(std::time::Duration::from_secs(3));
-                return Ok(CANCELLED);
-            };
-            match outcome? {
-                Err(refusal) => {
-                    eprint(&refusal.to_string());
-                    Ok(MISUSE)
-                }
-                Ok(mut result) if !result.is_error && tool == "ast_edit" => {
-                    let edit_id = result.structured.as_ref().and_then(|s| s["edit_id"].as_str()).map(str::to_string);
-                    match edit_id {
-                        Some(edit_id) if accept => {
-                            print_result(&result, json)?;
-                            let resolve = serde_json::json!({ "edit_id": edit_id, "action": "accept" });
-                            let accepted = runtime.block_on(surface.call_with_progress("resolve", resolve, None))?;
-                            print_result(&accepted, json)?;
-                            Ok(if accepted.is_error { TOOL_ERROR } else { SUCCESS })
-                        }
-                        Some(_) => {
-                            // The staged change lives in this process: no later resolve can reach it.
-                            result.text.push_str(ONE_SHOT_STAGED);
-                            print_result(&result, json)?;
-                            Ok(SUCCESS)
-                        }
-                        None => {
-                            print_result(&result, json)?;
-                            Ok(SUCCESS)
-                        }
-                    }
-                }
-                Ok(mut result) => {
-                    if !result.is_error
-                        && let Some(note) = one_shot_note(&tool, op.as_deref())
-                    {
-                        result.text.push_str(note);
-                    }
-                    print_result(&result, json)?;
-                    Ok(if result.is_error { TOOL_ERROR } else { SUCCESS })
-                }
-            }
+            crate::call::call(crate::call::Call { tool, args, root, cap, json, ask, accept }, &flags)
         }
         Command::Tools { cap, vibe } => {
             let workspace = workspace(None)?;
@@ -408,130 +303,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
-/// Where a run's questions go: `ask_user`'s cards, and with an approval port the
-/// permission cards of the configured policy (`[approval]`, as `serve --ask` asks).
-pub struct RunPorts {
-    /// Registers `ask_user`, asking through its port.
-    pub question: QuestionWiring,
-    /// Turns the approval gate on, with permission cards through this port.
-    pub approval: Option<Arc<dyn QuestionPort>>,
-}
-
-/// Which `vibe_*` workers a run has.
-#[derive(Debug, Clone, Copy)]
-pub enum Workers<'a> {
-    /// None: no `vibe_*` tools.
-    None,
-    /// `serve --vibe`: each worker runs the configured command.
-    Configured(&'a wiring::VibeArgs),
-    /// Listed only (`tools --vibe`): a worker's start is refused.
-    Listed,
-}
-
-/// Wires a run at `workspace` with `settings` (loaded with
-/// [`config::Config::load`]) on `host`: structural search and rewrite on the host's parse
-/// trees, the language servers (the host's, shared with its other runs) with diagnostics
-/// on write, the debugger, the kernels in the run's enclosure (whose root is read-only at
-/// cap `read`), `ask_user` and the approval gate through `ports`, and `workers`. Every
-/// door wires its runs here: `serve` (stdio and HTTP), `call`, `tools` and the Python module;
-/// what differs between them (the host, the ports, the workers) is given.
-/// Errors: a vibe mode without a worker command; a tool name registered twice.
-pub fn wire_run(
-    workspace: Workspace,
-    settings: &config::Settings,
-    cap: Tier,
-    ports: RunPorts,
-    workers: Workers<'_>,
-    host: &Host,
-) -> anyhow::Result<Run> {
-    let enclosure = wiring::enclosure(&workspace, settings, cap);
-    let kernels = wiring::kernels(&workspace, settings, &enclosure);
-    let approval = ports.approval.map(|port| ApprovalWiring { policy: wiring::approval_policy(settings), port });
-    let vibe = match workers {
-        Workers::None => None,
-        Workers::Configured(vibe) => vibe.roster(settings, workspace.root(), &enclosure)?,
-        Workers::Listed => Some(wiring::listing_roster()),
-    };
-    let wiring = wiring::Wiring {
-        question: Some(ports.question),
-        vibe,
-        kernels: Some(kernels),
-        approval,
-        enclosure: Some(enclosure),
-    };
-    Ok(host.open_run(wiring.spec(workspace, settings, cap))?)
-}
-
-/// The host of a command that serves one call or lists the tools: its run keeps no
-/// parse tree (nothing would reuse one) and its servers stop with it.
-fn one_shot_host() -> Host {
-    Host::new(HostConfig { parse_cache_bytes: 0, ..HostConfig::one_run() })
-}
-
-/// The working directory `root`, or the current one. Errors: it cannot be read, or is
-/// not a directory.
-pub fn workspace(root: Option<PathBuf>) -> anyhow::Result<Workspace> {
-    let root = match root {
-        Some(root) => root,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    Ok(Workspace::new(root)?)
-}
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
-}
-
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("AGENT_TOOLS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
-}
-
-/// Progress on a terminal's stderr: one line, rewritten in place. Reports
-/// while the user is asked are left out: the question is on this terminal.
-fn terminal_progress() -> ProgressSink {
-    ProgressSink::new(|report| {
-        if !report.message.contains(WAITING_FOR_USER) {
-            eprint_raw(&format!("\r\x1b[2K{}", report.message));
-        }
-    })
-}
-
-fn clear_progress_line() {
-    eprint_raw("\r\x1b[2K");
-}
-
-fn print_result(result: &ToolResult, json: bool) -> anyhow::Result<()> {
-    if json {
-        let value = match (&result.structured, result.is_error) {
-            (Some(value), _) => value.clone(),
-            (None, true) => serde_json::json!({ "error": result.text }),
-            (None, false) => serde_json::json!({ "text": result.text }),
-        };
-        print(&serde_json::to_string_pretty(&value)?);
-    } else {
-        let mut text = result.text.clone();
-        for image in &result.images {
-            text.push_str(&format!("\n[image {}, {} bytes base64]", image.mime, image.data_base64.len()));
-        }
-        print(&text);
-    }
-    Ok(())
-}
-
-/// The one place the command writes to stdout.
-#[allow(clippy::print_stdout)]
-fn print(text: &str) {
-    use std::io::Write as _;
-    // A closed pipe (`| head`) is the reader's choice, not an error to panic on.
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
-}
-
-/// Writes to stderr without a newline (the progress line).
-fn eprint_raw(text: &str) {
-    use std::io::Write as _;
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }

@@ -4,6 +4,7 @@
 //! ([`command::main`]) and wires its runs as `serve` does ([`command::wire_run`]).
 //! The command is the interface; nothing here is a stable API.
 
+mod call;
 pub mod command;
 pub mod config;
 pub mod elicit;
@@ -14,6 +15,8 @@ pub mod rounds;
 pub mod serve;
 pub mod status;
 pub mod tasks;
+mod terminal;
+pub mod wire;
 pub mod wiring;
 
 /// The one place the command writes to stderr (outside logging).
