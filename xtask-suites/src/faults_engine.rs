@@ -9,13 +9,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_tools::{KernelWiring, Registry, Surface, Tier, ToolResult};
+use agent_tools::{KernelWiring, Registry, Surface, Tier};
 use anyhow::{Context as _, Result, anyhow, bail};
 use enclosure::engine::{self, Container, Runtime};
-use kernel::{KernelConfig, Kernels, Language};
-use serde_json::json;
+use kernel::{KernelConfig, Kernels};
 
 use crate::fault_row::{Ctx, Report, Row, Verdict, Watched, expect_text};
+use crate::faults_kernel::{eval, kernel_pid};
 
 pub fn rows() -> Vec<Row> {
     vec![
@@ -75,14 +75,6 @@ fn surface(ctx: &Ctx, container: &Container) -> Result<(Surface, Arc<Kernels>)> 
     let kernels = Arc::new(Kernels::with_spawner(config, Arc::new(container.enclosure())));
     let registry = Registry::builder().with_kernels(KernelWiring::new(Arc::clone(&kernels))).build()?;
     Ok((Arc::new(registry).surface(Tier::Exec), kernels))
-}
-
-async fn eval(surface: &Surface, code: &str) -> Result<ToolResult> {
-    Ok(surface.call("eval", json!({ "code": code, "description": "a cell of the fault suite" })).await?)
-}
-
-async fn kernel_pid(kernels: &Kernels) -> Option<u32> {
-    kernels.running().await.iter().find(|k| k.language == Language::Python).map(|k| k.pid)
 }
 
 async fn run(ctx: Ctx, runtime: Runtime, fault: Fault) -> Result<Report> {

@@ -206,11 +206,11 @@ fn surface(ctx: &Ctx, root: &std::path::Path) -> Result<(Surface, Arc<Kernels>)>
     Ok((Arc::new(registry).surface(Tier::Exec), kernels))
 }
 
-async fn eval(surface: &Surface, code: &str) -> Result<ToolResult> {
+pub(crate) async fn eval(surface: &Surface, code: &str) -> Result<ToolResult> {
     Ok(surface.call("eval", json!({ "code": code, "description": "a cell of the fault suite" })).await?)
 }
 
-async fn kernel_pid(kernels: &Kernels) -> Option<u32> {
+pub(crate) async fn kernel_pid(kernels: &Kernels) -> Option<u32> {
     kernels.running().await.iter().find(|k| k.language == Language::Python).map(|k| k.pid)
 }
 

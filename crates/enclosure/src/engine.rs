@@ -87,6 +87,21 @@ pub struct Container {
 }
 
 impl Container {
+    /// A test's container: started when the engine is here, else `None` with the reason printed
+    /// (the test then skips); under `CI=true` a missing engine fails the test instead.
+    ///
+    /// # Panics
+    /// Under `CI=true` when the engine is missing, and whenever the container does not start.
+    #[allow(clippy::print_stderr)]
+    pub fn for_test(runtime: Runtime, root: &Path) -> Option<Container> {
+        if let Err(why) = available(runtime) {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+        Some(Container::start(runtime, root).unwrap_or_else(|why| panic!("{why}")))
+    }
+
     /// Starts a container under `runtime` with `root` mounted read-write at the same path
     /// (as a devcontainer mounts its checkout), with no network.
     ///

@@ -16,15 +16,6 @@ use crate::common::project;
 
 const CONV: &str = "c";
 
-fn container(runtime: Runtime, root: &Path) -> Option<Container> {
-    if let Err(why) = engine::available(runtime) {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("SKIPPED: {why}");
-        return None;
-    }
-    Some(Container::start(runtime, root).unwrap())
-}
-
 /// The configuration a host gives for a prefix's container: commands through it, adapters found in it.
 fn config(container: &Container) -> DebugConfig {
     let mut config = DebugConfig {
@@ -43,7 +34,7 @@ fn config(container: &Container) -> DebugConfig {
 
 async fn launch_in(runtime: Runtime) {
     let root = project("python");
-    let Some(container) = container(runtime, root.path()) else { return };
+    let Some(container) = Container::for_test(runtime, root.path()) else { return };
     let debug = DebugSupervisor::new(config(&container));
     let reports = debug.adapters(&container.root).await;
     let debugpy = reports.iter().find(|r| r.id == AdapterId::Debugpy).unwrap();
@@ -89,7 +80,7 @@ fn listening_inside(container: &Container, port: u16) -> bool {
 
 async fn attach_in(runtime: Runtime) {
     let root = project("python");
-    let Some(container) = container(runtime, root.path()) else { return };
+    let Some(container) = Container::for_test(runtime, root.path()) else { return };
     let script = container.root.join("attach_target.py");
     let port = 5678;
     let listen = format!("127.0.0.1:{port}");

@@ -136,14 +136,9 @@ fn no_secret_is_readable_with_the_toolchain_on_path() {
 /// secret is absent (not even masked), and no canary of the host's environment gets in.
 #[test]
 fn no_secret_is_readable_in_a_gvisor_container() {
-    use enclosure::engine::{self, Container, Runtime};
-    if let Err(why) = engine::available(Runtime::Runsc) {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    use enclosure::engine::{Container, Runtime};
     let planted = plant("gvisor");
-    let container = Container::start(Runtime::Runsc, &planted.root).unwrap();
+    let Some(container) = Container::for_test(Runtime::Runsc, &planted.root) else { return };
     let report = planted.probe(&container.enclosure());
     assert_all_hidden(&report);
     let masked: Vec<&str> = report.iter().filter(|(_, v)| v == "masked").map(|(p, _)| p.as_str()).collect();

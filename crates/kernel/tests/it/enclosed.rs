@@ -63,32 +63,7 @@ async fn a_cell_in_bwrap_cannot_write_outside_read_secrets_or_connect() {
         first.text()
     );
 
-    let code = format!(
-        r#"
-import os, socket
-def attempt(f):
-    try:
-        f()
-        return "done"
-    except OSError as e:
-        return type(e).__name__
-def write_canary():
-    with open({canary:?}, "w") as f:
-        f.write("changed")
-def read_key():
-    with open(os.path.join({home:?}, ".ssh", "id_ed25519")) as f:
-        return f.read()
-def read_home_key():
-    with open(os.path.expanduser("~/.ssh/id_ed25519")) as f:
-        return f.read()
-def connect():
-    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
-open("inside.txt", "w").write("ok")
-print(attempt(write_canary), attempt(read_key), attempt(read_home_key), attempt(connect), open("inside.txt").read())
-"#,
-        canary = canary.display().to_string(),
-        home = home.path().display().to_string(),
-    );
+    let code = escape_cell(&canary, home.path(), port);
     let result = py(&kernels, &code).await;
     assert_eq!(result.status, CellStatus::Ok, "{}", result.text());
     // The canary is read-only where the host shows through, absent under the private /tmp.

@@ -13,23 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use enclosure::engine::{self, Container, INSIDE_BIN, Runtime};
+use enclosure::engine::{Container, INSIDE_BIN, Runtime};
 use kernel::{CellStatus, KernelConfig, Kernels, Language};
-
-/// A container of the test image at `root`, or `None` (skipped) when the engine is missing
-/// here; a missing engine fails under `CI=true`.
-pub fn container(runtime: Runtime, root: &Path) -> Option<Container> {
-    if let Err(why) = engine::available(runtime) {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("SKIPPED: {why}");
-        return None;
-    }
-    Some(Container::start(runtime, root).unwrap())
-}
 
 async fn kernels_in(runtime: Runtime) {
     let root = tempfile::tempdir().unwrap();
-    let Some(container) = container(runtime, root.path()) else { return };
+    let Some(container) = Container::for_test(runtime, root.path()) else { return };
     assert!(!Path::new(INSIDE_BIN).exists(), "the host must not have the image's toolchain");
     // No interpreter configured: the image's own, found through the prefix.
     let config = quick_timeouts(KernelConfig::new(&container.root));
@@ -103,7 +92,7 @@ async fn kernels_run_in_a_gvisor_container_on_its_own_interpreters() {
 #[tokio::test]
 async fn a_cell_in_a_gvisor_container_cannot_write_outside_read_secrets_or_connect() {
     let root = tempfile::tempdir().unwrap();
-    let Some(container) = container(Runtime::Runsc, root.path()) else { return };
+    let Some(container) = Container::for_test(Runtime::Runsc, root.path()) else { return };
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir(home.path().join(".ssh")).unwrap();
     std::fs::write(home.path().join(".ssh/id_ed25519"), "SECRET KEY").unwrap();
@@ -114,32 +103,7 @@ async fn a_cell_in_a_gvisor_container_cannot_write_outside_read_secrets_or_conne
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
     let kernels = Kernels::with_spawner(KernelConfig::new(&container.root), Arc::new(container.enclosure()));
-    let code = format!(
-        r#"
-import os, socket
-def attempt(f):
-    try:
-        f()
-        return "done"
-    except OSError as e:
-        return type(e).__name__
-def write_canary():
-    with open({canary:?}, "w") as f:
-        f.write("changed")
-def read_key():
-    with open(os.path.join({home:?}, ".ssh", "id_ed25519")) as f:
-        return f.read()
-def read_home_key():
-    with open(os.path.expanduser("~/.ssh/id_ed25519")) as f:
-        return f.read()
-def connect():
-    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
-open("inside.txt", "w").write("ok")
-print(attempt(write_canary), attempt(read_key), attempt(read_home_key), attempt(connect), open("inside.txt").read())
-"#,
-        canary = canary.display().to_string(),
-        home = home.path().display().to_string(),
-    );
+    let code = escape_cell(&canary, home.path(), port);
     let result = py(&kernels, &code).await;
     assert_eq!(result.status, CellStatus::Ok, "{}", result.text());
     assert_eq!(

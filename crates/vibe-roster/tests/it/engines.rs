@@ -4,26 +4,13 @@
 //! of its processes, neither inside the container (where killing the prefix's
 //! client does not reach) nor on the host.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use enclosure::engine::{self, Container, INSIDE_BIN, Runtime};
+use enclosure::engine::{Container, INSIDE_BIN, Runtime};
 use vibe_roster::{CommandConfig, CommandRunner, CommandSpec, Roster, RosterConfig, Spawn, Status, Tier};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-fn container(runtime: Runtime, root: &Path) -> Option<Container> {
-    if let Err(why) = engine::available(runtime) {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("SKIPPED: {why}");
-        }
-        return None;
-    }
-    Container::start(runtime, root).map_err(|why| panic!("{why}")).ok()
-}
 
 fn roster(container: &Container, script: &str) -> Roster {
     let mut spec = CommandSpec::shell(script);
@@ -45,7 +32,7 @@ fn spawn(roster: &Roster, brief: &str) -> Result<String, vibe_roster::Error> {
 
 async fn a_worker_runs_inside(runtime: Runtime) -> TestResult {
     let root = tempfile::tempdir()?;
-    let Some(container) = container(runtime, root.path()) else { return Ok(()) };
+    let Some(container) = Container::for_test(runtime, root.path()) else { return Ok(()) };
     let roster = roster(&container, "read brief; echo \"$brief\" > note.txt; command -v python3; echo \"did: $brief\"");
     let id = spawn(&roster, "tidy up")?;
     let waited = roster.wait(&id, None).await?;
@@ -57,7 +44,7 @@ async fn a_worker_runs_inside(runtime: Runtime) -> TestResult {
 
 async fn a_killed_worker_leaves_nothing_inside(runtime: Runtime) -> TestResult {
     let root = tempfile::tempdir()?;
-    let Some(container) = container(runtime, root.path()) else { return Ok(()) };
+    let Some(container) = Container::for_test(runtime, root.path()) else { return Ok(()) };
     let roster = roster(&container, "sleep 301 & sleep 302 & echo started > started; wait");
     let id = spawn(&roster, "go")?;
     for _ in 0..500 {

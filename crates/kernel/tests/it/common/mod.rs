@@ -150,3 +150,35 @@ impl ToolBridge for GateBridge {
 pub fn bridged<'a>(language: Language, code: &'a str) -> Cell<'a> {
     Cell { bridge: Some(Arc::new(GateBridge)), ..Cell::new(language, code) }
 }
+
+/// The escape table's cell: writes a canary outside the root, reads a key in `home` and in
+/// `~/.ssh`, connects to `port` on loopback, and writes inside the root. It prints each
+/// attempt's outcome (`done` or the `OSError` subclass), then what it read back inside.
+pub fn escape_cell(canary: &Path, home: &Path, port: u16) -> String {
+    format!(
+        r#"
+import os, socket
+def attempt(f):
+    try:
+        f()
+        return "done"
+    except OSError as e:
+        return type(e).__name__
+def write_canary():
+    with open({canary:?}, "w") as f:
+        f.write("changed")
+def read_key():
+    with open(os.path.join({home:?}, ".ssh", "id_ed25519")) as f:
+        return f.read()
+def read_home_key():
+    with open(os.path.expanduser("~/.ssh/id_ed25519")) as f:
+        return f.read()
+def connect():
+    socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
+open("inside.txt", "w").write("ok")
+print(attempt(write_canary), attempt(read_key), attempt(read_home_key), attempt(connect), open("inside.txt").read())
+"#,
+        canary = canary.display().to_string(),
+        home = home.display().to_string(),
+    )
+}
