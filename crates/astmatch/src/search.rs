@@ -1,6 +1,13 @@
 //! Searching files: the walk, the skip rules, the pre-filter, and positions.
+//!
+//! One walker serves both a search and the staging of a rewrite; what it keeps of a
+//! file with matches is its caller's choice. A search keeps only what it can return
+//! (the first `max_results` matches, positioned and cut) and counts the rest, so its
+//! memory does not grow with the number of matches; a rewrite keeps every matched
+//! file's text and matches, which it needs.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -244,10 +251,14 @@ pub struct FileMatches {
     pub(crate) layout: FileLayout,
 }
 
+/// What a walk counted; what it kept of each file with matches is its keeper's.
 pub(crate) struct Walked {
     pub(crate) lang: Lang,
     pub(crate) pattern: Pattern,
-    pub(crate) files: Vec<FileMatches>,
+    /// Matches found, over every file.
+    pub(crate) matches: usize,
+    /// Files with at least one match.
+    pub(crate) files_matched: usize,
     pub(crate) files_searched: usize,
     pub(crate) skipped: Skipped,
     /// See [`SearchReport::in_macros`].
@@ -288,17 +299,20 @@ pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Res
 /// [`Error::EmptyPattern`], [`Error::Unparseable`], and [`Error::FileTooLarge`] when the
 /// scope is a file over [`SearchOptions::max_file_bytes`].
 pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
-    let walked = walk(root, scope, pattern, options, false)?;
-    let total = walked.files.iter().map(|f| f.matches.len()).sum();
-    let mut matches = Vec::new();
-    'files: for file in &walked.files {
-        for m in &file.matches {
-            if matches.len() >= options.max_results {
-                break 'files;
-            }
-            matches.push(position(&file.relative, &file.source, m, options.max_text_chars));
+    let first = Mutex::new(FirstMatches::new(options.max_results));
+    let lock = || first.lock().unwrap_or_else(|e| e.into_inner());
+    let walked = walk(root, scope, pattern, options, false, &|found: Found<'_>| {
+        if !lock().admits(found.relative) {
+            return;
         }
-    }
+        // Positioned outside the lock, so the walk's threads do it in parallel.
+        let matches = (found.matches.iter().take(options.max_results))
+            .map(|m| position(found.relative, found.source, m, options.max_text_chars))
+            .collect();
+        lock().insert(found.relative.to_path_buf(), matches);
+    })?;
+    let total = walked.matches;
+    let matches = first.into_inner().unwrap_or_else(|e| e.into_inner()).into_matches();
     Ok(SearchReport {
         lang: walked.lang,
         context: walked.pattern.context(),
@@ -307,7 +321,7 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
         total,
         matches,
         files_searched: walked.files_searched,
-        files_matched: walked.files.len(),
+        files_matched: walked.files_matched,
         skipped: walked.skipped,
         in_macros: (walked.in_macros > 0)
             .then(|| walked.pattern.required_words().first().cloned())
@@ -330,6 +344,54 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
             },
         ),
     })
+}
+
+/// The first `cap` matches in (path, position) order of the files seen so far: a
+/// prefix of those files in path order, each with at most `cap` positioned matches,
+/// the last kept only while the files before it hold fewer than `cap`. A file that
+/// comes after a full prefix is never positioned; one that comes before evicts the
+/// files it pushes out. Memory: fewer than twice `cap` matches, and as many files.
+struct FirstMatches {
+    cap: usize,
+    files: BTreeMap<PathBuf, Vec<Match>>,
+    /// Matches held, over `files`.
+    held: usize,
+}
+
+impl FirstMatches {
+    fn new(cap: usize) -> FirstMatches {
+        FirstMatches { cap, files: BTreeMap::new(), held: 0 }
+    }
+
+    /// Whether a file at `relative` could hold some of the first `cap` matches.
+    fn admits(&self, relative: &Path) -> bool {
+        self.cap > 0
+            && (self.held < self.cap || self.files.last_key_value().is_some_and(|(last, _)| relative < last.as_path()))
+    }
+
+    /// Adds a file's first matches (at most `cap`, in document order), if it is admitted.
+    fn insert(&mut self, relative: PathBuf, matches: Vec<Match>) {
+        if matches.is_empty() || !self.admits(&relative) {
+            return;
+        }
+        self.held += matches.len();
+        if let Some(old) = self.files.insert(relative, matches) {
+            // A walk visits a file once; were it to visit one twice, it is held once.
+            self.held -= old.len();
+        }
+        while let Some(last) = self.files.last_entry() {
+            if self.held - last.get().len() < self.cap {
+                break;
+            }
+            self.held -= last.remove().len();
+        }
+    }
+
+    fn into_matches(self) -> Vec<Match> {
+        let mut matches: Vec<Match> = self.files.into_values().flatten().collect();
+        matches.truncate(self.cap);
+        matches
+    }
 }
 
 /// Matches of a compiled pattern in one text.
@@ -379,7 +441,31 @@ pub(crate) fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> T 
     })
 }
 
-pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions, layout: bool) -> Result<Walked> {
+/// A file with matches, as a walk hands it to its keeper. The file's tree is gone by
+/// then (or held by the parse cache), and its text goes when the keeper returns.
+pub(crate) struct Found<'a> {
+    pub(crate) path: &'a Path,
+    /// Relative to the search root.
+    pub(crate) relative: &'a Path,
+    pub(crate) source: &'a str,
+    /// In document order; never empty.
+    pub(crate) matches: Vec<NodeMatch>,
+    pub(crate) had_errors: bool,
+    pub(crate) layout: FileLayout,
+}
+
+/// Walks `scope` for `pattern`, counting as it goes, and hands each file with matches
+/// to `keep`, on the walk's threads, in no particular order. With `layout` (a walk for
+/// a rewrite) each file's literal lines and comments are found, and macro bodies are
+/// not counted.
+pub(crate) fn walk(
+    root: &Path,
+    scope: &Path,
+    pattern: &str,
+    options: &SearchOptions,
+    layout: bool,
+    keep: &(dyn Fn(Found<'_>) + Sync),
+) -> Result<Walked> {
     if !scope.exists() {
         return Err(Error::PathNotFound(scope.strip_prefix(root).unwrap_or(scope).to_path_buf()));
     }
@@ -408,7 +494,8 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
         });
     }
 
-    let state = Mutex::new((Vec::<FileMatches>::new(), 0usize, Skipped::default()));
+    // Matches, files matched, files searched, files skipped.
+    let state = Mutex::new((0usize, 0usize, 0usize, Skipped::default()));
     let in_macros = AtomicUsize::new(0);
     let words: Mutex<WordsTally> = Mutex::new((0, 0, None));
     let visit = |path: &Path| {
@@ -427,16 +514,18 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
             control.visited.fetch_add(1, Ordering::Relaxed);
         }
         let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
-        guard.1 += 1;
         match outcome {
             FileOutcome::Matches(source, matches, had_errors, layout) => {
-                let relative = path.strip_prefix(root).unwrap_or(path).to_path_buf();
-                guard.0.push(FileMatches { path: path.to_path_buf(), relative, source, matches, had_errors, layout });
+                guard.0 += matches.len();
+                guard.1 += 1;
+                guard.2 += 1;
+                drop(guard);
+                let relative = path.strip_prefix(root).unwrap_or(path);
+                keep(Found { path, relative, source: &source, matches, had_errors, layout });
             }
-            FileOutcome::NoMatch(_) => {}
+            FileOutcome::NoMatch(_) => guard.2 += 1,
             FileOutcome::Skipped(reason) => {
-                guard.1 -= 1;
-                let s = &mut guard.2;
+                let s = &mut guard.3;
                 match reason {
                     SkipReason::Binary => s.binary += 1,
                     SkipReason::NotUtf8 => s.not_utf8 += 1,
@@ -462,7 +551,7 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
                         }
                     }
                     // A directory that cannot be listed is counted, never silently left out.
-                    Err(_) => state.lock().unwrap_or_else(|e| e.into_inner()).2.unreadable += 1,
+                    Err(_) => state.lock().unwrap_or_else(|e| e.into_inner()).3.unreadable += 1,
                 }
                 if stopped(options) { ignore::WalkState::Quit } else { ignore::WalkState::Continue }
             })
@@ -471,10 +560,43 @@ pub(crate) fn walk(root: &Path, scope: &Path, pattern: &str, options: &SearchOpt
     if stopped(options) {
         return Err(Error::Stopped);
     }
-    let (mut files, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
-    files.sort_by(|a, b| a.relative.cmp(&b.relative));
+    let (matches, files_matched, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
     let words = words.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(Walked { lang, pattern, files, files_searched, skipped, in_macros: in_macros.into_inner(), words })
+    Ok(Walked {
+        lang,
+        pattern,
+        matches,
+        files_matched,
+        files_searched,
+        skipped,
+        in_macros: in_macros.into_inner(),
+        words,
+    })
+}
+
+/// [`walk`] keeping every file with matches, with its text, in path order: what a
+/// rewrite needs.
+pub(crate) fn walk_sources(
+    root: &Path,
+    scope: &Path,
+    pattern: &str,
+    options: &SearchOptions,
+) -> Result<(Walked, Vec<FileMatches>)> {
+    let files = Mutex::new(Vec::new());
+    let walked = walk(root, scope, pattern, options, true, &|found: Found<'_>| {
+        let file = FileMatches {
+            path: found.path.to_path_buf(),
+            relative: found.relative.to_path_buf(),
+            source: found.source.to_string(),
+            matches: found.matches,
+            had_errors: found.had_errors,
+            layout: found.layout,
+        };
+        files.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+    })?;
+    let mut files = files.into_inner().unwrap_or_else(|e| e.into_inner());
+    files.sort_by(|a, b| a.relative.cmp(&b.relative));
+    Ok((walked, files))
 }
 
 enum SkipReason {
@@ -485,10 +607,27 @@ enum SkipReason {
 }
 
 enum FileOutcome {
-    Matches(String, Vec<NodeMatch>, bool, FileLayout),
+    Matches(Text, Vec<NodeMatch>, bool, FileLayout),
     /// No match; for a recovered pattern, where the file holds all its words, if it does.
     NoMatch(Option<WordHit>),
     Skipped(SkipReason),
+}
+
+/// A file's text: read for this walk, or the parse cache's.
+enum Text {
+    Read(String),
+    Cached(Arc<str>),
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::Read(text) => text,
+            Text::Cached(text) => text,
+        }
+    }
 }
 
 /// A file that holds every word of a recovered pattern yet no match of it.
@@ -546,7 +685,7 @@ fn search_file(
             return FileOutcome::NoMatch(word_hit(pattern, &source));
         }
         let lines = if layout { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
-        return FileOutcome::Matches(source.to_string(), matches, tree.root_node().has_error(), lines);
+        return FileOutcome::Matches(Text::Cached(source), matches, tree.root_node().has_error(), lines);
     }
     let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
     if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
@@ -572,7 +711,7 @@ fn search_file(
     if matches.is_empty() {
         FileOutcome::NoMatch(word_hit(pattern, &source))
     } else {
-        FileOutcome::Matches(source, matches, had_errors, lines)
+        FileOutcome::Matches(Text::Read(source), matches, had_errors, lines)
     }
 }
 

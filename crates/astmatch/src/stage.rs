@@ -14,7 +14,7 @@ use crate::lang::Lang;
 use crate::matcher::FileLayout;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
-use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk, with_parser};
+use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk_sources, with_parser};
 use crate::write::{FileWrite, write_files};
 
 /// One file of a staged edit, as previewed.
@@ -336,16 +336,16 @@ impl EditStore {
         rewrite: &str,
         options: &SearchOptions,
     ) -> Result<StagedEdit> {
-        let walked = walk(root, scope, pattern, options, true)?;
+        let (walked, matched) = walk_sources(root, scope, pattern, options)?;
         let template = Template::parse(rewrite, walked.pattern.bound_names())?;
         let mut files = Vec::new();
         let mut pending = Vec::new();
         let mut refused = Vec::new();
         let mut unchecked = Vec::new();
         let mut replacements = 0;
-        let matches = walked.files.iter().map(|f| f.matches.len()).sum();
+        let matches = walked.matches;
         let files_searched = walked.files_searched;
-        for file in walked.files {
+        for file in matched {
             if crate::search::stopped(options) {
                 return Err(Error::Stopped);
             }

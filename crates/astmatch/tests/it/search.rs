@@ -260,3 +260,38 @@ fn a_recovered_pattern_that_matches_nothing_says_where_its_words_are() {
         search(dir.path(), dir.path(), "export async function $NAME() {}", &opts(Some(Lang::JavaScript))).unwrap();
     assert_eq!((clean.total, clean.words_found), (3, None));
 }
+
+#[test]
+fn a_search_keeping_one_match_returns_the_first_and_counts_the_rest() {
+    // Many matching files in nested directories, whose walk order is not path order.
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["b", "a", "c/z", "c/a"] {
+        fs::create_dir_all(dir.path().join(d)).unwrap();
+        for i in (0..40).rev() {
+            let source: String = (0..(i % 5 + 1)).map(|j| format!("x = 1\nfoo({i}, {j})\n")).collect();
+            fs::write(dir.path().join(d).join(format!("f{i:02}.py")), source).unwrap();
+        }
+    }
+    fs::write(dir.path().join("a").join("none.py"), "bar(1)\n").unwrap();
+    let all = search(
+        dir.path(),
+        dir.path(),
+        "foo($X, $Y)",
+        &SearchOptions { max_results: 1_000_000, ..opts(Some(Lang::Python)) },
+    )
+    .unwrap();
+    assert_eq!(all.matches.len(), all.total);
+    for max_results in [0, 1, 3, 7, 50] {
+        let some =
+            search(dir.path(), dir.path(), "foo($X, $Y)", &SearchOptions { max_results, ..opts(Some(Lang::Python)) })
+                .unwrap();
+        assert_eq!(some.matches, all.matches[..max_results], "max_results {max_results}");
+        assert_eq!(
+            (some.total, some.files_matched, some.files_searched, &some.skipped, &some.in_macros),
+            (all.total, all.files_matched, all.files_searched, &all.skipped, &all.in_macros)
+        );
+    }
+    let first = &all.matches[0];
+    assert_eq!((first.file.to_str(), first.line, first.text.as_str()), (Some("a/f00.py"), 2, "foo(0, 0)"));
+    assert_eq!((all.total, all.files_matched, all.files_searched), (4 * 120, 160, 161));
+}
