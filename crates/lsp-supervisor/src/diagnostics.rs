@@ -302,7 +302,18 @@ impl Supervisor {
                 let in_time = !waited || tokio::time::Instant::now() < deadline;
                 let complete = idle && in_time && (!checks || server.background_ended());
                 let mut items = full.full_document_diagnostic_report.items;
-                let pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+                let mut pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+                // rust-analyzer publishes a file's list from tasks of its own: the list
+                // it clears as a check's first findings come and the list with them can
+                // arrive in either order. A check never withdraws a finding it made, so
+                // after one of this check's lists held findings, a later one without
+                // them is the older of the two.
+                if waited
+                    && !pushed.iter().any(|d| d.source.as_deref() != Some(own))
+                    && let Some(checked) = server.published_by_this_check(path)
+                {
+                    pushed = checked.items;
+                }
                 items.extend(pushed.into_iter().filter(|d| d.source.as_deref() != Some(own)));
                 return Ok((items, complete));
             }

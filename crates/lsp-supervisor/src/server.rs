@@ -89,6 +89,12 @@ pub(crate) enum Load {
 struct State {
     docs: HashMap<PathBuf, Doc>,
     published: HashMap<PathBuf, Published>,
+    /// For a server that pushes a check's findings beside its own
+    /// ([`ServerSpec::pulled_source`]): per file, the latest publication that
+    /// held some of the check's.
+    published_checked: HashMap<PathBuf, Published>,
+    /// The publication count when the latest check ([`ServerSpec::background_progress`]) began.
+    check_began_at: u64,
     seq: u64,
     /// Work-done progress tokens begun and not ended.
     progress: HashMap<String, Progress>,
@@ -806,6 +812,14 @@ impl Server {
         lock(&self.state).published.get(path).cloned()
     }
 
+    /// For a server that pushes a check's findings beside its own: the latest
+    /// publication for a file that held some of the check's, when it came after
+    /// the latest check began.
+    pub fn published_by_this_check(&self, path: &Path) -> Option<Published> {
+        let state = lock(&self.state);
+        state.published_checked.get(path).filter(|p| p.seq > state.check_began_at).cloned()
+    }
+
     /// The messages the server showed (errors and warnings), most recent last.
     /// Why the server could not load the project, when it said so
     /// (rust-analyzer's `experimental/serverStatus` with `health: "error"`).
@@ -928,7 +942,7 @@ async fn event_loop(
     while let Some(message) = incoming.recv().await {
         match message {
             Incoming::Notification { method, params } => {
-                on_notification(ServerNotification::parse(&method, params), &state);
+                on_notification(ServerNotification::parse(&method, params), &state, &spec);
                 bump(&changed);
             }
             Incoming::Request { id, method, params } => {
@@ -950,14 +964,20 @@ async fn event_loop(
     }
 }
 
-fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
+fn on_notification(notification: ServerNotification, state: &Mutex<State>, spec: &ServerSpec) {
     let mut state = lock(state);
     match notification {
         ServerNotification::PublishDiagnostics(params) => {
             let Some(path) = uri_path(&params.uri) else { return };
             state.seq += 1;
             let seq = state.seq;
-            state.published.insert(path, Published { seq, items: params.diagnostics, at: Instant::now() });
+            let published = Published { seq, items: params.diagnostics, at: Instant::now() };
+            if let Some(own) = spec.pulled_source
+                && published.items.iter().any(|d| d.source.as_deref() != Some(own))
+            {
+                state.published_checked.insert(path.clone(), published.clone());
+            }
+            state.published.insert(path, published);
         }
         ServerNotification::Progress(params) => {
             use lsp_types::{ProgressParamsValue, WorkDoneProgress};
@@ -972,6 +992,9 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>) {
                     state.progress_begins += 1;
                     let order = state.progress_begins;
                     state.latest_begin.insert(begin.title.clone(), order);
+                    if spec.background_progress.iter().any(|b| begin.title.starts_with(b)) {
+                        state.check_began_at = state.seq;
+                    }
                     let progress = Progress {
                         title: begin.title,
                         message: begin.message,

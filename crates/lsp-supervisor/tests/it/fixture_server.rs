@@ -425,6 +425,42 @@ async fn a_dropped_request_is_cancelled_at_the_server_and_the_server_goes_on() {
     sup.shutdown().await;
 }
 
+/// A checking server whose two lists during the save's check come swapped (the one with the
+/// check's finding, then the one cleared as the check began), as rust-analyzer's publishing
+/// tasks can deliver them: the answer after each write holds the check's finding, because a
+/// check never withdraws one it made.
+#[tokio::test]
+async fn a_check_whose_lists_come_swapped_keeps_its_findings() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
+    let knobs =
+        [("FIXTURE_LSP_DIAGNOSTICS", "both"), ("FIXTURE_LSP_CHECK_LATE_MS", "0"), ("FIXTURE_LSP_CHECK_SWAPPED", "1")];
+    let mut config = config(&root, &knobs);
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.checks_on_save = true;
+            spec.background_progress = vec!["fixture check"];
+            spec.pulled_source = Some("fixture");
+        }
+    }
+    let sup = Supervisor::new(config);
+    let path = root.join("a.fix");
+    for round in 1..=3 {
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}alpha\n")).unwrap();
+        let report = sup.diagnostics_after_write(&path).await.unwrap();
+        assert!(report.complete, "round {round}: {report:?}");
+        let mut codes: Vec<(u32, Option<String>)> =
+            report.diagnostics.iter().map(|d| (d.location.line, d.code.clone())).collect();
+        codes.sort();
+        assert_eq!(
+            codes,
+            [(1, Some("C1".to_owned())), (2, Some("W1".to_owned()))],
+            "round {round}: the check's finding and the server's own"
+        );
+    }
+    sup.shutdown().await;
+}
+
 /// A checking server (as rust-analyzer's `cargo check`) whose list, cleared while the save's
 /// check ran, comes after the check's end, and whose findings come back 100 ms later: with no
 /// quiet time at all (`settle` zero), the answer after each write of an open file waits for
