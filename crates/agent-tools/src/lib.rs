@@ -43,7 +43,10 @@ pub use crate::schema::{input_schema, output_schema};
 pub use crate::scope::{CapturedScope, TaskScope};
 pub use crate::surface::Surface;
 pub use crate::tier::{ParseTierError, Tier};
-pub use crate::tool::{CallContext, CallPreview, CallerFuture, DynTool, Tool, ToolCaller, ToolFuture, ToolSpec};
+pub use crate::tool::{
+    CallContext, CallPreview, CallerFuture, DynTool, Reply, Text, Tool, ToolCaller, ToolFuture, ToolSpec, Words,
+    to_result,
+};
 #[cfg(feature = "ask")]
 pub use crate::tools::ask_user::QuestionWiring;
 #[cfg(feature = "search")]

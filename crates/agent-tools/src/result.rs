@@ -45,15 +45,6 @@ impl ToolResult {
         self
     }
 
-    /// The same result with `output` serialized as its structured value; `T`
-    /// should be the type the tool's [`crate::Tool::output_schema`] is made
-    /// from. A value that does not serialize leaves none (the surface's check
-    /// then says so).
-    pub fn with_output<T: Serialize>(mut self, output: &T) -> ToolResult {
-        self.structured = serde_json::to_value(output).ok();
-        self
-    }
-
     /// The same result with one more image.
     pub fn with_image(mut self, image: Image) -> ToolResult {
         self.images.push(image);

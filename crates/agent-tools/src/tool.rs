@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::progress::{Progress, ProgressSink};
-use crate::result::ToolResult;
-use crate::schema::input_schema;
+use crate::result::{Image, ToolResult};
+use crate::schema::{input_schema, output_schema};
 use crate::tier::Tier;
 
 /// What a tool learns about the call besides its input.
@@ -76,6 +76,11 @@ pub type CallerFuture<'a> =
 pub trait Tool: Send + Sync + 'static {
     /// The arguments, decoded from the model's JSON.
     type Input: DeserializeOwned + JsonSchema + Send;
+    /// The value a call answers: serialized as the structured value programs
+    /// read (MCP's `structuredContent`, its schema the tool's `outputSchema`),
+    /// and worded ([`Words`]) as the text the model reads, so the two cannot
+    /// disagree. [`Text`] for a tool that answers text alone.
+    type Output: Words + Serialize + JsonSchema + Send;
     /// The tool's name, as the model calls it.
     const NAME: &'static str;
     /// The tool's tier.
@@ -95,25 +100,77 @@ pub trait Tool: Send + Sync + 'static {
         CallPreview::default()
     }
 
-    /// The schema of the call's structured value (MCP's `outputSchema`), or
-    /// `None` for a tool that returns text alone. A tool that declares one
-    /// returns a structured value with every result that is not an error, and
-    /// every structured value it returns must validate: the surface checks,
-    /// and a value that does not is withheld and the result marked an error.
-    /// Write it as `Some(output_schema::<MyOutput>())`, `MyOutput` being the
-    /// type the values are serialized from.
-    fn output_schema() -> Option<Map<String, Value>> {
-        None
-    }
-
-    /// Runs the tool. Errors the model should read are `Ok` results with
-    /// `is_error` set; `Err` is for host failures only.
+    /// Runs the tool. An error the model should read is `Ok(Err(message))`
+    /// (a value may be an error too: [`Words::is_error`]); the outer `Err` is
+    /// for host failures only.
     ///
     /// Cancellation is dropping the future: it must then stop what it
     /// started and free what it holds (a lock, a process, a question), and
     /// never leave a change half-applied (run an all-or-nothing write on a
     /// task of its own, which finishes even when the call is dropped).
-    fn call(&self, input: Self::Input, cx: &CallContext) -> impl Future<Output = Result<ToolResult>> + Send;
+    fn call(&self, input: Self::Input, cx: &CallContext) -> impl Future<Output = Result<Reply<Self::Output>>> + Send;
+}
+
+/// What a call answers: its value, or a message the model reads as an error,
+/// with no value (a wrong argument, nothing usable to run).
+pub type Reply<O> = std::result::Result<O, String>;
+
+/// How a tool's value reads: the text a model is shown of it, made from the
+/// value alone, as ast-grep prints every result through one printer.
+pub trait Words {
+    /// Whether the value is given to programs as well (MCP `structuredContent`,
+    /// with the tool's `outputSchema`); false for [`Text`].
+    const STRUCTURED: bool = true;
+
+    /// The text the model reads.
+    fn words(&self) -> String;
+
+    /// Whether the value reports a failure the model should read as one (a
+    /// question that timed out, a debug adapter that died): the result is
+    /// marked an error and still carries the value.
+    fn is_error(&self) -> bool {
+        false
+    }
+
+    /// Images that travel beside the text (a kernel's figures), taken out of
+    /// the value before it is serialized.
+    fn take_images(&mut self) -> Vec<Image> {
+        Vec::new()
+    }
+}
+
+/// The output of a tool that answers text alone: no structured value and no
+/// `outputSchema`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Text(pub String);
+
+impl Text {
+    /// The text `text`.
+    pub fn new(text: impl Into<String>) -> Text {
+        Text(text.into())
+    }
+}
+
+impl Words for Text {
+    const STRUCTURED: bool = false;
+
+    fn words(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// The result a reply makes: the value's words, images, error flag and
+/// serialized value, or the message as an error.
+pub fn to_result<O: Words + Serialize>(reply: Reply<O>) -> ToolResult {
+    match reply {
+        Err(message) => ToolResult::error(message),
+        Ok(mut output) => {
+            let images = output.take_images();
+            let structured = if O::STRUCTURED { serde_json::to_value(&output).ok() } else { None };
+            ToolResult { text: output.words(), images, structured, is_error: output.is_error() }
+        }
+    }
 }
 
 /// What a call will do, as a permission card shows it.
@@ -157,7 +214,7 @@ fn decode<I: DeserializeOwned>(args: Value) -> std::result::Result<I, String> {
 impl<T: Tool> DynTool for T {
     fn call_json<'a>(&'a self, args: Value, cx: &'a CallContext) -> std::result::Result<ToolFuture<'a>, String> {
         let input: T::Input = decode(args)?;
-        Ok(Box::pin(self.call(input, cx)))
+        Ok(Box::pin(async move { Ok(to_result(self.call(input, cx).await?)) }))
     }
 
     fn preview_json(&self, args: &Value) -> Option<CallPreview> {
@@ -199,7 +256,7 @@ impl ToolSpec {
             parallel_safe: T::PARALLEL_SAFE,
             destructive: T::DESTRUCTIVE,
             input_schema,
-            output_schema: T::output_schema(),
+            output_schema: T::Output::STRUCTURED.then(output_schema::<T::Output>),
         }
     }
 }

@@ -14,10 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::progress::{Progress, WAITING_FOR_USER};
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, Tool};
+use crate::tool::{CallContext, Reply, Tool, Words};
 
 /// How the question ended, and the answer when there is one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -29,13 +27,20 @@ pub enum AskUserOutput {
         labels: Vec<String>,
         /// The free text, when the human wrote some.
         text: Option<String>,
+        /// Each label's place on the card, 0-indexed (shown numbered from 1); for the words.
+        #[serde(skip)]
+        positions: Vec<Option<usize>>,
     },
     /// The human dismissed the question without answering.
     Skipped,
     /// Nobody answered within the port's time limit.
     TimedOut,
     /// No human is attached; nothing was asked.
-    Unavailable,
+    Unavailable {
+        /// Where the card would have been shown; for the words.
+        #[serde(skip)]
+        target_space: String,
+    },
 }
 
 /// The resources behind `ask_user`: where questions go, and where they are shown.
@@ -110,57 +115,63 @@ const PROCEED: &str = "proceed on an assumption you state in your reply, and do 
 
 impl Tool for AskUser {
     type Input = AskUserInput;
+    type Output = AskUserOutput;
     const NAME: &'static str = "ask_user";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<AskUserOutput>())
-    }
-
-    async fn call(&self, input: AskUserInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AskUserInput, cx: &CallContext) -> Result<Reply<AskUserOutput>> {
         let card = input.card();
         cx.progress(Progress::message(WAITING_FOR_USER));
         let outcome = match self.0.port.ask(&card).await {
             Ok(outcome) => outcome,
-            Err(e @ question_port::Error::UnfitReplies { .. }) => return Ok(ToolResult::error(e.to_string())),
-            Err(e) => return Ok(ToolResult::error(format!("cannot ask: {e}"))),
+            Err(e @ question_port::Error::UnfitReplies { .. }) => return Ok(Err(e.to_string())),
+            Err(e) => return Ok(Err(format!("cannot ask: {e}"))),
         };
-        Ok(outcome_result(&card, &outcome, &self.0.target_space))
+        Ok(Ok(AskUserOutput::new(&card, outcome, &self.0.target_space)))
     }
 }
 
-/// The model-facing result of one outcome.
-pub fn outcome_result(card: &Card, outcome: &Outcome, target_space: &str) -> ToolResult {
-    match outcome {
-        Outcome::Answered(answer) => answered(card, answer),
-        Outcome::Skipped => {
-            ToolResult::text(format!("the user skipped the question: {PROCEED}")).with_output(&AskUserOutput::Skipped)
+impl AskUserOutput {
+    /// The value of one outcome of `card`, shown in `target_space`.
+    pub fn new(card: &Card, outcome: Outcome, target_space: &str) -> AskUserOutput {
+        match outcome {
+            Outcome::Answered(Answer { labels, text }) => {
+                let positions = labels.iter().map(|l| card.options.iter().position(|c| &c.label == l)).collect();
+                AskUserOutput::Answered { labels, text, positions }
+            }
+            Outcome::Skipped => AskUserOutput::Skipped,
+            Outcome::TimedOut => AskUserOutput::TimedOut,
+            Outcome::Unavailable => AskUserOutput::Unavailable { target_space: target_space.to_owned() },
         }
-        Outcome::TimedOut => {
-            let result = ToolResult::error(format!("the question timed out with no answer: {PROCEED}"));
-            result.with_output(&AskUserOutput::TimedOut)
-        }
-        Outcome::Unavailable => {
-            let result = ToolResult::error(format!(
+    }
+}
+
+impl Words for AskUserOutput {
+    fn words(&self) -> String {
+        match self {
+            AskUserOutput::Answered { labels, text, positions } => {
+                let mut parts: Vec<String> = labels
+                    .iter()
+                    .zip(positions)
+                    .map(|(label, at)| match at {
+                        Some(i) => format!("{}. {label}", i + 1),
+                        None => label.clone(),
+                    })
+                    .collect();
+                if let Some(text) = text {
+                    parts.push(format!("\"{text}\""));
+                }
+                format!("the user answered: {}", parts.join(", "))
+            }
+            AskUserOutput::Skipped => format!("the user skipped the question: {PROCEED}"),
+            AskUserOutput::TimedOut => format!("the question timed out with no answer: {PROCEED}"),
+            AskUserOutput::Unavailable { target_space } => format!(
                 "no human is attached to answer questions ({target_space}); nothing was asked and no answer was made up: proceed on an assumption you state in your reply, or stop and say what you need"
-            ));
-            result.with_output(&AskUserOutput::Unavailable)
+            ),
         }
     }
-}
 
-fn answered(card: &Card, answer: &Answer) -> ToolResult {
-    let mut parts: Vec<String> = answer
-        .labels
-        .iter()
-        .map(|label| match card.options.iter().position(|c| &c.label == label) {
-            Some(i) => format!("{}. {label}", i + 1),
-            None => label.clone(),
-        })
-        .collect();
-    if let Some(text) = &answer.text {
-        parts.push(format!("\"{text}\""));
+    fn is_error(&self) -> bool {
+        matches!(self, AskUserOutput::TimedOut | AskUserOutput::Unavailable { .. })
     }
-    ToolResult::text(format!("the user answered: {}", parts.join(", ")))
-        .with_output(&AskUserOutput::Answered { labels: answer.labels.clone(), text: answer.text.clone() })
 }

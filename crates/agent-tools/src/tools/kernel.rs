@@ -25,10 +25,9 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::progress::{Progress, ProgressSink};
 use crate::registry::RegistryBuilder;
-use crate::result::{Image, ToolResult};
-use crate::schema::output_schema;
+use crate::result::Image;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool, ToolCaller};
+use crate::tool::{CallContext, CallPreview, Reply, Tool, ToolCaller, Words};
 
 /// The resource behind `eval`: the run's kernels (one per language).
 #[derive(Debug, Clone)]
@@ -82,13 +81,10 @@ const CODE_LINES: usize = 6;
 
 impl Tool for Eval {
     type Input = EvalInput;
+    type Output = EvalOutput;
     const NAME: &'static str = "eval";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = false;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<EvalOutput>())
-    }
 
     fn preview(&self, input: &EvalInput) -> CallPreview {
         let language = match input.language {
@@ -107,9 +103,9 @@ impl Tool for Eval {
         }
     }
 
-    async fn call(&self, input: EvalInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: EvalInput, cx: &CallContext) -> Result<Reply<EvalOutput>> {
         if input.description.trim().is_empty() {
-            return Ok(ToolResult::error("description is required: 5–10 words saying what the cell does"));
+            return Ok(Err("description is required: 5–10 words saying what the cell does".to_owned()));
         }
         let language = match input.language {
             EvalLanguage::Python => kernel::Language::Python,
@@ -119,10 +115,10 @@ impl Tool for Eval {
             cx.caller.clone().map(|caller| Arc::new(SurfaceBridge { caller }) as Arc<dyn ToolBridge>);
         let observer = cx.progress.clone().map(last_line_reporter);
         let cell = Cell { language, code: &input.code, reset: input.reset, bridge, observer };
-        match self.0.kernels.execute(cell).await {
-            Ok(result) => Ok(render(&result)),
-            Err(error) => Ok(ToolResult::error(format!("could not run the {language} kernel: {error}"))),
-        }
+        Ok(match self.0.kernels.execute(cell).await {
+            Ok(result) => Ok(EvalOutput::new(result)),
+            Err(error) => Err(format!("could not run the {language} kernel: {error}")),
+        })
     }
 }
 
@@ -180,25 +176,6 @@ impl ToolBridge for SurfaceBridge {
     }
 }
 
-fn render(result: &CellResult) -> ToolResult {
-    let mut tool_result = ToolResult {
-        text: result.text(),
-        images: Vec::new(),
-        structured: serde_json::to_value(structured(result)).ok(),
-        is_error: result.is_error(),
-    };
-    for output in &result.outputs {
-        if let Output::Display { data } | Output::Result { data } = output {
-            for mime in ["image/png", "image/jpeg"] {
-                if let Some(encoded) = data.get(mime) {
-                    tool_result.images.push(Image { mime: mime.to_owned(), data_base64: encoded.clone() });
-                }
-            }
-        }
-    }
-    tool_result
-}
-
 /// `eval`'s structured value: the cell's outputs shaped as Jupyter's
 /// (nbformat 4 output types and MIME bundles), and what happened to the kernel.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -223,6 +200,34 @@ pub struct EvalOutput {
     pub outputs: Vec<CellOutput>,
     /// What was cut to keep within the output limits; `null` when nothing was.
     pub cut: Option<CutOutput>,
+    /// The kernel's result this value is made from: worded by the `kernel`
+    /// crate ([`CellResult::text`]), its figures the result's images.
+    #[serde(skip)]
+    pub result: CellResult,
+}
+
+impl Words for EvalOutput {
+    fn words(&self) -> String {
+        self.result.text()
+    }
+
+    fn is_error(&self) -> bool {
+        self.result.is_error()
+    }
+
+    fn take_images(&mut self) -> Vec<Image> {
+        let mut images = Vec::new();
+        for output in &self.result.outputs {
+            if let Output::Display { data } | Output::Result { data } = output {
+                for mime in ["image/png", "image/jpeg"] {
+                    if let Some(encoded) = data.get(mime) {
+                        images.push(Image { mime: mime.to_owned(), data_base64: encoded.clone() });
+                    }
+                }
+            }
+        }
+        images
+    }
 }
 
 /// How a cell ended.
@@ -291,56 +296,59 @@ fn action_name(action: TimeoutAction) -> &'static str {
     }
 }
 
-/// Jupyter-shaped outputs for programs; image bytes travel in `images` only.
-fn structured(result: &CellResult) -> EvalOutput {
-    let bundle = |data: &kernel::MimeBundle| -> BTreeMap<String, String> {
-        data.iter()
-            .map(|(mime, value)| {
-                let shown = if mime.starts_with("image/") && mime != "image/svg+xml" {
-                    "(in images)".to_owned()
-                } else {
-                    value.clone()
-                };
-                (mime.clone(), shown)
+impl EvalOutput {
+    /// Jupyter-shaped outputs for programs; image bytes travel in `images` only.
+    fn new(result: CellResult) -> EvalOutput {
+        let bundle = |data: &kernel::MimeBundle| -> BTreeMap<String, String> {
+            data.iter()
+                .map(|(mime, value)| {
+                    let shown = if mime.starts_with("image/") && mime != "image/svg+xml" {
+                        "(in images)".to_owned()
+                    } else {
+                        value.clone()
+                    };
+                    (mime.clone(), shown)
+                })
+                .collect()
+        };
+        let outputs = result
+            .outputs
+            .iter()
+            .map(|output| match output {
+                Output::Stream { name, text } => CellOutput::Stream { name: name.to_string(), text: text.clone() },
+                Output::Display { data } => CellOutput::DisplayData { data: bundle(data) },
+                Output::Result { data } => CellOutput::ExecuteResult { data: bundle(data) },
+                Output::Error { ename, evalue, traceback } => {
+                    CellOutput::Error { ename: ename.clone(), evalue: evalue.clone(), traceback: traceback.clone() }
+                }
             })
-            .collect()
-    };
-    let outputs = result
-        .outputs
-        .iter()
-        .map(|output| match output {
-            Output::Stream { name, text } => CellOutput::Stream { name: name.to_string(), text: text.clone() },
-            Output::Display { data } => CellOutput::DisplayData { data: bundle(data) },
-            Output::Result { data } => CellOutput::ExecuteResult { data: bundle(data) },
-            Output::Error { ename, evalue, traceback } => {
-                CellOutput::Error { ename: ename.clone(), evalue: evalue.clone(), traceback: traceback.clone() }
+            .collect();
+        let status = match &result.status {
+            CellStatus::Ok => EvalStatus::Ok,
+            CellStatus::Error => EvalStatus::Error,
+            CellStatus::TimedOut { action, after } => {
+                EvalStatus::TimedOut { action: action_name(*action), inactivity_seconds: after.as_secs() }
             }
-        })
-        .collect();
-    let status = match &result.status {
-        CellStatus::Ok => EvalStatus::Ok,
-        CellStatus::Error => EvalStatus::Error,
-        CellStatus::TimedOut { action, after } => {
-            EvalStatus::TimedOut { action: action_name(*action), inactivity_seconds: after.as_secs() }
+            CellStatus::Crashed { exit } => EvalStatus::Crashed { exit: exit.clone() },
+        };
+        EvalOutput {
+            language: result.kernel.language.name(),
+            version: result.kernel.version.clone(),
+            execution_count: result.execution_count,
+            status,
+            state_lost: result.state_lost,
+            fresh_kernel: result.fresh_kernel,
+            enclosure: result.enclosure.clone(),
+            previous_cancelled: result.previous_cancelled.map(action_name),
+            outputs,
+            cut: result.cut.map(|cut| CutOutput {
+                stream_chars: cut.stream_chars,
+                mime_values: cut.mime_values,
+                rich_outputs: cut.rich_outputs,
+                frame_bytes: cut.frame_bytes,
+            }),
+            result,
         }
-        CellStatus::Crashed { exit } => EvalStatus::Crashed { exit: exit.clone() },
-    };
-    EvalOutput {
-        language: result.kernel.language.name(),
-        version: result.kernel.version.clone(),
-        execution_count: result.execution_count,
-        status,
-        state_lost: result.state_lost,
-        fresh_kernel: result.fresh_kernel,
-        enclosure: result.enclosure.clone(),
-        previous_cancelled: result.previous_cancelled.map(action_name),
-        outputs,
-        cut: result.cut.map(|cut| CutOutput {
-            stream_chars: cut.stream_chars,
-            mime_values: cut.mime_values,
-            rich_outputs: cut.rich_outputs,
-            frame_bytes: cut.frame_bytes,
-        }),
     }
 }
 

@@ -16,10 +16,8 @@ use vibe_roster::{Roster, Spawn, Worker};
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, Tool};
+use crate::tool::{CallContext, Reply, Tool, Words};
 
 /// A worker as `vibe_spawn`, `vibe_send`, `vibe_wait` and `vibe_kill` return
 /// it. Times are seconds since the Unix epoch; `elapsed_seconds` is the
@@ -49,6 +47,9 @@ pub struct WorkerOutput {
     /// `vibe_wait` only: whether the worker settled within the wait.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settled: Option<bool>,
+    /// `elapsed_seconds` exactly; for the words.
+    #[serde(skip)]
+    pub elapsed: Duration,
 }
 
 /// `vibe_list`'s structured value.
@@ -145,63 +146,39 @@ struct VibeList(Roster);
 
 impl Tool for VibeSpawn {
     type Input = VibeSpawnInput;
+    type Output = Spawned;
     const NAME: &'static str = "vibe_spawn";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WorkerOutput>())
-    }
-
-    async fn call(&self, input: VibeSpawnInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: VibeSpawnInput, _cx: &CallContext) -> Result<Reply<Spawned>> {
         let spawn = Spawn { brief: input.brief, label: input.label, tier: input.tier.unwrap_or_default().tier() };
-        Ok(match self.0.spawn(spawn) {
-            Ok(worker) => ToolResult::text(format!(
-                "spawned {} ({}, {}): {}; it runs on in the background — vibe_wait with worker_id \"{}\" collects its result",
-                worker.id, worker.label, worker.tier, worker.status, worker.id
-            ))
-            .with_output(&worker_value(&worker)),
-            Err(e) => ToolResult::error(e.to_string()),
-        })
+        Ok(self.0.spawn(spawn).map(|w| Spawned(worker_value(&w))).map_err(|e| e.to_string()))
     }
 }
 
 impl Tool for VibeSend {
     type Input = VibeSendInput;
+    type Output = Sent;
     const NAME: &'static str = "vibe_send";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WorkerOutput>())
-    }
-
-    async fn call(&self, input: VibeSendInput, _cx: &CallContext) -> Result<ToolResult> {
-        Ok(match self.0.send(input.worker_id.trim(), &input.message).await {
-            Ok(worker) => ToolResult::text(format!(
-                "sent to {}: run {} {} with the appended brief",
-                worker.id, worker.runs, worker.status
-            ))
-            .with_output(&worker_value(&worker)),
-            Err(e) => ToolResult::error(e.to_string()),
-        })
+    async fn call(&self, input: VibeSendInput, _cx: &CallContext) -> Result<Reply<Sent>> {
+        let sent = self.0.send(input.worker_id.trim(), &input.message).await;
+        Ok(sent.map(|w| Sent(worker_value(&w))).map_err(|e| e.to_string()))
     }
 }
 
 impl Tool for VibeWait {
     type Input = VibeWaitInput;
+    type Output = Waited;
     const NAME: &'static str = "vibe_wait";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WorkerOutput>())
-    }
-
-    async fn call(&self, input: VibeWaitInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: VibeWaitInput, cx: &CallContext) -> Result<Reply<Waited>> {
         let timeout = match input.timeout_seconds {
             None => None,
             Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)),
-            Some(s) => {
-                return Ok(ToolResult::error(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}")));
-            }
+            Some(s) => return Ok(Err(format!("timeout_seconds must be a number of seconds ≥ 0, not {s}"))),
         };
         let id = input.worker_id.trim();
         // The roster's wait is a watch on the worker's status: dropping it
@@ -228,100 +205,165 @@ impl Tool for VibeWait {
         } else {
             waiting.await
         };
-        Ok(match waited {
-            Ok(waited) => {
-                let worker = &waited.worker;
-                let mut text = if waited.settled {
-                    format!("{} {} after {}", worker.id, worker.status, seconds(worker.elapsed))
-                } else {
-                    format!(
-                        "{} is still {} after waiting {} ({} so far); wait again, or vibe_kill it",
-                        worker.id,
-                        worker.status,
-                        seconds(waited.waited_up_to),
-                        seconds(worker.elapsed)
-                    )
-                };
-                if waited.settled {
-                    push_outcome(&mut text, worker);
-                }
-                let value = WorkerOutput { settled: Some(waited.settled), ..worker_value(worker) };
-                ToolResult::text(text).with_output(&value)
-            }
-            Err(e) => ToolResult::error(e.to_string()),
-        })
+        Ok(waited
+            .map(|waited| Waited {
+                worker: WorkerOutput { settled: Some(waited.settled), ..worker_value(&waited.worker) },
+                waited_up_to: waited.waited_up_to,
+            })
+            .map_err(|e| e.to_string()))
     }
 }
 
 impl Tool for VibeKill {
     type Input = VibeKillInput;
+    type Output = Killed;
     const NAME: &'static str = "vibe_kill";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WorkerOutput>())
-    }
-
-    async fn call(&self, input: VibeKillInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: VibeKillInput, _cx: &CallContext) -> Result<Reply<Killed>> {
         let id = input.worker_id.trim();
         let before = self.0.get(id).map(|w| w.status);
-        Ok(match self.0.kill(id).await {
-            Ok(worker) if before.is_ok_and(|s| s.is_settled()) => {
-                ToolResult::text(format!("{} had already settled ({}); nothing to stop", worker.id, worker.status))
-                    .with_output(&worker_value(&worker))
-            }
-            Ok(worker) => {
-                // The roster checks: a process of the run it could not stop is named in the error.
-                let text = match worker.last_error.as_deref().and_then(|e| e.split_once("; ")) {
-                    Some((_, left)) if left.contains("could not be stopped") => {
-                        format!("{} {}, but {left}", worker.id, worker.status)
-                    }
-                    _ => format!(
-                        "{} {}: its processes are stopped (its process group, and any process that left it but kept the run's environment)",
-                        worker.id, worker.status
-                    ),
-                };
-                ToolResult::text(text).with_output(&worker_value(&worker))
-            }
-            Err(e) => ToolResult::error(e.to_string()),
-        })
+        Ok(self
+            .0
+            .kill(id)
+            .await
+            .map(|worker| Killed {
+                worker: worker_value(&worker),
+                already_settled: before.is_ok_and(|s| s.is_settled()),
+            })
+            .map_err(|e| e.to_string()))
     }
 }
 
 impl Tool for VibeList {
     type Input = VibeListInput;
+    type Output = WorkersOutput;
     const NAME: &'static str = "vibe_list";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WorkersOutput>())
+    async fn call(&self, _input: VibeListInput, _cx: &CallContext) -> Result<Reply<WorkersOutput>> {
+        Ok(Ok(WorkersOutput { workers: self.0.list().iter().map(worker_value).collect() }))
     }
+}
 
-    async fn call(&self, _input: VibeListInput, _cx: &CallContext) -> Result<ToolResult> {
-        let workers = self.0.list();
-        let text = if workers.is_empty() { "no workers".to_owned() } else { table(&workers) };
-        Ok(ToolResult::text(text).with_output(&WorkersOutput { workers: workers.iter().map(worker_value).collect() }))
+/// The worker `vibe_spawn` started, queued or running. Times are seconds since the Unix epoch; `elapsed_seconds` is the
+/// current or last run's duration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Spawned(pub WorkerOutput);
+
+/// The worker `vibe_send` runs again with the appended brief. Times are seconds since the Unix epoch; `elapsed_seconds` is the
+/// current or last run's duration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Sent(pub WorkerOutput);
+
+/// The worker `vibe_wait` waited for, with `settled` set. Times are seconds since the Unix epoch; `elapsed_seconds` is the
+/// current or last run's duration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Waited {
+    pub worker: WorkerOutput,
+    /// How long the call waited; for the words.
+    #[serde(skip)]
+    pub waited_up_to: Duration,
+}
+
+/// The worker `vibe_kill` stopped. Times are seconds since the Unix epoch; `elapsed_seconds` is the
+/// current or last run's duration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Killed {
+    pub worker: WorkerOutput,
+    /// Whether it had settled before the call, so nothing was stopped; for the words.
+    #[serde(skip)]
+    pub already_settled: bool,
+}
+
+impl Words for Spawned {
+    fn words(&self) -> String {
+        let w = &self.0;
+        format!(
+            "spawned {} ({}, {}): {}; it runs on in the background — vibe_wait with worker_id \"{}\" collects its result",
+            w.id, w.label, w.tier, w.status, w.id
+        )
+    }
+}
+
+impl Words for Sent {
+    fn words(&self) -> String {
+        let w = &self.0;
+        format!("sent to {}: run {} {} with the appended brief", w.id, w.runs, w.status)
+    }
+}
+
+impl Words for Waited {
+    fn words(&self) -> String {
+        let w = &self.worker;
+        if w.settled != Some(true) {
+            return format!(
+                "{} is still {} after waiting {} ({} so far); wait again, or vibe_kill it",
+                w.id,
+                w.status,
+                seconds(self.waited_up_to),
+                seconds(w.elapsed)
+            );
+        }
+        let mut text = format!("{} {} after {}", w.id, w.status, seconds(w.elapsed));
+        if let Some(error) = &w.last_error {
+            text.push_str(&format!("\nerror: {}", error.trim_end()));
+        }
+        match &w.last_result {
+            Some(result) => {
+                text.push_str("\nresult:\n");
+                text.push_str(result.trim_end());
+            }
+            None => text.push_str("\n(no output)"),
+        }
+        text
+    }
+}
+
+impl Words for Killed {
+    fn words(&self) -> String {
+        let w = &self.worker;
+        if self.already_settled {
+            return format!("{} had already settled ({}); nothing to stop", w.id, w.status);
+        }
+        // The roster checks: a process of the run it could not stop is named in the error.
+        match w.last_error.as_deref().and_then(|e| e.split_once("; ")) {
+            Some((_, left)) if left.contains("could not be stopped") => format!("{} {}, but {left}", w.id, w.status),
+            _ => format!(
+                "{} {}: its processes are stopped (its process group, and any process that left it but kept the run's environment)",
+                w.id, w.status
+            ),
+        }
+    }
+}
+
+impl Words for WorkersOutput {
+    fn words(&self) -> String {
+        if self.workers.is_empty() { "no workers".to_owned() } else { table(&self.workers) }
     }
 }
 
 /// The workers as an aligned text table.
-fn table(workers: &[Worker]) -> String {
+fn table(workers: &[WorkerOutput]) -> String {
     let header = ["id", "label", "tier", "status", "runs", "elapsed", "last result"].map(str::to_owned);
     let rows: Vec<[String; 7]> = workers
         .iter()
         .map(|w| {
+            let settled = !matches!(w.status, "queued" | "running");
             let last = match (&w.last_result, &w.last_error) {
-                (_, Some(error)) if w.status.is_settled() && w.status != vibe_roster::Status::Done => {
-                    first_line(error, 60)
-                }
+                (_, Some(error)) if settled && w.status != "done" => first_line(error, 60),
                 (Some(result), _) => first_line(result, 60),
                 _ => "-".to_owned(),
             };
             [
                 w.id.clone(),
                 w.label.clone(),
-                w.tier.to_string(),
-                w.status.to_string(),
+                w.tier.to_owned(),
+                w.status.to_owned(),
                 w.runs.to_string(),
                 seconds(w.elapsed),
                 last,
@@ -344,20 +386,6 @@ fn table(workers: &[Worker]) -> String {
         .join("\n")
 }
 
-/// Appends the result or error of a settled worker.
-fn push_outcome(text: &mut String, worker: &Worker) {
-    if let Some(error) = &worker.last_error {
-        text.push_str(&format!("\nerror: {}", error.trim_end()));
-    }
-    match &worker.last_result {
-        Some(result) => {
-            text.push_str("\nresult:\n");
-            text.push_str(result.trim_end());
-        }
-        None => text.push_str("\n(no output)"),
-    }
-}
-
 fn worker_value(worker: &Worker) -> WorkerOutput {
     WorkerOutput {
         id: worker.id.clone(),
@@ -374,6 +402,7 @@ fn worker_value(worker: &Worker) -> WorkerOutput {
         last_result: worker.last_result.clone(),
         last_error: worker.last_error.clone(),
         settled: None,
+        elapsed: worker.elapsed,
     }
 }
 

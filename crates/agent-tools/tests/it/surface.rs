@@ -11,7 +11,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use agent_tools::{
-    AstmatchWiring, CallContext, Pacing, Progress, ProgressSink, Refusal, Registry, Result, Tier, Tool, ToolResult,
+    AstmatchWiring, CallContext, Pacing, Progress, ProgressSink, Refusal, Registry, Reply, Result, Text, Tier, Tool,
     Workspace,
 };
 use schemars::JsonSchema;
@@ -112,16 +112,17 @@ struct GatedInput {}
 
 impl<const SAFE: bool> Tool for Gated<SAFE> {
     type Input = GatedInput;
+    type Output = Text;
     const NAME: &'static str = "gated";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = SAFE;
 
-    async fn call(&self, _input: GatedInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, _input: GatedInput, _cx: &CallContext) -> Result<Reply<Text>> {
         let now = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
         self.gate.acquire().await.unwrap().forget();
         self.inside.fetch_sub(1, Ordering::SeqCst);
-        Ok(ToolResult::text("done"))
+        Ok(Ok(Text::new("done")))
     }
 }
 
@@ -187,10 +188,11 @@ struct SteppingInput {}
 
 impl Tool for Stepping {
     type Input = SteppingInput;
+    type Output = Text;
     const NAME: &'static str = "stepping";
     const TIER: Tier = Tier::Read;
 
-    async fn call(&self, _input: SteppingInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, _input: SteppingInput, cx: &CallContext) -> Result<Reply<Text>> {
         for step in 1..=3 {
             cx.progress(Progress {
                 message: format!("step {step}"),
@@ -199,7 +201,7 @@ impl Tool for Stepping {
             });
             tokio::time::sleep(Duration::from_millis(120)).await;
         }
-        Ok(ToolResult::text("stepped"))
+        Ok(Ok(Text::new("stepped")))
     }
 }
 

@@ -20,10 +20,8 @@ use astmatch::{EditStore, Lang, ParseCache, SearchOptions, WalkControl};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool};
 use crate::workspace::Workspace;
 
 mod input;
@@ -97,24 +95,18 @@ struct Resolve(Arc<Shared>);
 
 impl Tool for AstGrep {
     type Input = AstGrepInput;
+    type Output = AstGrepOutput;
     const NAME: &'static str = "ast_grep";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<AstGrepOutput>())
-    }
-
-    async fn call(&self, input: AstGrepInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AstGrepInput, cx: &CallContext) -> Result<Reply<AstGrepOutput>> {
         let shared = Arc::clone(&self.0);
         let control = Arc::new(WalkControl::new());
         let walk = Arc::clone(&control);
         walking(Self::NAME, cx, control, move || {
-            let scope = match shared.scope(input.path.as_deref(), input.language) {
-                Ok(scope) => scope,
-                Err(result) => return result,
-            };
+            let scope = shared.scope(input.path.as_deref(), input.language)?;
             if input.max_results == 0 {
-                return ToolResult::error("max_results must be at least 1 (all matches are counted either way)");
+                return Err("max_results must be at least 1 (all matches are counted either way)".to_owned());
             }
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
@@ -124,10 +116,9 @@ impl Tool for AstGrep {
                 control: Some(walk),
                 ..SearchOptions::default()
             };
-            match astmatch::search(shared.root(), &scope, &input.pattern, &options) {
-                Ok(report) => search_result(&report, &input.pattern, &shared.cache),
-                Err(e) => ToolResult::error(error_text(&e)),
-            }
+            astmatch::search(shared.root(), &scope, &input.pattern, &options)
+                .map(|report| AstGrepOutput::new(&report, &input.pattern, &shared.cache))
+                .map_err(|e| error_text(&e))
         })
         .await
     }
@@ -135,14 +126,11 @@ impl Tool for AstGrep {
 
 impl Tool for AstEdit {
     type Input = AstEditInput;
+    type Output = AstEditOutput;
     const NAME: &'static str = "ast_edit";
     const TIER: Tier = Tier::Write;
     // It only stages: nothing is written until `resolve` accepts.
     const DESTRUCTIVE: bool = false;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<AstEditOutput>())
-    }
 
     fn preview(&self, input: &AstEditInput) -> CallPreview {
         let path = input.path.as_deref().map(str::trim).filter(|p| !p.is_empty()).unwrap_or(".");
@@ -156,15 +144,12 @@ impl Tool for AstEdit {
         }
     }
 
-    async fn call(&self, input: AstEditInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: AstEditInput, cx: &CallContext) -> Result<Reply<AstEditOutput>> {
         let shared = Arc::clone(&self.0);
         let control = Arc::new(WalkControl::new());
         let walk = Arc::clone(&control);
         walking(Self::NAME, cx, control, move || {
-            let scope = match shared.scope(input.path.as_deref(), input.language) {
-                Ok(scope) => scope,
-                Err(result) => return result,
-            };
+            let scope = shared.scope(input.path.as_deref(), input.language)?;
             let options = SearchOptions {
                 lang: input.language.map(Language::lang),
                 max_file_bytes: shared.wiring.max_file_bytes,
@@ -172,10 +157,8 @@ impl Tool for AstEdit {
                 control: Some(walk),
                 ..SearchOptions::default()
             };
-            match shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options) {
-                Ok(staged) => staged_result(&staged),
-                Err(e) => ToolResult::error(error_text(&e)),
-            }
+            let staged = shared.store.stage(shared.root(), &scope, &input.pattern, &input.rewrite, &options);
+            staged.map(|staged| AstEditOutput::new(&staged)).map_err(|e| error_text(&e))
         })
         .await
     }
@@ -183,12 +166,9 @@ impl Tool for AstEdit {
 
 impl Tool for Resolve {
     type Input = ResolveInput;
+    type Output = ResolveOutput;
     const NAME: &'static str = "resolve";
     const TIER: Tier = Tier::Write;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<ResolveOutput>())
-    }
 
     fn preview(&self, input: &ResolveInput) -> CallPreview {
         let id = input.edit_id.trim();
@@ -206,42 +186,22 @@ impl Tool for Resolve {
         CallPreview { summary: Some(summary), paths: files }
     }
 
-    async fn call(&self, input: ResolveInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: ResolveInput, _cx: &CallContext) -> Result<Reply<ResolveOutput>> {
         let shared = Arc::clone(&self.0);
         blocking(Self::NAME, move || {
-            let id = input.edit_id.trim();
+            let id = input.edit_id.trim().to_owned();
             match input.action {
-                ResolveAction::Accept => match shared.store.accept(id) {
-                    Ok(accepted) => {
-                        let files: Vec<String> = accepted.files.iter().map(|f| slash(f)).collect();
-                        let mut text = format!(
-                            "accepted {id}: {} written to {}",
-                            plural(accepted.replacements, "replacement"),
-                            plural(files.len(), "file")
-                        );
-                        for file in &files {
-                            text.push_str(&format!("\n  {file}"));
-                        }
-                        ToolResult::text(text).with_output(&ResolveOutput {
-                            edit_id: id.to_owned(),
-                            action: ResolveAction::Accept,
-                            replacements: accepted.replacements,
-                            files,
-                        })
-                    }
-                    Err(e) => ToolResult::error(e.to_string()),
-                },
-                ResolveAction::Discard => match shared.store.discard(id) {
-                    Ok(()) => {
-                        ToolResult::text(format!("discarded {id}; nothing was written")).with_output(&ResolveOutput {
-                            edit_id: id.to_owned(),
-                            action: ResolveAction::Discard,
-                            replacements: 0,
-                            files: Vec::new(),
-                        })
-                    }
-                    Err(e) => ToolResult::error(e.to_string()),
-                },
+                ResolveAction::Accept => {
+                    shared.store.accept(&id).map_err(|e| e.to_string()).map(|accepted| ResolveOutput {
+                        action: ResolveAction::Accept,
+                        replacements: accepted.replacements,
+                        files: accepted.files.iter().map(|f| slash(f)).collect(),
+                        edit_id: id,
+                    })
+                }
+                ResolveAction::Discard => shared.store.discard(&id).map_err(|e| e.to_string()).map(|()| {
+                    ResolveOutput { edit_id: id, action: ResolveAction::Discard, replacements: 0, files: Vec::new() }
+                }),
             }
         })
         .await
@@ -255,9 +215,9 @@ impl Shared {
 
     /// The search scope, or the error result to return: the path resolved in
     /// the workspace, and the language (given or inferred) among those wired.
-    fn scope(&self, path: Option<&str>, language: Option<Language>) -> std::result::Result<PathBuf, ToolResult> {
+    fn scope(&self, path: Option<&str>, language: Option<Language>) -> std::result::Result<PathBuf, String> {
         let scope = match path {
-            Some(path) => self.wiring.workspace.resolve(path).map_err(|e| ToolResult::error(e.to_string()))?,
+            Some(path) => self.wiring.workspace.resolve(path).map_err(|e| e.to_string())?,
             None => self.root().to_path_buf(),
         };
         let lang = match language {
@@ -266,11 +226,11 @@ impl Shared {
                 Some(lang) => Some(lang),
                 // Said here rather than by astmatch, so the path is shown as the model gave it.
                 None => {
-                    return Err(ToolResult::error(format!(
+                    return Err(format!(
                         "language is required: '{}' has no known extension; known languages: {}",
                         slash(self.wiring.workspace.relative(&scope)),
                         Lang::known_ids()
-                    )));
+                    ));
                 }
             },
             None => None,
@@ -279,17 +239,14 @@ impl Shared {
             && !self.wiring.languages.contains(&lang)
         {
             let wired: Vec<&str> = self.wiring.languages.iter().map(|l| l.id()).collect();
-            return Err(ToolResult::error(format!(
-                "language {lang} is not wired in this run; available: {}",
-                wired.join(", ")
-            )));
+            return Err(format!("language {lang} is not wired in this run; available: {}", wired.join(", ")));
         }
         Ok(scope)
     }
 }
 
 /// Runs blocking, CPU-bound work (parsing, walking, writing) off the async runtime.
-async fn blocking(tool: &'static str, work: impl FnOnce() -> ToolResult + Send + 'static) -> Result<ToolResult> {
+async fn blocking<T: Send + 'static>(tool: &'static str, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(work).await.map_err(|e| Error::TaskFailed { tool, message: e.to_string() })
 }
 
@@ -305,12 +262,12 @@ impl Drop for StopOnDrop {
 /// Runs a walk on a blocking thread, reporting how many files it has
 /// looked at every second; dropped, it stops the walk (a staging then
 /// stages nothing).
-async fn walking(
+async fn walking<T: Send + 'static>(
     tool: &'static str,
     cx: &CallContext,
     control: Arc<WalkControl>,
-    work: impl FnOnce() -> ToolResult + Send + 'static,
-) -> Result<ToolResult> {
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
     let _stop = StopOnDrop(Arc::clone(&control));
     let mut handle = tokio::task::spawn_blocking(work);
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));

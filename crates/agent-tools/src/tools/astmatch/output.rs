@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use astmatch::ParseCache;
+use astmatch::{ParseCache, SearchReport, StagedEdit};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::input::ResolveAction;
+use super::words::slash;
 
 /// `ast_grep`'s structured value. Lines and columns are 1-indexed; columns
 /// count characters (Unicode scalar values), not bytes. Paths are relative to
@@ -46,6 +47,9 @@ pub struct AstGrepOutput {
     /// nothing: where its literal words occur, so it can be rewritten to parse there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub words_found: Option<WordsFoundOutput>,
+    /// The pattern as given; for the words.
+    #[serde(skip)]
+    pub pattern: String,
 }
 
 /// Where a recovered pattern's words are, when it matched nothing.
@@ -100,6 +104,9 @@ pub struct MatchOutput {
     pub captures: BTreeMap<String, CaptureOutput>,
     /// The context the match was found in.
     pub context: &'static str,
+    /// The capture names in the pattern's order; for the words.
+    #[serde(skip)]
+    pub capture_order: Vec<String>,
 }
 
 /// What a metavariable captured: one node (`$X`), or a run of nodes (`$$$X`).
@@ -220,7 +227,7 @@ pub struct ResolveOutput {
 }
 
 /// The run's parse cache: files and bytes held, the cap, and lookups that hit or parsed.
-pub(super) fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
+fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
     let stats = cache.stats();
     ParseCacheOutput {
         files: stats.files,
@@ -231,11 +238,122 @@ pub(super) fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
     }
 }
 
-pub(super) fn skipped_value(skipped: &astmatch::Skipped) -> SkippedOutput {
+fn skipped_value(skipped: &astmatch::Skipped) -> SkippedOutput {
     SkippedOutput {
         binary: skipped.binary,
         not_utf8: skipped.not_utf8,
         too_large: skipped.too_large,
         unreadable: skipped.unreadable,
+    }
+}
+
+impl AstGrepOutput {
+    /// The value of a search for `pattern`, with the parse cache after it.
+    pub(super) fn new(report: &SearchReport, pattern: &str, cache: &ParseCache) -> AstGrepOutput {
+        let matches = report
+            .matches
+            .iter()
+            .map(|m| MatchOutput {
+                file: slash(&m.file),
+                line: m.line,
+                column: m.column,
+                end_line: m.end_line,
+                end_column: m.end_column,
+                text: m.text.clone(),
+                captures: m
+                    .captures
+                    .iter()
+                    .map(|c| {
+                        let nodes: Vec<NodeOutput> = c
+                            .nodes
+                            .iter()
+                            .map(|n| NodeOutput { text: n.text.clone(), line: n.line, column: n.column })
+                            .collect();
+                        let value = if c.multi {
+                            CaptureOutput::Multi { multi: true, text: c.text.clone(), nodes }
+                        } else {
+                            CaptureOutput::Single {
+                                multi: false,
+                                text: c.text.clone(),
+                                line: nodes.first().map(|n| n.line),
+                                column: nodes.first().map(|n| n.column),
+                            }
+                        };
+                        (c.name.clone(), value)
+                    })
+                    .collect(),
+                context: m.context.as_str(),
+                capture_order: m.captures.iter().map(|c| c.name.clone()).collect(),
+            })
+            .collect();
+        AstGrepOutput {
+            total: report.total,
+            matches,
+            context: report.context.as_str(),
+            contexts: report.contexts.iter().map(|c| c.as_str()).collect(),
+            recovered: report.recovered.clone(),
+            language: report.lang.id(),
+            files_searched: report.files_searched,
+            files_matched: report.files_matched,
+            skipped: skipped_value(&report.skipped),
+            truncated: report.total > report.matches.len(),
+            parse_cache: cache_value(cache),
+            in_macros: report.in_macros.as_ref().map(|m| InMacrosOutput { word: m.word.clone(), count: m.count }),
+            words_found: report.words_found.as_ref().map(|w| WordsFoundOutput {
+                words: w.words.clone(),
+                files: w.files,
+                places: w.places,
+                first: w.first.as_ref().map(|p| WordPlaceOutput {
+                    file: slash(&p.file),
+                    line: p.line,
+                    column: p.column,
+                    text: p.text.clone(),
+                }),
+            }),
+            pattern: pattern.to_owned(),
+        }
+    }
+}
+
+impl AstEditOutput {
+    /// The value of a staging.
+    pub(super) fn new(staged: &StagedEdit) -> AstEditOutput {
+        AstEditOutput {
+            edit_id: staged.edit_id.clone(),
+            replacements: staged.replacements,
+            matches: staged.matches,
+            files_searched: staged.files_searched,
+            files: staged
+                .files
+                .iter()
+                .map(|f| StagedFileOutput {
+                    path: slash(&f.path),
+                    replacements: f.replacements,
+                    diff: f.diff.clone(),
+                    dropped_comments: f.dropped_comments.clone(),
+                })
+                .collect(),
+            checked: staged.checked,
+            unchecked: staged.unchecked.iter().map(|p| slash(p)).collect(),
+            refused: staged
+                .refused
+                .iter()
+                .map(|r| RefusedFileOutput {
+                    path: slash(&r.path),
+                    replacements: r.replacements,
+                    line: r.error.line,
+                    column: r.error.column,
+                    node: r.error.node.clone(),
+                    code: r.error.code.clone(),
+                    match_line: r.error.match_line,
+                    replacement: r.error.replacement.clone(),
+                })
+                .collect(),
+            context: staged.context.as_str(),
+            contexts: staged.contexts.iter().map(|c| c.as_str()).collect(),
+            recovered: staged.recovered.clone(),
+            language: staged.lang.id(),
+            skipped: skipped_value(&staged.skipped),
+        }
     }
 }

@@ -1,10 +1,8 @@
-//! The text the model reads of each result, worded beside its structured value.
+//! The text the model reads of each result, worded from its value.
 
 use std::path::Path;
 
-use astmatch::{ParseCache, SearchReport, StagedEdit};
-
-use crate::result::ToolResult;
+use crate::tool::Words;
 
 use super::input::ResolveAction;
 use super::output::*;
@@ -35,144 +33,87 @@ pub(super) fn mebibytes(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
 }
 
-pub(super) fn search_result(report: &SearchReport, pattern: &str, cache: &ParseCache) -> ToolResult {
-    let files_with_matches = report.files_matched;
-    let shown = report.matches.len();
-    let truncated = report.total > shown;
-    let mut text = if report.total == 0 && report.files_searched == 0 && report.skipped.total() == 0 {
-        // Nothing was searched: say so, rather than a bare "no matches".
-        format!(
-            "nothing searched: no {} files ({}) in this scope",
-            report.lang,
-            report.lang.extensions().iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")
-        )
-    } else if report.total == 0 && report.files_searched == 0 {
-        // Every file was skipped: no "no matches" about files that were not read.
-        format!(
-            "nothing searched: every {} file in this scope was skipped (listed below), so `{}` was not looked for",
-            report.lang,
-            first_line(pattern)
-        )
-    } else if report.total == 0 {
-        format!(
-            "no matches for `{}` in {} (pattern parsed as {}, {})",
-            first_line(pattern),
-            plural(report.files_searched, &format!("{} file", report.lang)),
-            contexts_text(&report.contexts),
-            report.lang
-        )
-    } else {
-        format!(
-            "{} (showing {shown}) in {}, pattern parsed as {} ({})",
-            plural(report.total, "match"),
-            plural(files_with_matches, "file"),
-            contexts_text(&report.contexts),
-            report.lang
-        )
-    };
-    if let Some(note) = &report.recovered {
-        text.push_str(&recovery_line(note));
-    }
-    if let Some(found) = &report.words_found {
-        text.push_str(&words_line(found));
-    }
-    let several_contexts = report.contexts.len() > 1;
-    for m in &report.matches {
-        text.push_str(&format!("\n{}:{}:{}: {}", slash(&m.file), m.line, m.column, first_line(&m.text)));
-        if !m.captures.is_empty() {
-            let captures: Vec<String> = m
-                .captures
-                .iter()
-                .map(|c| format!("{}{} = {}", if c.multi { "$$$" } else { "$" }, c.name, first_line(&c.text)))
-                .collect();
-            text.push_str(&format!("  [{}]", captures.join(", ")));
+impl Words for AstGrepOutput {
+    fn words(&self) -> String {
+        let lang = self.language;
+        let shown = self.matches.len();
+        let mut text = if self.total == 0 && self.files_searched == 0 && skipped_total(&self.skipped) == 0 {
+            // Nothing was searched: say so, rather than a bare "no matches".
+            let extensions = astmatch::Lang::from_id(lang).map(|l| l.extensions()).unwrap_or_default();
+            format!(
+                "nothing searched: no {lang} files ({}) in this scope",
+                extensions.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")
+            )
+        } else if self.total == 0 && self.files_searched == 0 {
+            // Every file was skipped: no "no matches" about files that were not read.
+            format!(
+                "nothing searched: every {lang} file in this scope was skipped (listed below), so `{}` was not looked for",
+                first_line(&self.pattern)
+            )
+        } else if self.total == 0 {
+            format!(
+                "no matches for `{}` in {} (pattern parsed as {}, {lang})",
+                first_line(&self.pattern),
+                plural(self.files_searched, &format!("{lang} file")),
+                contexts_text(&self.contexts),
+            )
+        } else {
+            format!(
+                "{} (showing {shown}) in {}, pattern parsed as {} ({lang})",
+                plural(self.total, "match"),
+                plural(self.files_matched, "file"),
+                contexts_text(&self.contexts),
+            )
+        };
+        if let Some(note) = &self.recovered {
+            text.push_str(&recovery_line(note));
         }
-        if several_contexts {
-            text.push_str(&format!("  ({})", m.context));
+        if let Some(found) = &self.words_found {
+            text.push_str(&words_line(found));
         }
+        let several_contexts = self.contexts.len() > 1;
+        for m in &self.matches {
+            text.push_str(&format!("\n{}:{}:{}: {}", m.file, m.line, m.column, first_line(&m.text)));
+            if !m.captures.is_empty() {
+                let captures: Vec<String> = m
+                    .capture_order
+                    .iter()
+                    .filter_map(|name| m.captures.get(name).map(|c| (name, c)))
+                    .map(|(name, c)| match c {
+                        CaptureOutput::Multi { text, .. } => format!("$$${name} = {}", first_line(text)),
+                        CaptureOutput::Single { text, .. } => format!("${name} = {}", first_line(text)),
+                    })
+                    .collect();
+                text.push_str(&format!("  [{}]", captures.join(", ")));
+            }
+            if several_contexts {
+                text.push_str(&format!("  ({})", m.context));
+            }
+        }
+        if self.total > shown {
+            text.push_str(&format!(
+                "\n… {} not shown; narrow `path` or raise `max_results`",
+                plural(self.total - shown, "more match")
+            ));
+        }
+        if let Some(line) = skipped_line(&self.skipped) {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        if let Some(m) = &self.in_macros {
+            text.push_str(&format!(
+                "\nnote: `{}` also occurs {} inside macro invocations (`assert!(…)`, `vec![…]`), whose bodies are token trees that a pattern does not match into, so those places were not searched; a one-identifier pattern (`{}`) or a text search finds them",
+                m.word,
+                plural(m.count, "time"),
+                m.word
+            ));
+        }
+        text
     }
-    if truncated {
-        text.push_str(&format!(
-            "\n… {} not shown; narrow `path` or raise `max_results`",
-            plural(report.total - shown, "more match")
-        ));
-    }
-    if let Some(line) = skipped_line(&report.skipped) {
-        text.push('\n');
-        text.push_str(&line);
-    }
-    if let Some(m) = &report.in_macros {
-        text.push_str(&format!(
-            "\nnote: `{}` also occurs {} inside macro invocations (`assert!(…)`, `vec![…]`), whose bodies are token trees that a pattern does not match into, so those places were not searched; a one-identifier pattern (`{}`) or a text search finds them",
-            m.word,
-            plural(m.count, "time"),
-            m.word
-        ));
-    }
-    let matches: Vec<MatchOutput> = report
-        .matches
-        .iter()
-        .map(|m| MatchOutput {
-            file: slash(&m.file),
-            line: m.line,
-            column: m.column,
-            end_line: m.end_line,
-            end_column: m.end_column,
-            text: m.text.clone(),
-            captures: m
-                .captures
-                .iter()
-                .map(|c| {
-                    let nodes: Vec<NodeOutput> = c
-                        .nodes
-                        .iter()
-                        .map(|n| NodeOutput { text: n.text.clone(), line: n.line, column: n.column })
-                        .collect();
-                    let value = if c.multi {
-                        CaptureOutput::Multi { multi: true, text: c.text.clone(), nodes }
-                    } else {
-                        CaptureOutput::Single {
-                            multi: false,
-                            text: c.text.clone(),
-                            line: nodes.first().map(|n| n.line),
-                            column: nodes.first().map(|n| n.column),
-                        }
-                    };
-                    (c.name.clone(), value)
-                })
-                .collect(),
-            context: m.context.as_str(),
-        })
-        .collect();
-    ToolResult::text(text).with_output(&AstGrepOutput {
-        total: report.total,
-        matches,
-        context: report.context.as_str(),
-        contexts: report.contexts.iter().map(|c| c.as_str()).collect(),
-        recovered: report.recovered.clone(),
-        language: report.lang.id(),
-        files_searched: report.files_searched,
-        files_matched: report.files_matched,
-        skipped: skipped_value(&report.skipped),
-        truncated,
-        parse_cache: cache_value(cache),
-        in_macros: report.in_macros.as_ref().map(|m| InMacrosOutput { word: m.word.clone(), count: m.count }),
-        words_found: report.words_found.as_ref().map(|w| WordsFoundOutput {
-            words: w.words.clone(),
-            files: w.files,
-            places: w.places,
-            first: w.first.as_ref().map(|p| WordPlaceOutput {
-                file: slash(&p.file),
-                line: p.line,
-                column: p.column,
-                text: p.text.clone(),
-            }),
-        }),
-    })
 }
 
 /// The line that says where a recovered pattern that matched nothing has its words.
-pub(super) fn words_line(found: &astmatch::WordPlaces) -> String {
+fn words_line(found: &WordsFoundOutput) -> String {
     let words = found.words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ");
     match &found.first {
         None => format!("\nnote: no file searched holds all of the pattern's words ({words})"),
@@ -181,7 +122,7 @@ pub(super) fn words_line(found: &astmatch::WordPlaces) -> String {
             plural(found.files, "file"),
             found.words.first().map_or("", String::as_str),
             plural(found.places, "time"),
-            slash(&first.file),
+            first.file,
             first.line,
             first.column,
             first.text
@@ -189,172 +130,156 @@ pub(super) fn words_line(found: &astmatch::WordPlaces) -> String {
     }
 }
 
-pub(super) fn staged_result(staged: &StagedEdit) -> ToolResult {
-    let structured = AstEditOutput {
-        edit_id: staged.edit_id.clone(),
-        replacements: staged.replacements,
-        matches: staged.matches,
-        files_searched: staged.files_searched,
-        files: staged
+impl Words for AstEditOutput {
+    fn words(&self) -> String {
+        let lang = self.language;
+        let mut text = match &self.edit_id {
+            None if !self.refused.is_empty() => format!(
+                "refused: the rewrite would leave every file it changes unparseable ({}); nothing was staged",
+                plural(self.refused.len(), "file")
+            ),
+            None if self.matches == 0 => format!(
+                "nothing to change: the pattern (parsed as {}, {lang}) matched nothing in {}",
+                contexts_text(&self.contexts),
+                plural(self.files_searched, "file")
+            ),
+            None => format!(
+                "nothing to change: the pattern (parsed as {}, {lang}) matched {}, and the rewrite leaves each as it is",
+                contexts_text(&self.contexts),
+                plural(self.matches, "time")
+            ),
+            Some(id) => {
+                let mut check = format!("re-parsed {}: ", plural(self.files.len(), "file"));
+                if self.unchecked.is_empty() {
+                    check.push_str("all still parse");
+                } else {
+                    check.push_str(&format!(
+                        "{} still parse, and {} already had parse errors before the rewrite, so the re-parse cannot tell about {}: {}",
+                        self.checked,
+                        plural(self.unchecked.len(), "file"),
+                        if self.unchecked.len() == 1 { "it" } else { "them" },
+                        self.unchecked.join(", ")
+                    ));
+                }
+                let refused = if self.refused.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} not staged, because the rewrite would break {} parse (listed at the end)",
+                        plural(self.refused.len(), "file"),
+                        if self.refused.len() == 1 { "its" } else { "their" }
+                    )
+                };
+                let mut text = format!(
+                    "(proposed) {} in {} (pattern parsed as {}, {lang}); {check}{refused}; nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
+                    plural(self.replacements, "replacement"),
+                    plural(self.files.len(), "file"),
+                    contexts_text(&self.contexts),
+                );
+                for file in &self.files {
+                    text.push_str("\n\n");
+                    text.push_str(file.diff.trim_end());
+                }
+                text
+            }
+        };
+        if let Some(note) = &self.recovered {
+            text.push_str(&recovery_line(note));
+        }
+        let dropped: Vec<String> = self
             .files
             .iter()
-            .map(|f| StagedFileOutput {
-                path: slash(&f.path),
-                replacements: f.replacements,
-                diff: f.diff.clone(),
-                dropped_comments: f.dropped_comments.clone(),
-            })
-            .collect(),
-        checked: staged.checked,
-        unchecked: staged.unchecked.iter().map(|p| slash(p)).collect(),
-        refused: staged
-            .refused
-            .iter()
-            .map(|r| RefusedFileOutput {
-                path: slash(&r.path),
-                replacements: r.replacements,
-                line: r.error.line,
-                column: r.error.column,
-                node: r.error.node.clone(),
-                code: r.error.code.clone(),
-                match_line: r.error.match_line,
-                replacement: r.error.replacement.clone(),
-            })
-            .collect(),
-        context: staged.context.as_str(),
-        contexts: staged.contexts.iter().map(|c| c.as_str()).collect(),
-        recovered: staged.recovered.clone(),
-        language: staged.lang.id(),
-        skipped: skipped_value(&staged.skipped),
-    };
-    let mut text = match &staged.edit_id {
-        None if !staged.refused.is_empty() => format!(
-            "refused: the rewrite would leave every file it changes unparseable ({}); nothing was staged",
-            plural(staged.refused.len(), "file")
-        ),
-        None if staged.matches == 0 => format!(
-            "nothing to change: the pattern (parsed as {}, {}) matched nothing in {}",
-            contexts_text(&staged.contexts),
-            staged.lang,
-            plural(staged.files_searched, "file")
-        ),
-        None => format!(
-            "nothing to change: the pattern (parsed as {}, {}) matched {}, and the rewrite leaves each as it is",
-            contexts_text(&staged.contexts),
-            staged.lang,
-            plural(staged.matches, "time")
-        ),
-        Some(id) => {
-            let mut check = format!("re-parsed {}: ", plural(staged.files.len(), "file"));
-            if staged.unchecked.is_empty() {
-                check.push_str("all still parse");
-            } else {
-                check.push_str(&format!(
-                    "{} still parse, and {} already had parse errors before the rewrite, so the re-parse cannot tell about {}: {}",
-                    staged.checked,
-                    plural(staged.unchecked.len(), "file"),
-                    if staged.unchecked.len() == 1 { "it" } else { "them" },
-                    staged.unchecked.iter().map(|p| slash(p)).collect::<Vec<_>>().join(", ")
-                ));
-            }
-            let refused = if staged.refused.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} not staged, because the rewrite would break {} parse (listed at the end)",
-                    plural(staged.refused.len(), "file"),
-                    if staged.refused.len() == 1 { "its" } else { "their" }
-                )
-            };
-            let mut text = format!(
-                "(proposed) {} in {} (pattern parsed as {}, {}); {check}{refused}; nothing is written yet — call resolve with edit_id \"{id}\" to accept or discard",
-                plural(staged.replacements, "replacement"),
-                plural(staged.files.len(), "file"),
-                contexts_text(&staged.contexts),
-                staged.lang
-            );
-            for file in &staged.files {
-                text.push_str("\n\n");
-                text.push_str(file.diff.trim_end());
-            }
-            text
-        }
-    };
-    if let Some(note) = &staged.recovered {
-        text.push_str(&recovery_line(note));
-    }
-    let dropped: Vec<String> = staged
-        .files
-        .iter()
-        .flat_map(|f| f.dropped_comments.iter().map(move |line| format!("{}:{line}", slash(&f.path))))
-        .collect();
-    if !dropped.is_empty() {
-        let shown: Vec<&str> = dropped.iter().take(10).map(String::as_str).collect();
-        let more = if dropped.len() > 10 { format!(" and {} more", dropped.len() - 10) } else { String::new() };
-        text.push_str(&format!(
-            "\n\nnote: {} inside matched code but outside every capture {} not kept, since the rewrite takes {} place: {}{more}; to keep {}, capture {} with a metavariable",
-            plural(dropped.len(), "comment"),
-            if dropped.len() == 1 { "is" } else { "are" },
-            if dropped.len() == 1 { "its" } else { "their" },
-            shown.join(", "),
-            if dropped.len() == 1 { "it" } else { "them" },
-            if dropped.len() == 1 { "it" } else { "them" },
-        ));
-    }
-    if !staged.refused.is_empty() {
-        let header = if staged.edit_id.is_some() {
-            format!(
-                "\n\nnot staged: {} whose rewritten text would not parse (the other files are staged as shown):",
-                plural(staged.refused.len(), "file")
-            )
-        } else {
-            "\n\nwhere each would break:".to_string()
-        };
-        text.push_str(&header);
-        for r in &staged.refused {
-            let e = &r.error;
+            .flat_map(|f| f.dropped_comments.iter().map(move |line| format!("{}:{line}", f.path)))
+            .collect();
+        if !dropped.is_empty() {
+            let shown: Vec<&str> = dropped.iter().take(10).map(String::as_str).collect();
+            let more = if dropped.len() > 10 { format!(" and {} more", dropped.len() - 10) } else { String::new() };
+            let one = dropped.len() == 1;
             text.push_str(&format!(
-                "\n  {}:{}:{}: {} in `{}`, from the replacement of the match at line {} (`{}`)",
-                slash(&r.path),
-                e.line,
-                e.column,
-                e.node,
-                e.code,
-                e.match_line,
-                e.replacement
+                "\n\nnote: {} inside matched code but outside every capture {} not kept, since the rewrite takes {} place: {}{more}; to keep {}, capture {} with a metavariable",
+                plural(dropped.len(), "comment"),
+                if one { "is" } else { "are" },
+                if one { "its" } else { "their" },
+                shown.join(", "),
+                if one { "it" } else { "them" },
+                if one { "it" } else { "them" },
             ));
         }
-        text.push_str(
-            "\nadjust the pattern or rewrite so the new code parses, or narrow `path` to leave those files out",
-        );
+        if !self.refused.is_empty() {
+            let header = if self.edit_id.is_some() {
+                format!(
+                    "\n\nnot staged: {} whose rewritten text would not parse (the other files are staged as shown):",
+                    plural(self.refused.len(), "file")
+                )
+            } else {
+                "\n\nwhere each would break:".to_string()
+            };
+            text.push_str(&header);
+            for r in &self.refused {
+                text.push_str(&format!(
+                    "\n  {}:{}:{}: {} in `{}`, from the replacement of the match at line {} (`{}`)",
+                    r.path, r.line, r.column, r.node, r.code, r.match_line, r.replacement
+                ));
+            }
+            text.push_str(
+                "\nadjust the pattern or rewrite so the new code parses, or narrow `path` to leave those files out",
+            );
+        }
+        if let Some(line) = skipped_line(&self.skipped) {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        text
     }
-    if let Some(line) = skipped_line(&staged.skipped) {
-        text.push('\n');
-        text.push_str(&line);
+
+    /// Nothing staged because every changed file would break: an error the model reads.
+    fn is_error(&self) -> bool {
+        self.edit_id.is_none() && !self.refused.is_empty()
     }
-    let mut result = ToolResult::text(text).with_output(&structured);
-    result.is_error = staged.edit_id.is_none() && !staged.refused.is_empty();
-    result
+}
+
+impl Words for ResolveOutput {
+    fn words(&self) -> String {
+        let id = &self.edit_id;
+        match self.action {
+            ResolveAction::Accept => {
+                let mut text = format!(
+                    "accepted {id}: {} written to {}",
+                    plural(self.replacements, "replacement"),
+                    plural(self.files.len(), "file")
+                );
+                for file in &self.files {
+                    text.push_str(&format!("\n  {file}"));
+                }
+                text
+            }
+            ResolveAction::Discard => format!("discarded {id}; nothing was written"),
+        }
+    }
 }
 
 /// The line that says a pattern was matched from its error-recovered parse.
-pub(super) fn recovery_line(note: &str) -> String {
+fn recovery_line(note: &str) -> String {
     format!(
         "\nnote: pattern parsed only with error recovery ({note}); matched as ast-grep matches it: a missing token is left out and the code may go on there, and an ERROR node matches any node with the same leading children (docs/patterns.md)"
     )
 }
 
 /// `statement`, or `statement and type` when the pattern parsed in several contexts.
-pub(super) fn contexts_text(contexts: &[astmatch::Context]) -> String {
-    let names: Vec<&str> = contexts.iter().map(|c| c.as_str()).collect();
+fn contexts_text(names: &[&str]) -> String {
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.join(""),
     }
 }
 
-pub(super) fn skipped_line(skipped: &astmatch::Skipped) -> Option<String> {
-    if skipped.total() == 0 {
+fn skipped_total(skipped: &SkippedOutput) -> usize {
+    skipped.binary + skipped.not_utf8 + skipped.too_large + skipped.unreadable
+}
+
+fn skipped_line(skipped: &SkippedOutput) -> Option<String> {
+    let total = skipped_total(skipped);
+    if total == 0 {
         return None;
     }
     let reasons: Vec<String> = [
@@ -367,11 +292,11 @@ pub(super) fn skipped_line(skipped: &astmatch::Skipped) -> Option<String> {
     .filter(|(n, _)| *n > 0)
     .map(|(n, why)| format!("{n} {why}"))
     .collect();
-    Some(format!("skipped {}: {}", plural(skipped.total(), "file"), reasons.join(", ")))
+    Some(format!("skipped {}: {}", plural(total, "file"), reasons.join(", ")))
 }
 
 /// The first line of `text`, trimmed, with `…` when more follows.
-pub(super) fn first_line(text: &str) -> String {
+fn first_line(text: &str) -> String {
     let trimmed = text.trim();
     match trimmed.split_once('\n') {
         Some((first, _)) => format!("{} …", first.trim_end()),

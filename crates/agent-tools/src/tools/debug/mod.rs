@@ -21,10 +21,8 @@ use dap_session::DebugSupervisor;
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool};
 use crate::workspace::Workspace;
 
 mod input;
@@ -64,13 +62,10 @@ struct Debug(DebugWiring);
 
 impl Tool for Debug {
     type Input = DebugInput;
+    type Output = Debugged;
     const NAME: &'static str = "debug";
     const TIER: Tier = Tier::Exec;
     const PARALLEL_SAFE: bool = false;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<DebugOutput>())
-    }
 
     fn preview(&self, input: &DebugInput) -> CallPreview {
         let adapter = input.adapter.as_deref().map(|a| format!(" under {a}")).unwrap_or_default();
@@ -101,7 +96,7 @@ impl Tool for Debug {
         }
     }
 
-    async fn call(&self, input: DebugInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: DebugInput, cx: &CallContext) -> Result<Reply<Debugged>> {
         let running = matches!(
             input.op,
             DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut | DebugOp::Pause
@@ -110,10 +105,6 @@ impl Tool for Debug {
             cx.progress(Progress::message("starting the program under the debugger"));
         }
         let work = self.run(input);
-        let answer = if running && cx.wants_progress() { self.reporting(work, cx).await } else { work.await };
-        Ok(match answer {
-            Ok(result) => result,
-            Err(message) => ToolResult::error(message),
-        })
+        Ok(if running && cx.wants_progress() { self.reporting(work, cx).await } else { work.await })
     }
 }

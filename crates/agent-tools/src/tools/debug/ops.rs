@@ -1,18 +1,16 @@
 //! Each op: its arguments checked, the supervisor's call, and the result.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use dap_session::{AdapterId, AttachSpec, LaunchSpec, Phase, Resume, RunOutcome};
 
 use crate::progress::Progress;
-use crate::result::ToolResult;
-use crate::tool::CallContext;
+use crate::tool::{CallContext, Reply};
 
-use super::words::{capped_note, clip, ended_text, join, output_text, time_left_text, value_text};
-use super::{AdapterOutput, Debug, DebugInput, DebugOp, DebugOutput};
+use super::words::clip;
+use super::{AdapterOutput, Debug, DebugInput, DebugOp, DebugOutput, Debugged, Said};
 
-pub(super) type Answer = std::result::Result<ToolResult, String>;
+pub(super) type Answer = Reply<Debugged>;
 
 pub(super) fn need<T>(value: Option<T>, op: &str, field: &str) -> std::result::Result<T, String> {
     value.ok_or_else(|| format!("{op} needs `{field}`"))
@@ -75,17 +73,19 @@ impl Debug {
         if shown.is_empty() { ".".to_owned() } else { shown }
     }
 
+    /// The value of an op, with what its words say besides.
+    fn said(&self, value: DebugOutput, said: Said) -> Debugged {
+        Debugged { value, root: self.root().to_path_buf(), said }
+    }
+
     pub(super) async fn run(&self, input: DebugInput) -> Answer {
         let debug = &self.0.supervisor;
         let conv = self.conv();
         let err = |e: dap_session::Error| crate::workspace::relative_text(&self.0.workspace, &e.to_string());
+        let plain = |value: DebugOutput| self.said(value, Said::Plain);
         match input.op {
             DebugOp::Adapters => {
                 let reports = debug.adapters(self.root()).await;
-                let mut text = String::new();
-                for report in &reports {
-                    let _ = writeln!(text, "{}: {}", report.id, report.detail);
-                }
                 let adapters = reports
                     .iter()
                     .map(|r| AdapterOutput {
@@ -96,47 +96,15 @@ impl Debug {
                         detail: r.detail.clone(),
                     })
                     .collect();
-                Ok(ToolResult::text(text.trim_end()).with_output(&DebugOutput::Adapters { adapters }))
+                Ok(plain(DebugOutput::Adapters { adapters }))
             }
-            DebugOp::Status => {
-                let status = debug.status(conv).await;
-                let mut text = match &status.session {
-                    None => "no debug session in this conversation".to_owned(),
-                    Some(info) => {
-                        let what = match &info.start {
-                            dap_session::Start::Launch { module: Some(module), .. } => format!("launched -m {module}"),
-                            dap_session::Start::Launch { program, .. } => format!("launched {}", self.show(program)),
-                            dap_session::Start::Attach { pid: Some(pid), .. } => format!("attached to process {pid}"),
-                            dap_session::Start::Attach { host, port, .. } => format!("attached to {host}:{port}"),
-                        };
-                        let phase = match &info.phase {
-                            Phase::Starting => "starting".to_owned(),
-                            Phase::Running => "running".to_owned(),
-                            Phase::Stopped(stop) => self.stop_text(stop),
-                            Phase::Ended { reason, exit_code } => ended_text(reason, *exit_code),
-                        };
-                        let left = if matches!(info.phase, Phase::Ended { .. }) {
-                            String::new()
-                        } else {
-                            format!("; {} left before the session is ended", time_left_text(info.ttl_left))
-                        };
-                        format!("{} session ({what}): {phase}{left}", info.adapter)
-                    }
-                };
-                if !status.breakpoints.is_empty() {
-                    text.push_str("\nbreakpoints:");
-                    for file in &status.breakpoints {
-                        let _ = write!(text, "\n  {}: {}", self.show(&file.file), join(&file.lines));
-                    }
-                }
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Status(status)))
-            }
+            DebugOp::Status => Ok(plain(DebugOutput::Status(debug.status(conv).await))),
             DebugOp::Breakpoints => {
                 let file = need(input.file.as_deref(), "breakpoints", "file")?;
                 let lines = need(input.lines, "breakpoints", "lines (an empty list clears the file)")?;
                 let path = self.0.workspace.resolve(file).map_err(|e| e.to_string())?;
                 let set = debug.set_breakpoints(conv, &path, &lines).await.map_err(err)?;
-                Ok(ToolResult::text(self.breakpoints_text(&set)).with_output(&DebugOutput::Breakpoints(set)))
+                Ok(plain(DebugOutput::Breakpoints(set)))
             }
             DebugOp::Launch => {
                 let given = need(input.program.as_deref(), "launch", "program")?.trim();
@@ -173,7 +141,7 @@ impl Debug {
                 };
                 let started = debug.launch(conv, spec).await.map_err(err)?;
                 let head = format!("launched {shown} under {}", started.adapter);
-                Ok(self.started(head, &started))
+                Ok(self.said(DebugOutput::Started(started), Said::Launched(head)))
             }
             DebugOp::Attach => {
                 let mut spec = match (input.port, input.pid) {
@@ -194,20 +162,7 @@ impl Debug {
                 };
                 let started = debug.attach(conv, spec).await.map_err(err)?;
                 let head = format!("attached {} to {target}", started.adapter);
-                if let RunOutcome::StillRunning { waited } = &started.outcome {
-                    // Ready once configured: an attached program (a server, a loop) runs on.
-                    let mut text = head;
-                    for file in &started.breakpoints {
-                        let _ = write!(text, "\n{}", self.breakpoints_text(file));
-                    }
-                    let _ = write!(
-                        text,
-                        "\nattached; running (no stop within {} s): set breakpoints, pause it, or read status; terminate detaches and leaves it running",
-                        waited.as_secs()
-                    );
-                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Started(started)));
-                }
-                Ok(self.started(head, &started))
+                Ok(self.said(DebugOutput::Started(started), Said::Attached(head)))
             }
             DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut => {
                 let how = match input.op {
@@ -217,103 +172,41 @@ impl Debug {
                     _ => Resume::StepOut,
                 };
                 let outcome = debug.resume(conv, how, input.thread_id).await.map_err(err)?;
-                Ok(self.outcome(&outcome))
+                Ok(plain(DebugOutput::Run(outcome)))
             }
             DebugOp::Pause => {
                 if let Some(info) = debug.status(conv).await.session
                     && let Phase::Stopped(stop) = info.phase
                 {
-                    let text = format!("already stopped, nothing to pause: {}", self.stop_text(&stop));
-                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Run(RunOutcome::Stopped(stop))));
+                    return Ok(self.said(DebugOutput::Run(RunOutcome::Stopped(stop)), Said::AlreadyStopped));
                 }
                 let outcome = debug.pause(conv, input.thread_id).await.map_err(err)?;
-                if let RunOutcome::StillRunning { waited } = &outcome {
-                    let text = format!(
-                        "the pause was sent, but the program did not stop within {} s (a process held elsewhere — a forked Python child at a breakpoint, a blocked system call — can do that): read status later, or terminate",
-                        waited.as_secs()
-                    );
-                    return Ok(ToolResult::text(text).with_output(&DebugOutput::Run(outcome)));
-                }
-                Ok(self.outcome(&outcome))
+                let said =
+                    if matches!(outcome, RunOutcome::StillRunning { .. }) { Said::PauseSent } else { Said::Plain };
+                Ok(self.said(DebugOutput::Run(outcome), said))
             }
-            DebugOp::Threads => {
-                let threads = debug.threads(conv).await.map_err(err)?;
-                let text = if threads.is_empty() {
-                    // delve lists only a placeholder while the program runs (left out): pause it to see them.
-                    "the adapter listed no threads (some list them only while the program is stopped: pause it first)"
-                        .to_owned()
-                } else {
-                    threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>().join("\n")
-                };
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Threads { threads }))
-            }
-            DebugOp::Stack => {
-                let stack = debug.stack(conv, input.thread_id).await.map_err(err)?;
-                let mut text = stack
-                    .items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, f)| format!("#{i} {} (frame_id {})", self.location_text(&f.location), f.id))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                text.push_str(&capped_note(&stack, "frames"));
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Stack(stack)))
-            }
+            DebugOp::Threads => Ok(plain(DebugOutput::Threads { threads: debug.threads(conv).await.map_err(err)? })),
+            DebugOp::Stack => Ok(plain(DebugOutput::Stack(debug.stack(conv, input.thread_id).await.map_err(err)?))),
             DebugOp::Scopes => {
                 let frame = need(input.frame_id, "scopes", "frame_id")?;
                 let scopes = debug.scopes(conv, frame).await.map_err(err)?;
-                let mut text = scopes
-                    .iter()
-                    .map(|s| {
-                        let expensive = if s.expensive { ", expensive" } else { "" };
-                        format!("{} (reference {}{expensive})", s.name, s.reference)
-                    })
-                    .collect::<Vec<_>>();
-                if let Some(note) = debug.locals_note(conv, &scopes).await {
-                    text.push(format!("note: {note}"));
-                }
-                Ok(ToolResult::text(text.join("\n")).with_output(&DebugOutput::Scopes { scopes }))
+                let said = match debug.locals_note(conv, &scopes).await {
+                    Some(note) => Said::Note(note),
+                    None => Said::Plain,
+                };
+                Ok(self.said(DebugOutput::Scopes { scopes }, said))
             }
             DebugOp::Variables => {
                 let reference = need(input.reference, "variables", "reference")?;
-                let variables = debug.variables(conv, reference).await.map_err(err)?;
-                let mut text = variables.items.iter().map(value_text).collect::<Vec<_>>().join("\n");
-                if variables.items.is_empty() {
-                    text.push_str("(no variables)");
-                }
-                text.push_str(&capped_note(&variables, "variables"));
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Variables(variables)))
+                Ok(plain(DebugOutput::Variables(debug.variables(conv, reference).await.map_err(err)?)))
             }
             DebugOp::Evaluate => {
                 let expression = need(input.expression.as_deref(), "evaluate", "expression")?;
                 let value = debug.evaluate(conv, expression, input.frame_id).await.map_err(err)?;
-                Ok(ToolResult::text(value_text(&value)).with_output(&DebugOutput::Evaluated(value)))
+                Ok(plain(DebugOutput::Evaluated(value)))
             }
-            DebugOp::Output => {
-                let output = debug.output(conv).await.map_err(err)?;
-                let mut text = output_text(&output);
-                if output.dropped_chars > 0 {
-                    text = format!("(the first {} characters were dropped)\n{text}", output.dropped_chars);
-                }
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Output(output)))
-            }
-            DebugOp::Terminate => {
-                let terminated = debug.terminate(conv).await.map_err(err)?;
-                let text = match &terminated.was {
-                    // A clean-up that comes after the end is no error: it says how the session had ended.
-                    Phase::Ended { reason, exit_code } => {
-                        format!("already {}; nothing was left to terminate", ended_text(reason, *exit_code))
-                    }
-                    _ if terminated.debuggee_ended => {
-                        format!("terminated: the program and the {} adapter are gone", terminated.adapter)
-                    }
-                    _ => format!(
-                        "detached: the attached program keeps running; the {} session is over",
-                        terminated.adapter
-                    ),
-                };
-                Ok(ToolResult::text(text).with_output(&DebugOutput::Terminated(terminated)))
-            }
+            DebugOp::Output => Ok(plain(DebugOutput::Output(debug.output(conv).await.map_err(err)?))),
+            DebugOp::Terminate => Ok(plain(DebugOutput::Terminated(debug.terminate(conv).await.map_err(err)?))),
         }
     }
 }

@@ -8,9 +8,7 @@ use dap_session::{
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// `debug`'s structured value, by op. Lines and columns are 1-indexed, as
-/// the adapters report them (DAP `linesStartAt1`/`columnsStartAt1`); durations
-/// are `{ secs, nanos }`; file paths are as the adapter names them (absolute).
+/// `debug`'s structured value, by op.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum DebugOutput {
@@ -38,6 +36,40 @@ pub enum DebugOutput {
     Output(Output),
     /// `terminate`.
     Terminated(Terminated),
+}
+
+/// `debug`'s structured value, by op. Lines and columns are 1-indexed, as
+/// the adapters report them (DAP `linesStartAt1`/`columnsStartAt1`); durations
+/// are `{ secs, nanos }`; file paths are as the adapter names them (absolute).
+/// The words show paths relative to the working directory.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Debugged {
+    pub value: DebugOutput,
+    /// The working directory, which the words show paths relative to.
+    #[serde(skip)]
+    pub root: PathBuf,
+    /// What the words say besides the value.
+    #[serde(skip)]
+    pub said: Said,
+}
+
+/// What `debug`'s words say besides its value.
+#[derive(Debug, Clone, Default)]
+pub enum Said {
+    /// The value alone.
+    #[default]
+    Plain,
+    /// `launch`: how the words begin (`launched app.py under debugpy`).
+    Launched(String),
+    /// `attach`: how the words begin (`attached debugpy to 127.0.0.1:5678`).
+    Attached(String),
+    /// `pause` on a program that was already stopped.
+    AlreadyStopped,
+    /// `pause` sent to a program that did not stop.
+    PauseSent,
+    /// `scopes`: a note on the locals (`locals_note`).
+    Note(String),
 }
 
 /// One debug adapter as `adapters` lists it.

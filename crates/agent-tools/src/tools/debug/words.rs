@@ -1,12 +1,13 @@
-//! The text the model reads of each op's result, worded beside its structured value.
+//! The text the model reads of each op's result, worded from its value.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use dap_session::{Capped, FileBreakpoints, Location, RunOutcome, Started, Stop};
+use dap_session::{Capped, FileBreakpoints, Location, Phase, RunOutcome, Start, Started, Status, Stop};
 
-use crate::result::ToolResult;
+use crate::tool::Words;
 
-use super::{Debug, DebugOutput};
+use super::{DebugOutput, Debugged, Said};
 
 /// `text` cut to `max` characters, with an ellipsis when cut.
 pub(super) fn clip(text: &str, max: usize) -> String {
@@ -17,25 +18,165 @@ pub(super) fn clip(text: &str, max: usize) -> String {
     shown
 }
 
-impl Debug {
-    pub(super) fn started(&self, head: String, started: &Started) -> ToolResult {
-        let mut text = head;
+impl Words for Debugged {
+    fn words(&self) -> String {
+        let view = View { root: &self.root };
+        match (&self.value, &self.said) {
+            (DebugOutput::Adapters { adapters }, _) => {
+                adapters.iter().map(|a| format!("{}: {}", a.id, a.detail)).collect::<Vec<_>>().join("\n")
+            }
+            (DebugOutput::Status(status), _) => view.status_text(status),
+            (DebugOutput::Breakpoints(set), _) => view.breakpoints_text(set),
+            (DebugOutput::Started(started), Said::Launched(head)) => view.started_text(head, started, false),
+            (DebugOutput::Started(started), Said::Attached(head)) => view.started_text(head, started, true),
+            (DebugOutput::Started(started), _) => view.started_text("started", started, false),
+            (DebugOutput::Run(RunOutcome::Stopped(stop)), Said::AlreadyStopped) => {
+                format!("already stopped, nothing to pause: {}", view.stop_text(stop))
+            }
+            (DebugOutput::Run(RunOutcome::StillRunning { waited }), Said::PauseSent) => format!(
+                "the pause was sent, but the program did not stop within {} s (a process held elsewhere — a forked Python child at a breakpoint, a blocked system call — can do that): read status later, or terminate",
+                waited.as_secs()
+            ),
+            (DebugOutput::Run(outcome), _) => view.outcome_text(outcome),
+            (DebugOutput::Threads { threads }, _) if threads.is_empty() => {
+                // delve lists only a placeholder while the program runs (left out): pause it to see them.
+                "the adapter listed no threads (some list them only while the program is stopped: pause it first)"
+                    .to_owned()
+            }
+            (DebugOutput::Threads { threads }, _) => {
+                threads.iter().map(|t| format!("thread {}: {}", t.id, t.name)).collect::<Vec<_>>().join("\n")
+            }
+            (DebugOutput::Stack(stack), _) => {
+                let mut text = stack
+                    .items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| format!("#{i} {} (frame_id {})", view.location_text(&f.location), f.id))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                text.push_str(&capped_note(stack, "frames"));
+                text
+            }
+            (DebugOutput::Scopes { scopes }, said) => {
+                let mut text = scopes
+                    .iter()
+                    .map(|s| {
+                        let expensive = if s.expensive { ", expensive" } else { "" };
+                        format!("{} (reference {}{expensive})", s.name, s.reference)
+                    })
+                    .collect::<Vec<_>>();
+                if let Said::Note(note) = said {
+                    text.push(format!("note: {note}"));
+                }
+                text.join("\n")
+            }
+            (DebugOutput::Variables(variables), _) => {
+                let mut text = variables.items.iter().map(value_text).collect::<Vec<_>>().join("\n");
+                if variables.items.is_empty() {
+                    text.push_str("(no variables)");
+                }
+                text.push_str(&capped_note(variables, "variables"));
+                text
+            }
+            (DebugOutput::Evaluated(value), _) => value_text(value),
+            (DebugOutput::Output(output), _) => {
+                let text = output_text(output);
+                if output.dropped_chars > 0 {
+                    format!("(the first {} characters were dropped)\n{text}", output.dropped_chars)
+                } else {
+                    text
+                }
+            }
+            (DebugOutput::Terminated(terminated), _) => match &terminated.was {
+                // A clean-up that comes after the end is no error: it says how the session had ended.
+                Phase::Ended { reason, exit_code } => {
+                    format!("already {}; nothing was left to terminate", ended_text(reason, *exit_code))
+                }
+                _ if terminated.debuggee_ended => {
+                    format!("terminated: the program and the {} adapter are gone", terminated.adapter)
+                }
+                _ => {
+                    format!("detached: the attached program keeps running; the {} session is over", terminated.adapter)
+                }
+            },
+        }
+    }
+
+    /// A run that ended because the adapter went away (crashed, killed) is an
+    /// error for the caller, where the program ending is not.
+    fn is_error(&self) -> bool {
+        match &self.value {
+            DebugOutput::Started(started) => adapter_died(&started.outcome),
+            DebugOutput::Run(outcome) => adapter_died(outcome),
+            _ => false,
+        }
+    }
+}
+
+/// How paths read: relative to the working directory.
+struct View<'a> {
+    root: &'a Path,
+}
+
+impl View<'_> {
+    fn show(&self, path: &Path) -> String {
+        let shown = path.strip_prefix(self.root).unwrap_or(path).display().to_string();
+        // The working directory itself (a Go package launched as `.`).
+        if shown.is_empty() { ".".to_owned() } else { shown }
+    }
+
+    fn status_text(&self, status: &Status) -> String {
+        let mut text = match &status.session {
+            None => "no debug session in this conversation".to_owned(),
+            Some(info) => {
+                let what = match &info.start {
+                    Start::Launch { module: Some(module), .. } => format!("launched -m {module}"),
+                    Start::Launch { program, .. } => format!("launched {}", self.show(program)),
+                    Start::Attach { pid: Some(pid), .. } => format!("attached to process {pid}"),
+                    Start::Attach { host, port, .. } => format!("attached to {host}:{port}"),
+                };
+                let phase = match &info.phase {
+                    Phase::Starting => "starting".to_owned(),
+                    Phase::Running => "running".to_owned(),
+                    Phase::Stopped(stop) => self.stop_text(stop),
+                    Phase::Ended { reason, exit_code } => ended_text(reason, *exit_code),
+                };
+                let left = if matches!(info.phase, Phase::Ended { .. }) {
+                    String::new()
+                } else {
+                    format!("; {} left before the session is ended", time_left_text(info.ttl_left))
+                };
+                format!("{} session ({what}): {phase}{left}", info.adapter)
+            }
+        };
+        if !status.breakpoints.is_empty() {
+            text.push_str("\nbreakpoints:");
+            for file in &status.breakpoints {
+                let _ = write!(text, "\n  {}: {}", self.show(&file.file), join(&file.lines));
+            }
+        }
+        text
+    }
+
+    fn started_text(&self, head: &str, started: &Started, attached: bool) -> String {
+        let mut text = head.to_owned();
         for file in &started.breakpoints {
             let _ = write!(text, "\n{}", self.breakpoints_text(file));
         }
+        if let (true, RunOutcome::StillRunning { waited }) = (attached, &started.outcome) {
+            // Ready once configured: an attached program (a server, a loop) runs on.
+            let _ = write!(
+                text,
+                "\nattached; running (no stop within {} s): set breakpoints, pause it, or read status; terminate detaches and leaves it running",
+                waited.as_secs()
+            );
+            return text;
+        }
         let _ = write!(text, "\n{}", self.outcome_text(&started.outcome));
-        let mut result = ToolResult::text(text).with_output(&DebugOutput::Started(started.clone()));
-        result.is_error = adapter_died(&started.outcome);
-        result
+        text
     }
 
-    pub(super) fn outcome(&self, outcome: &RunOutcome) -> ToolResult {
-        let mut result = ToolResult::text(self.outcome_text(outcome)).with_output(&DebugOutput::Run(outcome.clone()));
-        result.is_error = adapter_died(outcome);
-        result
-    }
-
-    pub(super) fn outcome_text(&self, outcome: &RunOutcome) -> String {
+    fn outcome_text(&self, outcome: &RunOutcome) -> String {
         match outcome {
             RunOutcome::Stopped(stop) => self.stop_text(stop),
             RunOutcome::Exited { exit_code, reason } => {
@@ -48,7 +189,7 @@ impl Debug {
         }
     }
 
-    pub(super) fn stop_text(&self, stop: &Stop) -> String {
+    fn stop_text(&self, stop: &Stop) -> String {
         let mut text = format!("stopped ({})", stop.reason);
         if let Some(location) = &stop.location {
             let _ = write!(text, " at {}", self.location_text(location));
@@ -62,12 +203,12 @@ impl Debug {
         text
     }
 
-    pub(super) fn location_text(&self, location: &Location) -> String {
+    fn location_text(&self, location: &Location) -> String {
         let file = location.file.as_deref().map(|f| self.show(f)).unwrap_or_else(|| "<no source>".into());
         format!("{file}:{} in {}", location.line, location.function)
     }
 
-    pub(super) fn breakpoints_text(&self, set: &FileBreakpoints) -> String {
+    fn breakpoints_text(&self, set: &FileBreakpoints) -> String {
         let file = self.show(&set.file);
         if set.lines.is_empty() {
             return format!("cleared the breakpoints in {file}");
@@ -92,27 +233,27 @@ impl Debug {
 
 /// Whether a run ended because the adapter went away (crashed, killed): an
 /// error for the caller, where the program ending is not.
-pub(super) fn adapter_died(outcome: &RunOutcome) -> bool {
+fn adapter_died(outcome: &RunOutcome) -> bool {
     matches!(outcome, RunOutcome::Exited { reason, .. } if reason.starts_with(dap_session::ADAPTER_EXITED))
 }
 
 /// The TTL's time left, rounded up (`0.4 s` is `1 s`, `61 s` is `2 min`): "0 s" only
 /// once none is left, when the TTL is ending the session.
-pub(super) fn time_left_text(left: std::time::Duration) -> String {
+fn time_left_text(left: std::time::Duration) -> String {
     match left.as_millis().div_ceil(1000) {
         secs @ 0..60 => format!("{secs} s"),
         secs => format!("{} min", secs.div_ceil(60)),
     }
 }
 
-pub(super) fn ended_text(reason: &str, exit_code: Option<i64>) -> String {
+fn ended_text(reason: &str, exit_code: Option<i64>) -> String {
     match exit_code {
         Some(code) => format!("ended: {reason} (exit code {code})"),
         None => format!("ended: {reason}"),
     }
 }
 
-pub(super) fn value_text(value: &dap_session::Value) -> String {
+fn value_text(value: &dap_session::Value) -> String {
     let mut text = value.name.clone();
     if let Some(type_name) = value.type_name.as_deref().filter(|t| !t.is_empty()) {
         let _ = write!(text, ": {type_name}");
@@ -127,7 +268,7 @@ pub(super) fn value_text(value: &dap_session::Value) -> String {
     text
 }
 
-pub(super) fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
+fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
     if list.total > list.items.len() {
         format!("\n({} of {} {what} shown)", list.items.len(), list.total)
     } else {
@@ -137,7 +278,7 @@ pub(super) fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
 
 /// The program's output for a person: as printed when it all came on
 /// stdout; else each run of one stream under a `[stream]` line.
-pub(super) fn output_text(output: &dap_session::Output) -> String {
+fn output_text(output: &dap_session::Output) -> String {
     if output.text.is_empty() {
         return "(no output yet)".to_owned();
     }
@@ -155,7 +296,7 @@ pub(super) fn output_text(output: &dap_session::Output) -> String {
     text
 }
 
-pub(super) fn join(lines: &[u64]) -> String {
+fn join(lines: &[u64]) -> String {
     lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 

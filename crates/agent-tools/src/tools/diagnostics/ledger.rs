@@ -142,7 +142,7 @@ mod tests {
 
     use lsp_supervisor::{Location, OtherFile, Severity};
 
-    use super::super::words::render_other;
+    use super::super::words::{other_value, other_words};
     use super::*;
     use crate::workspace::Workspace;
 
@@ -183,8 +183,8 @@ mod tests {
         let ws = Workspace::new("/").unwrap_or_else(|e| panic!("{e}"));
         let outcome = fold_other(ledger, r);
         let mut budget = 3;
-        let (text, value) = render_other(&ws, &outcome, &mut budget);
-        (text, value.status.to_string())
+        let value = other_value(&ws, &outcome);
+        (other_words(&value, &mut budget), value.status.to_string())
     }
 
     #[test]

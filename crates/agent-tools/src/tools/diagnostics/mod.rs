@@ -23,26 +23,25 @@
 //! ran out is named as pending.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use lsp_supervisor::{Diagnostic, Error as LspError, OtherFilesBefore, Supervisor};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::error::Result;
-use crate::result::ToolResult;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool, Words};
+use crate::tools::lsp::reporting_servers;
 use crate::tools::lsp::{DiagnosticOutput, WriteDiagnosticsOutput, WrittenFileOutput};
-use crate::tools::lsp::{diagnostic_line_named, reporting_servers};
 use crate::workspace::Workspace;
 
 mod ledger;
 mod words;
 
 use ledger::{Ledger, OtherFilesOutcome, fold_other, gone, multiset, new_in};
-use words::render_other;
+use words::other_value;
 
 /// At most this many diagnostics of other files are listed in a write's text (all are counted).
 pub const OTHER_LISTED: usize = 20;
@@ -160,19 +159,26 @@ impl DiagnosticsOnWrite {
         reports.into_iter().map(|r| fold_other(&mut ledger, r)).collect()
     }
 
-    /// The text and JSON appended to a write's result for `paths` (the
+    /// What diagnostics on write adds to a write's value for `paths` (the
     /// written files' entries, and per server its other files'); `None` when
     /// no path is a file a language server is known for.
-    pub async fn check(&self, paths: &[PathBuf], others: OtherFilesBefore) -> Option<(String, WriteDiagnosticsOutput)> {
+    pub async fn check(&self, paths: &[PathBuf], others: OtherFilesBefore) -> Option<WriteDiagnosticsOutput> {
         let started = std::time::Instant::now();
-        let mut text = String::new();
         let mut items = Vec::new();
         let mut pending = Vec::new();
         for path in paths {
             let rel = self.workspace.relative(path).display().to_string();
+            let unchecked = |status, language, why, error, said_before| WrittenFileOutput::Unchecked {
+                path: rel.clone(),
+                status,
+                language,
+                why,
+                error,
+                said_before,
+            };
             if !path.exists() {
                 // Deleted by the write: its importers may say what that broke.
-                items.push(WrittenFileOutput::Unchecked { path: rel, status: "deleted", why: None, error: None });
+                items.push(unchecked("deleted", None, None, None, false));
                 continue;
             }
             let report = self.after_write(path).await;
@@ -190,54 +196,6 @@ impl DiagnosticsOnWrite {
                     } else {
                         "new"
                     };
-                    // The servers that answered: the primary, then its helpers.
-                    let servers =
-                        std::iter::once(report.server).chain(report.helpers.iter().copied()).collect::<Vec<_>>();
-                    let shown = servers.join(" + ");
-                    let fixed = if report.fixed > 0 {
-                        format!("; {} gone", crate::tools::lsp::count(report.fixed, "earlier diagnostic"))
-                    } else {
-                        String::new()
-                    };
-                    match status {
-                        "pending" if !report.helpers_failed.is_empty() => {
-                            let missing: Vec<String> = report
-                                .helpers_failed
-                                .iter()
-                                .map(|f| format!("{} did not answer ({})", f.server, f.why))
-                                .collect();
-                            let _ = writeln!(
-                                text,
-                                "diagnostics pending for {rel}: {}{}",
-                                missing.join("; "),
-                                if report.new.is_empty() { String::new() } else { format!("; so far, from {shown}:") }
-                            );
-                        }
-                        "pending" => {
-                            let _ = writeln!(
-                                text,
-                                "diagnostics pending for {rel}: {} had not published for the written text when the wait ran out{}",
-                                servers.join(" or "),
-                                if report.new.is_empty() { String::new() } else { "; so far:".to_string() }
-                            );
-                        }
-                        "no new" => {
-                            let _ = writeln!(text, "no new diagnostics in {rel} ({shown}){fixed}");
-                        }
-                        "unknown baseline" => {
-                            let _ = writeln!(
-                                text,
-                                "diagnostics in {rel} ({shown}); what it had before this write could not be read, so some may be older:"
-                            );
-                        }
-                        _ => {
-                            let _ = writeln!(text, "new diagnostics in {rel} ({shown}){fixed}:");
-                        }
-                    }
-                    for d in &report.new {
-                        let mixed = !report.helpers.is_empty();
-                        let _ = writeln!(text, "{}", diagnostic_line_named(&self.workspace, d, mixed));
-                    }
                     items.push(WrittenFileOutput::Checked {
                         path: rel,
                         server: report.server,
@@ -250,40 +208,15 @@ impl DiagnosticsOnWrite {
                 }
                 Err(LspError::UnknownLanguage(_)) => {}
                 Err(LspError::NoServer { language, why }) => {
-                    if lock(&self.unusable_said).insert(language.id().to_string()) {
-                        let _ = writeln!(
-                            text,
-                            "no diagnostics for {rel}: no {language} language server is usable here ({why})"
-                        );
-                    }
-                    items.push(WrittenFileOutput::Unchecked {
-                        path: rel,
-                        status: "unavailable",
-                        why: Some(why),
-                        error: None,
-                    });
+                    let said_before = !lock(&self.unusable_said).insert(language.id().to_string());
+                    items.push(unchecked("unavailable", Some(language), Some(why), None, said_before));
                 }
-                Err(e) => {
-                    let _ = writeln!(text, "diagnostics unavailable for {rel}: {e}");
-                    items.push(WrittenFileOutput::Unchecked {
-                        path: rel,
-                        status: "failed",
-                        why: None,
-                        error: Some(e.to_string()),
-                    });
-                }
+                Err(e) => items.push(unchecked("failed", None, None, Some(e.to_string()), false)),
             }
         }
-        let mut other_items = Vec::new();
-        let mut budget = OTHER_LISTED;
-        for outcome in self.after_write_others(others, &pending, started).await {
-            let (other_text, value) = render_other(&self.workspace, &outcome, &mut budget);
-            let _ = writeln!(text, "{other_text}");
-            other_items.push(value);
-        }
-        (!items.is_empty()).then(|| {
-            (text.trim_end().to_string(), WriteDiagnosticsOutput { diagnostics: items, other_files: other_items })
-        })
+        let outcomes = self.after_write_others(others, &pending, started).await;
+        let other_files = outcomes.iter().map(|o| other_value(&self.workspace, o)).collect();
+        (!items.is_empty()).then_some(WriteDiagnosticsOutput { diagnostics: items, other_files })
     }
 }
 
@@ -302,6 +235,7 @@ impl<T> WithDiagnostics<T> {
 
 impl<T: Tool> Tool for WithDiagnostics<T> {
     type Input = T::Input;
+    type Output = Checked<T::Output>;
     const NAME: &'static str = T::NAME;
     const TIER: Tier = T::TIER;
     const PARALLEL_SAFE: bool = T::PARALLEL_SAFE;
@@ -311,20 +245,7 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
         self.inner.preview(input)
     }
 
-    /// The wrapped tool's schema, with `diagnostics` and `other_files` as
-    /// optional properties (present when a file of the write has a language).
-    fn output_schema() -> Option<Map<String, Value>> {
-        let mut schema = T::output_schema()?;
-        let added = crate::schema::output_schema::<WriteDiagnosticsOutput>();
-        if let (Some(Value::Object(properties)), Some(Value::Object(more))) =
-            (schema.get_mut("properties"), added.get("properties"))
-        {
-            properties.extend(more.clone());
-        }
-        Some(schema)
-    }
-
-    async fn call(&self, input: Self::Input, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: Self::Input, cx: &CallContext) -> Result<Reply<Checked<T::Output>>> {
         let root = self.diagnostics.workspace.root().to_path_buf();
         let paths: Vec<PathBuf> = self
             .inner
@@ -343,23 +264,62 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
             self.diagnostics.before_write_others(&paths).await
         };
         let others = reporting_servers(supervisor, cx, baselines).await;
-        let mut result = self.inner.call(input, cx).await?;
-        if result.is_error {
-            return Ok(result);
+        let written = match self.inner.call(input, cx).await? {
+            Ok(written) if !written.is_error() => written,
+            failed => return Ok(failed.map(|written| Checked { written, diagnostics: None })),
+        };
+        let diagnostics = reporting_servers(supervisor, cx, self.diagnostics.check(&paths, others)).await;
+        Ok(Ok(Checked { written, diagnostics }))
+    }
+}
+
+/// A write tool's value with what diagnostics on write found: the wrapped
+/// tool's fields, and `diagnostics` and `other_files` beside them when a file
+/// of the write has a language. Its schema is the wrapped tool's, with those
+/// two as optional properties.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked<O> {
+    #[serde(flatten)]
+    pub written: O,
+    #[serde(flatten)]
+    pub diagnostics: Option<WriteDiagnosticsOutput>,
+}
+
+impl<O: JsonSchema> JsonSchema for Checked<O> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Checked_{}", O::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = O::json_schema(generator);
+        let added = WriteDiagnosticsOutput::json_schema(generator);
+        if let (Some(properties), Some(more)) = (
+            schema.get_mut("properties").and_then(serde_json::Value::as_object_mut),
+            added.get("properties").and_then(serde_json::Value::as_object),
+        ) {
+            properties.extend(more.clone());
         }
-        let checked = reporting_servers(supervisor, cx, self.diagnostics.check(&paths, others)).await;
-        if let Some((text, added)) = checked {
-            if !text.is_empty() {
-                result.text = format!("{}\n\n{text}", result.text);
-            }
-            // The wrapped tool's value is an object (MCP's structuredContent is one); the two fields join it.
-            if let (Some(Value::Object(structured)), Ok(Value::Object(added))) =
-                (&mut result.structured, serde_json::to_value(added))
-            {
-                structured.extend(added);
-            }
+        schema
+    }
+}
+
+impl<O: Words> Words for Checked<O> {
+    const STRUCTURED: bool = O::STRUCTURED;
+
+    fn words(&self) -> String {
+        let written = self.written.words();
+        match self.diagnostics.as_ref().map(WriteDiagnosticsOutput::words) {
+            Some(checked) if !checked.is_empty() => format!("{written}\n\n{checked}"),
+            _ => written,
         }
-        Ok(result)
+    }
+
+    fn is_error(&self) -> bool {
+        self.written.is_error()
+    }
+
+    fn take_images(&mut self) -> Vec<crate::result::Image> {
+        self.written.take_images()
     }
 }
 

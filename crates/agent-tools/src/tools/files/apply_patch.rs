@@ -7,10 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool, Words};
 use crate::tools::patch::{self, Section};
 use crate::workspace::Workspace;
 
@@ -266,15 +264,12 @@ fn missing(file: &Touched) -> String {
 
 impl Tool for ApplyPatch {
     type Input = ApplyPatchInput;
+    type Output = PatchOutput;
     const NAME: &'static str = "apply_patch";
     const TIER: Tier = Tier::Write;
 
     /// Every path the patch names, a move's destination included; the summary
     /// has one line per section. Parses only: nothing is read.
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<PatchOutput>())
-    }
-
     fn preview(&self, input: &ApplyPatchInput) -> CallPreview {
         let patch = match patch::parse(&input.patch) {
             Ok(patch) => patch,
@@ -315,12 +310,10 @@ impl Tool for ApplyPatch {
         CallPreview { summary: Some(summary.join("\n")), paths }
     }
 
-    async fn call(&self, input: ApplyPatchInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: ApplyPatchInput, _cx: &CallContext) -> Result<Reply<PatchOutput>> {
         let patch = match patch::parse(&input.patch) {
             Ok(patch) => patch,
-            Err(e) => {
-                return Ok(ToolResult::error(format!("refused: the patch does not parse: {e}; nothing was written")));
-            }
+            Err(e) => return Ok(Err(format!("refused: the patch does not parse: {e}; nothing was written"))),
         };
         let mut plan = Plan { ws: &self.0, files: Vec::new() };
         let mut done = Vec::new();
@@ -334,7 +327,7 @@ impl Tool for ApplyPatch {
                 Err(why) => {
                     let why = why.trim_end();
                     let sep = if why.contains('\n') { "\n" } else { "; " };
-                    return Ok(ToolResult::error(format!("refused: {why}{sep}nothing was written")));
+                    return Ok(Err(format!("refused: {why}{sep}nothing was written")));
                 }
             }
         }
@@ -359,14 +352,20 @@ impl Tool for ApplyPatch {
             Ok(()) => {}
             Err(write_set::Error::Conflict { files }) => {
                 let files = files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
-                return Ok(ToolResult::error(format!(
+                return Ok(Err(format!(
                     "refused: {files} changed while the patch was being applied; nothing was written — read the file(s) again and make a new patch"
                 )));
             }
-            Err(e) => return Ok(ToolResult::error(e.to_string())),
+            Err(e) => return Ok(Err(e.to_string())),
         }
-        let mut text: Vec<String> = done.iter().map(Done::line).collect();
-        text.extend(notes.iter().map(|n| format!("note: {n}")));
-        Ok(ToolResult::text(text.join("\n")).with_output(&PatchOutput { files: done, notes }))
+        Ok(Ok(PatchOutput { files: done, notes }))
+    }
+}
+
+impl Words for PatchOutput {
+    fn words(&self) -> String {
+        let mut text: Vec<String> = self.files.iter().map(Done::line).collect();
+        text.extend(self.notes.iter().map(|n| format!("note: {n}")));
+        text.join("\n")
     }
 }

@@ -15,10 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool, Words};
 use crate::tools::patch;
 
 impl RegistryBuilder {
@@ -96,12 +94,9 @@ fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
 
 impl Tool for WriteFile {
     type Input = WriteInput;
+    type Output = WriteOutput;
     const NAME: &'static str = "write";
     const TIER: Tier = Tier::Write;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<WriteOutput>())
-    }
 
     fn preview(&self, input: &WriteInput) -> CallPreview {
         let lines = input.content.lines().count();
@@ -111,49 +106,44 @@ impl Tool for WriteFile {
         }
     }
 
-    async fn call(&self, input: WriteInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: WriteInput, _cx: &CallContext) -> Result<Reply<WriteOutput>> {
         let path = match resolve_for_write(&self.0, &input.path) {
             Ok(p) => p,
-            Err(e) => return Ok(ToolResult::error(e)),
+            Err(e) => return Ok(Err(e)),
         };
         let existed = path.exists();
         if let Err(e) = write_atomic(&path, &input.content) {
-            return Ok(ToolResult::error(format!("could not write {}: {e}", input.path)));
+            return Ok(Err(format!("could not write {}: {e}", input.path)));
         }
-        let verb = if existed { "replaced" } else { "created" };
-        Ok(ToolResult::text(format!("{verb} {} ({} bytes)", self.0.relative(&path).display(), input.content.len()))
-            .with_output(&WriteOutput {
-                path: self.0.relative(&path).to_path_buf(),
-                bytes: input.content.len(),
-                created: !existed,
-            }))
+        Ok(Ok(WriteOutput {
+            path: self.0.relative(&path).to_path_buf(),
+            bytes: input.content.len(),
+            created: !existed,
+        }))
     }
 }
 
 impl Tool for EditFile {
     type Input = EditInput;
+    type Output = EditOutput;
     const NAME: &'static str = "edit";
     const TIER: Tier = Tier::Write;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<EditOutput>())
-    }
 
     fn preview(&self, input: &EditInput) -> CallPreview {
         CallPreview { summary: Some(format!("edit {}", input.path)), paths: vec![PathBuf::from(&input.path)] }
     }
 
-    async fn call(&self, input: EditInput, _cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: EditInput, _cx: &CallContext) -> Result<Reply<EditOutput>> {
         let path = match self.0.resolve(&input.path) {
             Ok(p) => p,
-            Err(e) => return Ok(ToolResult::error(e.to_string())),
+            Err(e) => return Ok(Err(e.to_string())),
         };
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) => return Ok(ToolResult::error(format!("could not read {}: {e}", input.path))),
+            Err(e) => return Ok(Err(format!("could not read {}: {e}", input.path))),
         };
         if input.old_string.is_empty() {
-            return Ok(ToolResult::error("old_string must not be empty (use write to create or replace a whole file)"));
+            return Ok(Err("old_string must not be empty (use write to create or replace a whole file)".to_owned()));
         }
         // Models write `\n`; in a CRLF file, when the text does not occur as
         // given, read each `\n` as the file's `\r\n` (as Claude Code's Edit
@@ -172,12 +162,7 @@ impl Tool for EditFile {
         }
         let count = text.matches(old.as_ref()).count();
         let updated = match (count, input.replace_all) {
-            (0, _) => {
-                return Ok(ToolResult::error(format!(
-                    "old_string does not occur in {}; nothing was changed",
-                    input.path
-                )));
-            }
+            (0, _) => return Ok(Err(format!("old_string does not occur in {}; nothing was changed", input.path))),
             (1, _) | (_, true) => {
                 let (updated, rewritten) = replace_keeping_endings(&text, &old, &new);
                 if note.is_none() {
@@ -188,22 +173,16 @@ impl Tool for EditFile {
                 updated
             }
             (n, false) => {
-                return Ok(ToolResult::error(format!(
+                return Ok(Err(format!(
                     "old_string occurs {n} times in {}; give more surrounding text to make it unique, or set replace_all; nothing was changed",
                     input.path
                 )));
             }
         };
         if let Err(e) = write_atomic(&path, &updated) {
-            return Ok(ToolResult::error(format!("could not write {}: {e}", input.path)));
+            return Ok(Err(format!("could not write {}: {e}", input.path)));
         }
-        let noted = note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-        Ok(ToolResult::text(format!(
-            "replaced {count} occurrence{} in {}{noted}",
-            if count == 1 { "" } else { "s" },
-            self.0.relative(&path).display()
-        ))
-        .with_output(&EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count, note }))
+        Ok(Ok(EditOutput { path: self.0.relative(&path).to_path_buf(), replacements: count, note }))
     }
 }
 
@@ -286,4 +265,19 @@ pub struct EditOutput {
     /// How the text was matched or written when not as given (`\n` read as the file's CRLF, or `new_string`'s line breaks written as CRLF or CR).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+impl Words for WriteOutput {
+    fn words(&self) -> String {
+        let verb = if self.created { "created" } else { "replaced" };
+        format!("{verb} {} ({} bytes)", self.path.display(), self.bytes)
+    }
+}
+
+impl Words for EditOutput {
+    fn words(&self) -> String {
+        let noted = self.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
+        let plural = if self.replacements == 1 { "" } else { "s" };
+        format!("replaced {} occurrence{plural} in {}{noted}", self.replacements, self.path.display())
+    }
 }

@@ -5,7 +5,6 @@
 //! time; `status` says why not. Paths in results are relative to the working
 //! directory; lines and columns are 1-indexed (columns in characters).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,10 +12,8 @@ use lsp_supervisor::Supervisor;
 
 use crate::error::Result;
 use crate::registry::RegistryBuilder;
-use crate::result::ToolResult;
-use crate::schema::output_schema;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Tool};
+use crate::tool::{CallContext, CallPreview, Reply, Tool};
 use crate::workspace::Workspace;
 use crate::workspace::relative_text;
 
@@ -27,8 +24,7 @@ mod words;
 
 pub use input::*;
 pub use output::*;
-pub(crate) use words::{count, diagnostic_line, diagnostic_line_named, reporting_servers};
-use words::{cursor_note, leftover_text, loc};
+pub(crate) use words::{count, reporting_servers};
 
 /// References shown at most, by default ([`LspCaps`]).
 pub const REFERENCES_CAP: usize = 50;
@@ -89,18 +85,12 @@ struct Lsp(LspWiring);
 
 impl Tool for Lsp {
     type Input = LspInput;
+    type Output = LspOutput;
     const NAME: &'static str = "lsp";
     const TIER: Tier = Tier::Read;
 
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<LspOutput>())
-    }
-
-    async fn call(&self, input: LspInput, cx: &CallContext) -> Result<ToolResult> {
-        Ok(match reporting_servers(&self.0.supervisor, cx, self.run(input)).await {
-            Ok(result) => result,
-            Err(message) => ToolResult::error(message),
-        })
+    async fn call(&self, input: LspInput, cx: &CallContext) -> Result<Reply<LspOutput>> {
+        Ok(reporting_servers(&self.0.supervisor, cx, self.run(input)).await)
     }
 }
 
@@ -108,13 +98,10 @@ struct LspRename(LspWiring);
 
 impl Tool for LspRename {
     type Input = LspRenameInput;
+    type Output = RenameOutput;
     const NAME: &'static str = "lsp_rename";
     const TIER: Tier = Tier::Write;
     const PARALLEL_SAFE: bool = false;
-
-    fn output_schema() -> Option<serde_json::Map<String, serde_json::Value>> {
-        Some(output_schema::<RenameOutput>())
-    }
 
     fn preview(&self, input: &LspRenameInput) -> CallPreview {
         CallPreview {
@@ -127,71 +114,43 @@ impl Tool for LspRename {
         }
     }
 
-    async fn call(&self, input: LspRenameInput, cx: &CallContext) -> Result<ToolResult> {
+    async fn call(&self, input: LspRenameInput, cx: &CallContext) -> Result<Reply<RenameOutput>> {
         let ws = &self.0.workspace;
         let path = match ws.resolve(&input.file) {
             Ok(path) => path,
-            Err(e) => return Ok(ToolResult::error(e.to_string())),
+            Err(e) => return Ok(Err(e.to_string())),
         };
         if input.new_name.trim().is_empty() {
-            return Ok(ToolResult::error("new_name must not be empty"));
+            return Ok(Err("new_name must not be empty".to_owned()));
         }
         let renamed = self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name);
-        match reporting_servers(&self.0.supervisor, cx, renamed).await {
-            Err(e) => Ok(ToolResult::error(relative_text(ws, &e.to_string()))),
-            Ok(outcome) => {
-                let mut text = format!(
-                    "renamed `{}` to `{}` ({}; {} in {}):\n",
-                    input.symbol,
-                    input.new_name,
-                    cursor_note(ws, &outcome.cursor),
-                    count(outcome.edits, "edit"),
-                    count(outcome.files.len(), "file")
-                );
-                for file in &outcome.files {
-                    let _ = writeln!(text, "{} {}", file.change, ws.relative(&file.path).display());
-                }
-                if let Some(at) = &outcome.asked_at {
-                    let _ = writeln!(
-                        text,
-                        "asked at the declaration {} ({} renames an imported name only locally when asked at a use)",
-                        loc(ws, at),
-                        outcome.server
-                    );
-                }
-                for alias in &outcome.kept_aliases {
-                    let _ = writeln!(
-                        text,
-                        "kept `{}` as an alias at {} (`{}`), so code that imports `{}` goes on working; rename it too if that name should go",
-                        outcome.old_name,
-                        loc(ws, alias),
-                        alias.text,
-                        outcome.old_name
-                    );
-                }
-                text.push_str(&leftover_text(ws, &outcome));
-                let leftover = |l: &lsp_supervisor::Leftover| LeftoverOutput {
-                    location: LocationOutput::new(ws, &l.location),
-                    excluded: l.excluded.clone(),
-                    unasked: l.unasked.clone(),
-                };
-                Ok(ToolResult::text(text.trim_end()).with_output(&RenameOutput {
-                    server: outcome.server,
-                    old_name: outcome.old_name.clone(),
-                    asked_at: outcome.asked_at.as_ref().map(|l| LocationOutput::new(ws, l)),
-                    edits: outcome.edits,
-                    files: outcome
-                        .files
-                        .iter()
-                        .map(|f| RenamedFileOutput { path: ws.relative(&f.path).to_path_buf(), change: f.change })
-                        .collect(),
-                    not_covered: outcome.not_covered.iter().map(leftover).collect(),
-                    unresolved: outcome.unresolved.iter().map(leftover).collect(),
-                    other_symbols: outcome.other_symbols,
-                    unchecked: outcome.unchecked,
-                    kept_aliases: outcome.kept_aliases.iter().map(|l| LocationOutput::new(ws, l)).collect(),
-                }))
-            }
-        }
+        let outcome = match reporting_servers(&self.0.supervisor, cx, renamed).await {
+            Ok(outcome) => outcome,
+            Err(e) => return Ok(Err(relative_text(ws, &e.to_string()))),
+        };
+        let leftover = |l: &lsp_supervisor::Leftover| LeftoverOutput {
+            location: LocationOutput::new(ws, &l.location),
+            excluded: l.excluded.clone(),
+            unasked: l.unasked.clone(),
+        };
+        Ok(Ok(RenameOutput {
+            server: outcome.server,
+            old_name: outcome.old_name.clone(),
+            asked_at: outcome.asked_at.as_ref().map(|l| LocationOutput::new(ws, l)),
+            edits: outcome.edits,
+            files: outcome
+                .files
+                .iter()
+                .map(|f| RenamedFileOutput { path: ws.relative(&f.path).to_path_buf(), change: f.change })
+                .collect(),
+            not_covered: outcome.not_covered.iter().map(leftover).collect(),
+            unresolved: outcome.unresolved.iter().map(leftover).collect(),
+            other_symbols: outcome.other_symbols,
+            unchecked: outcome.unchecked,
+            kept_aliases: outcome.kept_aliases.iter().map(|l| LocationOutput::new(ws, l)).collect(),
+            new_name: input.new_name,
+            cursor: CursorOutput::new(ws, &outcome.cursor),
+            symbol: input.symbol,
+        }))
     }
 }

@@ -26,6 +26,11 @@ pub struct LocationOutput {
 }
 
 impl LocationOutput {
+    /// `path:line:column`.
+    pub(crate) fn at(&self) -> String {
+        format!("{}:{}:{}", self.path.display(), self.line, self.column)
+    }
+
     pub(crate) fn new(ws: &Workspace, l: &Location) -> LocationOutput {
         LocationOutput {
             path: ws.relative(&l.path).to_path_buf(),
@@ -54,6 +59,28 @@ pub struct DiagnosticOutput {
 }
 
 impl DiagnosticOutput {
+    /// One diagnostic as a line: `path:line:col severity[code]: message (source)`.
+    pub(crate) fn line(&self) -> String {
+        let code = self.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
+        let source = self.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
+        format!("{} {}{code}: {}{source}", self.location.at(), self.severity, self.message)
+    }
+
+    /// [`DiagnosticOutput::line`] in a list that mixes servers (a primary and its helpers): it names its server.
+    pub(crate) fn line_named(&self, mixed: bool) -> String {
+        if !mixed {
+            return self.line();
+        }
+        let code = self.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
+        let source = match (&self.source, self.server) {
+            (Some(source), Some(server)) => format!(" ({source}, from {server})"),
+            (Some(source), None) => format!(" ({source})"),
+            (None, Some(server)) => format!(" (from {server})"),
+            (None, None) => String::new(),
+        };
+        format!("{} {}{code}: {}{source}", self.location.at(), self.severity, self.message)
+    }
+
     pub(crate) fn new(ws: &Workspace, d: &Diagnostic) -> DiagnosticOutput {
         DiagnosticOutput {
             server: d.server,
@@ -75,31 +102,76 @@ pub enum LspOutput {
     /// `hover`.
     Hover(HoverOutput),
     /// `code_actions`.
-    CodeActions {
-        /// The primary server's, then each helper's.
-        actions: Vec<CodeActionOutput>,
-        /// The helpers that did not answer: their actions are missing.
-        helpers_failed: Vec<HelperFailureOutput>,
-    },
+    CodeActions(CodeActionsOutput),
     /// `diagnostics` of one file.
     Diagnostics(FileDiagnosticsOutput),
     /// `diagnostics` of `"*"`: one run of each project checker.
-    Checkers { checkers: Vec<CheckerOutput> },
+    Checkers(CheckersOutput),
     /// `symbols` with a `query` (workspace) or a `file` (its outline).
     Symbols(SymbolsOutput),
     /// `status`.
     Status(StatusOutput),
     /// `reload`: the servers stopped (`id (root)`).
-    Reload { stopped: Vec<String> },
+    Reload(ReloadOutput),
+}
+
+/// `code_actions`: what the servers offer on a line.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CodeActionsOutput {
+    /// The primary server's, then each helper's.
+    pub actions: Vec<CodeActionOutput>,
+    /// The helpers that did not answer: their actions are missing.
+    pub helpers_failed: Vec<HelperFailureOutput>,
+    /// The line asked about; for the words.
+    #[serde(skip)]
+    pub line: u32,
+    /// The file, relative; for the words.
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// `diagnostics` of `"*"`: one run of each project checker.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckersOutput {
+    pub checkers: Vec<CheckerOutput>,
+}
+
+/// `reload`: the servers stopped.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReloadOutput {
+    /// `id (root)`.
+    pub stopped: Vec<String>,
 }
 
 /// Where the place the model named was found.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CursorOutput {
     pub line: u32,
     pub column: u32,
     pub symbol: String,
+    /// The file, relative; for the words.
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Whole-identifier occurrences of the symbol on the line; for the words.
+    #[serde(skip)]
+    pub occurrences: usize,
+    /// Whether the place is a whole identifier; for the words.
+    #[serde(skip)]
+    pub whole: bool,
+}
+
+impl CursorOutput {
+    pub(crate) fn new(ws: &Workspace, cursor: &lsp_supervisor::Cursor) -> CursorOutput {
+        CursorOutput {
+            line: cursor.line,
+            column: cursor.column,
+            symbol: cursor.symbol.clone(),
+            path: ws.relative(&cursor.path).to_path_buf(),
+            occurrences: cursor.occurrences,
+            whole: cursor.whole,
+        }
+    }
 }
 
 /// The answer of a navigation request.
@@ -114,6 +186,9 @@ pub struct NavigationOutput {
     pub total: usize,
     /// Why the list may be incomplete (a server still loading).
     pub warning: Option<String>,
+    /// `definition`, `type_definition`, `implementation` or `references`; for the words.
+    #[serde(skip)]
+    pub action: &'static str,
 }
 
 /// The hover text at a place.
@@ -124,6 +199,9 @@ pub struct HoverOutput {
     pub hover: Option<String>,
     pub line: u32,
     pub column: u32,
+    /// Where it was asked; for the words.
+    #[serde(skip)]
+    pub cursor: CursorOutput,
 }
 
 /// One code action the server offers.
@@ -158,6 +236,9 @@ pub struct FileDiagnosticsOutput {
     /// or a helper did not answer.
     pub complete: bool,
     pub diagnostics: Vec<DiagnosticOutput>,
+    /// The file, relative; for the words.
+    #[serde(skip)]
+    pub path: PathBuf,
 }
 
 /// A helper server that did not answer (not usable, crashed, timed out, not ready).
@@ -181,6 +262,9 @@ pub struct CheckerOutput {
     /// That the checker's output was cut at the read limit (`its stdout was cut at N bytes (M written)`).
     /// `diagnostics` then holds what came before the cut.
     pub cut: Option<String>,
+    /// Where it ran, relative (`.` for the working directory); for the words.
+    #[serde(skip)]
+    pub root: String,
 }
 
 /// Symbols: a workspace search (`query`) or a file's outline.
@@ -202,6 +286,9 @@ pub struct SymbolsOutput {
     pub failures: Option<Vec<SymbolFailureOutput>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<Vec<String>>,
+    /// What was asked (`symbols in src/main.rs (rust-analyzer)`); for the words.
+    #[serde(skip)]
+    pub title: String,
 }
 
 /// One symbol.
@@ -239,6 +326,15 @@ pub struct StatusOutput {
     /// Whether changes on disk are watched, and how widely.
     pub watching: String,
     pub availability: Vec<AvailabilityOutput>,
+    /// The working directory, which the words show paths relative to.
+    #[serde(skip)]
+    pub root: PathBuf,
+    /// Servers the host stopped to keep under its memory budget; for the words.
+    #[serde(skip)]
+    pub stopped_over_budget: u64,
+    /// `lsp.request_timeout_s`, in ms; for the words.
+    #[serde(skip)]
+    pub request_timeout_ms: u128,
 }
 
 /// Whether a language's server is usable at the root, and why not.
@@ -261,6 +357,9 @@ pub struct AvailabilityOutput {
     pub projects: Vec<PathBuf>,
     /// `{ "Ok": the binary's path }`, or `{ "Err": why none runs }`.
     pub binary: Result<PathBuf, String>,
+    /// The binary's version line, with its name; for the words.
+    #[serde(skip)]
+    pub version: Option<String>,
 }
 
 /// `lsp_rename`'s structured value.
@@ -284,6 +383,15 @@ pub struct RenameOutput {
     pub unchecked: usize,
     /// Where the edit kept the old name as an alias (`export { new as old }`).
     pub kept_aliases: Vec<LocationOutput>,
+    /// The new name; for the words.
+    #[serde(skip)]
+    pub new_name: String,
+    /// The place asked about; for the words.
+    #[serde(skip)]
+    pub cursor: CursorOutput,
+    /// The symbol as given; for the words.
+    #[serde(skip)]
+    pub symbol: String,
 }
 
 /// One file a rename changed.
@@ -340,10 +448,16 @@ pub enum WrittenFileOutput {
     Unchecked {
         path: String,
         status: &'static str,
+        /// `unavailable`: the file's language.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        language: Option<lsp_supervisor::Language>,
         #[serde(skip_serializing_if = "Option::is_none")]
         why: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// `unavailable`: whether this run was told so before (the words say it once per language).
+        #[serde(skip)]
+        said_before: bool,
     },
 }
 

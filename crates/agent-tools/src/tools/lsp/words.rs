@@ -1,70 +1,353 @@
-//! The text the model reads of each action's result, worded beside its structured value.
+//! The text the model reads of each action's result, worded from its value.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lsp_supervisor::{Capped, Cursor, Diagnostic, Location, Supervisor, Symbol};
+use lsp_supervisor::{Language, Supervisor};
 
-use crate::result::ToolResult;
-use crate::tool::CallContext;
+use crate::tool::{CallContext, Words};
 use crate::workspace::Workspace;
 
 use super::input::LspAction;
 use super::output::*;
 
-/// The uses of the old name a rename left, as lines: the ones in files the
-/// server's configuration leaves out (grouped by why), the ones it could not
-/// resolve, and counts of other symbols and of uses not asked about.
-pub(super) fn leftover_text(ws: &Workspace, outcome: &lsp_supervisor::RenameOutcome) -> String {
-    const SHOWN: usize = 10;
-    let mut text = String::new();
-    let old = &outcome.old_name;
-    let mut reasons: Vec<&str> = outcome.not_covered.iter().filter_map(|l| l.excluded.as_deref()).collect();
-    reasons.dedup();
-    for why in reasons {
-        let uses: Vec<&lsp_supervisor::Leftover> =
-            outcome.not_covered.iter().filter(|l| l.excluded.as_deref() == Some(why)).collect();
-        let mut files: Vec<String> = uses.iter().map(|l| ws.relative(&l.location.path).display().to_string()).collect();
-        files.dedup();
-        let _ = writeln!(
-            text,
-            "{} of `{old}` in {} not renamed, because {why}:",
-            count(uses.len(), "more use"),
-            files.join(", ")
-        );
-        for l in uses.iter().take(SHOWN) {
-            let _ = writeln!(text, "  {}: {}", loc(ws, &l.location), l.location.text);
+impl Words for LspOutput {
+    fn words(&self) -> String {
+        let text = match self {
+            LspOutput::Navigation(nav) => nav.words(),
+            LspOutput::Hover(hover) => return hover.words(),
+            LspOutput::CodeActions(offered) => offered.words(),
+            LspOutput::Diagnostics(report) => report.words(),
+            LspOutput::Checkers(runs) => runs.words(),
+            LspOutput::Symbols(symbols) => symbols.words(),
+            LspOutput::Status(status) => status.words(),
+            LspOutput::Reload(reload) => return reload.words(),
+        };
+        text.trim_end().to_owned()
+    }
+}
+
+impl CursorOutput {
+    /// `path:line:column` and the symbol, with how the place was picked when not plainly.
+    fn note(&self) -> String {
+        let mut note = format!("{}:{}:{} `{}`", self.path.display(), self.line, self.column, self.symbol);
+        match (self.occurrences, self.whole) {
+            (1, true) => {}
+            (_, true) => {
+                note.push_str(&format!(", the first whole-identifier occurrence of {} on the line", self.occurrences))
+            }
+            (_, false) => note.push_str(", inside a longer identifier (no whole-identifier occurrence on the line)"),
+        }
+        note
+    }
+}
+
+impl NavigationOutput {
+    fn words(&self) -> String {
+        let what = self.action.replace('_', " ");
+        let mut text = format!("{what} of {}", self.cursor.note());
+        if self.locations.is_empty() {
+            let _ = writeln!(text, ": none ({} has no {what} for it)", self.server);
+        } else {
+            let _ = writeln!(text, ": {}{}", self.total, capped_note(self.locations.len(), self.total));
+            for l in &self.locations {
+                let _ = writeln!(text, "{}  {}", l.at(), l.text);
+            }
+        }
+        if let Some(warning) = &self.warning {
+            let _ = writeln!(text, "note: {warning}; the list may be incomplete");
+        }
+        text
+    }
+}
+
+impl HoverOutput {
+    fn words(&self) -> String {
+        match &self.hover {
+            Some(text) => format!("hover at {}:\n{text}", self.cursor.note()),
+            None => format!("no hover information at {}", self.cursor.note()),
         }
     }
-    if !outcome.unresolved.is_empty() {
-        let _ = writeln!(
-            text,
-            "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see) or could not be asked about, not renamed:",
-            count(outcome.unresolved.len(), "more occurrence"),
-            outcome.server
-        );
-        for l in outcome.unresolved.iter().take(SHOWN) {
-            let unasked = l.unasked.as_ref().map(|e| format!("  (not asked: {e})")).unwrap_or_default();
-            let _ = writeln!(text, "  {}: {}{unasked}", loc(ws, &l.location), l.location.text);
+}
+
+impl CodeActionsOutput {
+    fn words(&self) -> String {
+        let mut text =
+            format!("code actions on line {} of {}: {}\n", self.line, self.path.display(), self.actions.len());
+        for a in &self.actions {
+            let kind = a.kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
+            let preferred = if a.preferred { " (preferred)" } else { "" };
+            let disabled = a.disabled.as_deref().map(|d| format!(" (disabled: {d})")).unwrap_or_default();
+            let _ = writeln!(text, "- {}{kind}{preferred}{disabled} ({})", a.title, a.server);
         }
-        if outcome.unresolved.len() > SHOWN {
-            let _ = writeln!(text, "  … {} more", outcome.unresolved.len() - SHOWN);
+        for failure in &self.helpers_failed {
+            let _ = writeln!(text, "{} did not answer, so its actions are missing: {}", failure.server, failure.why);
         }
+        text
     }
-    if outcome.other_symbols > 0 || outcome.unchecked > 0 {
-        let mut parts = Vec::new();
-        if outcome.other_symbols > 0 {
-            parts.push(format!(
-                "{} of other symbols named `{old}` left as they are",
-                count(outcome.other_symbols, "use")
+}
+
+impl FileDiagnosticsOutput {
+    fn words(&self) -> String {
+        let servers = std::iter::once(self.server).chain(self.helpers.iter().copied()).collect::<Vec<_>>();
+        let mut text = format!(
+            "{}: {} ({})",
+            self.path.display(),
+            count(self.diagnostics.len(), "diagnostic"),
+            servers.join(" + ")
+        );
+        if !self.complete && self.helpers_failed.is_empty() {
+            text.push_str(&format!(
+                ", pending: {} had not published for the current text when the wait ran out; this list may be incomplete",
+                servers.join(" or ")
             ));
         }
-        if outcome.unchecked > 0 {
-            parts.push(format!("{} more occurrences of `{old}` not checked", outcome.unchecked));
+        text.push('\n');
+        for failure in &self.helpers_failed {
+            let _ =
+                writeln!(text, "{} did not answer, so its diagnostics are missing: {}", failure.server, failure.why);
         }
-        let _ = writeln!(text, "{}", parts.join("; "));
+        for d in &self.diagnostics {
+            let _ = writeln!(text, "{}", d.line_named(!self.helpers.is_empty()));
+        }
+        text
     }
-    text
+}
+
+impl CheckersOutput {
+    fn words(&self) -> String {
+        let mut text = String::new();
+        for run in &self.checkers {
+            let _ = writeln!(text, "`{}` in {}: {}", run.command, run.root, count(run.diagnostics.len(), "diagnostic"));
+            for d in &run.diagnostics {
+                let _ = writeln!(text, "{}", d.line());
+            }
+            if let Some(failure) = &run.failure {
+                let _ = writeln!(text, "{failure}");
+            }
+            if let Some(cut) = &run.cut {
+                let _ = writeln!(text, "{cut}");
+            }
+        }
+        text
+    }
+}
+
+impl SymbolsOutput {
+    fn words(&self) -> String {
+        let mut text = format!("{}: {}{}\n", self.title, self.total, capped_note(self.symbols.len(), self.total));
+        for s in &self.symbols {
+            let indent = "  ".repeat(s.depth.unwrap_or(0));
+            let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
+            let outside = if s.dependency == Some(true) { " (dependency)" } else { "" };
+            let _ = writeln!(text, "{indent}{} {}{container}  {}{outside}", s.kind, s.name, s.location.at());
+        }
+        if let Some(outside) = self.outside.filter(|&n| n > 0) {
+            let _ = writeln!(
+                text,
+                "{} outside the working directory left out (dependencies: true lists them)",
+                count(outside, "hit")
+            );
+        }
+        for failure in self.failures.iter().flatten() {
+            let _ = writeln!(text, "{} for {} could not answer: {}", failure.server, failure.root, failure.error);
+        }
+        for note in self.notes.iter().flatten() {
+            let _ = writeln!(text, "note: {note}");
+        }
+        text
+    }
+}
+
+impl StatusOutput {
+    fn words(&self) -> String {
+        let root = |path: &Path| {
+            let rel = path.strip_prefix(&self.root).unwrap_or(path);
+            if rel.as_os_str().is_empty() { ".".to_string() } else { rel.display().to_string() }
+        };
+        let relative = |text: &str| text.replace(&format!("{}/", self.root.display()), "");
+        let mut text = String::from("servers:\n");
+        if self.running.is_empty() {
+            text.push_str("  none running (a server starts on first use)\n");
+        }
+        for s in &self.running {
+            let reason = if s.root_reason.is_empty() { String::new() } else { format!(" ({})", s.root_reason) };
+            let mut line = format!("  {} for {}{reason}: {}", s.server, root(&s.root), s.state);
+            if let Some(pid) = s.pid {
+                line.push_str(&format!(", pid {pid}"));
+            }
+            if let Some(up) = s.uptime_ms {
+                line.push_str(&format!(", up {}", duration_text(up)));
+            }
+            line.push_str(&format!(", {}, {} open documents", count(s.restarts as usize, "restart"), s.open_documents));
+            if s.shared_with > 0 {
+                line.push_str(&format!(", shared with {}", count(s.shared_with, "other run")));
+            }
+            if let Some(busy) = &s.busy {
+                line.push_str(&format!(", busy: {busy}"));
+            }
+            let _ = writeln!(text, "{line}");
+            if let Some(load) = &s.load {
+                let _ = writeln!(text, "    {load}");
+            }
+            if let Some(first) = s.first_load_timeout_ms {
+                let _ = writeln!(
+                    text,
+                    "    its first request may wait up to {} for its first load (a cold project), later ones {}",
+                    duration_text(first),
+                    duration_text(self.request_timeout_ms)
+                );
+            }
+            match (&s.gave_up, &s.last_exit) {
+                (Some(why), _) => {
+                    let _ = writeln!(text, "    gave up because: {}", indent(&relative(why)));
+                }
+                (None, Some(exit)) => {
+                    let _ = writeln!(text, "    last exit: {}", indent(&relative(&exit.describe())));
+                }
+                (None, None) => {}
+            }
+            for message in &s.messages {
+                let _ = writeln!(text, "    it said: {message}");
+            }
+        }
+        if self.stopped_over_budget > 0 {
+            let _ = writeln!(
+                text,
+                "  the host has stopped {} no run was using before its idle time, to keep under its memory budget",
+                count(usize::try_from(self.stopped_over_budget).unwrap_or(usize::MAX), "language server")
+            );
+        }
+        let _ = writeln!(text, "the root: {}", self.watching);
+        text.push_str("languages at the root:\n");
+        let shown = |p: &Path| if p.as_os_str().is_empty() { ".".to_string() } else { p.display().to_string() };
+        for a in self.availability.iter().filter(|a| a.language != Language::Fixture || a.usable) {
+            let projects: Vec<String> = a.projects.iter().map(|p| format!("{}/", shown(p))).collect();
+            let version = a.version.as_deref().unwrap_or_default();
+            let verdict = match (&a.root, &a.binary) {
+                (Err(_), Ok(_)) if a.chosen && !projects.is_empty() => {
+                    format!("used for the projects in {} ({version})", projects.join(", "))
+                }
+                (Ok(root), Ok(_)) if a.chosen => format!(
+                    "used for {}{}: {version}",
+                    shown(root),
+                    a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
+                ),
+                (Ok(root), Ok(_)) if a.helper => {
+                    format!("helps with diagnostics and code actions for {}: {version}", shown(root))
+                }
+                (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
+                (Err(why), Ok(_)) => format!("binary found, but {why}"),
+                (Ok(_), Err(why)) => format!("root marker found, but {why}"),
+                (Err(_), Err(why)) => format!("no root marker and {why}"),
+            };
+            let _ = writeln!(text, "  {:<11} {:<27} {verdict}", a.language.id(), a.server);
+        }
+        text
+    }
+}
+
+impl ReloadOutput {
+    fn words(&self) -> String {
+        if self.stopped.is_empty() {
+            "no server was running; detection runs again, and servers start on next use".to_string()
+        } else {
+            format!("stopped {}; detection runs again, and each starts on next use", self.stopped.join(", "))
+        }
+    }
+}
+
+impl Words for RenameOutput {
+    fn words(&self) -> String {
+        let mut text = format!(
+            "renamed `{}` to `{}` ({}; {} in {}):\n",
+            self.symbol,
+            self.new_name,
+            self.cursor.note(),
+            count(self.edits, "edit"),
+            count(self.files.len(), "file")
+        );
+        for file in &self.files {
+            let _ = writeln!(text, "{} {}", file.change, file.path.display());
+        }
+        if let Some(at) = &self.asked_at {
+            let _ = writeln!(
+                text,
+                "asked at the declaration {} ({} renames an imported name only locally when asked at a use)",
+                at.at(),
+                self.server
+            );
+        }
+        for alias in &self.kept_aliases {
+            let _ = writeln!(
+                text,
+                "kept `{}` as an alias at {} (`{}`), so code that imports `{}` goes on working; rename it too if that name should go",
+                self.old_name,
+                alias.at(),
+                alias.text,
+                self.old_name
+            );
+        }
+        text.push_str(&self.leftover_text());
+        text.trim_end().to_owned()
+    }
+}
+
+impl RenameOutput {
+    /// The uses of the old name a rename left, as lines: the ones in files the
+    /// server's configuration leaves out (grouped by why), the ones it could not
+    /// resolve, and counts of other symbols and of uses not asked about.
+    fn leftover_text(&self) -> String {
+        const SHOWN: usize = 10;
+        let mut text = String::new();
+        let old = &self.old_name;
+        let mut reasons: Vec<&str> = self.not_covered.iter().filter_map(|l| l.excluded.as_deref()).collect();
+        reasons.dedup();
+        for why in reasons {
+            let uses: Vec<&LeftoverOutput> =
+                self.not_covered.iter().filter(|l| l.excluded.as_deref() == Some(why)).collect();
+            let mut files: Vec<String> = uses.iter().map(|l| l.location.path.display().to_string()).collect();
+            files.dedup();
+            let _ = writeln!(
+                text,
+                "{} of `{old}` in {} not renamed, because {why}:",
+                count(uses.len(), "more use"),
+                files.join(", ")
+            );
+            for l in uses.iter().take(SHOWN) {
+                let _ = writeln!(text, "  {}: {}", l.location.at(), l.location.text);
+            }
+        }
+        if !self.unresolved.is_empty() {
+            let _ = writeln!(
+                text,
+                "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see) or could not be asked about, not renamed:",
+                count(self.unresolved.len(), "more occurrence"),
+                self.server
+            );
+            for l in self.unresolved.iter().take(SHOWN) {
+                let unasked = l.unasked.as_ref().map(|e| format!("  (not asked: {e})")).unwrap_or_default();
+                let _ = writeln!(text, "  {}: {}{unasked}", l.location.at(), l.location.text);
+            }
+            if self.unresolved.len() > SHOWN {
+                let _ = writeln!(text, "  … {} more", self.unresolved.len() - SHOWN);
+            }
+        }
+        if self.other_symbols > 0 || self.unchecked > 0 {
+            let mut parts = Vec::new();
+            if self.other_symbols > 0 {
+                parts.push(format!(
+                    "{} of other symbols named `{old}` left as they are",
+                    count(self.other_symbols, "use")
+                ));
+            }
+            if self.unchecked > 0 {
+                parts.push(format!("{} more occurrences of `{old}` not checked", self.unchecked));
+            }
+            let _ = writeln!(text, "{}", parts.join("; "));
+        }
+        text
+    }
 }
 
 /// Runs `work` and, while it runs, reports what the language servers are busy
@@ -98,51 +381,8 @@ pub(crate) async fn reporting_servers<T>(
     }
 }
 
-pub(super) fn cursor_note(ws: &Workspace, cursor: &Cursor) -> String {
-    let mut note =
-        format!("{}:{}:{} `{}`", ws.relative(&cursor.path).display(), cursor.line, cursor.column, cursor.symbol);
-    match (cursor.occurrences, cursor.whole) {
-        (1, true) => {}
-        (_, true) => {
-            note.push_str(&format!(", the first whole-identifier occurrence of {} on the line", cursor.occurrences))
-        }
-        (_, false) => note.push_str(", inside a longer identifier (no whole-identifier occurrence on the line)"),
-    }
-    note
-}
-
-pub(super) fn loc(ws: &Workspace, l: &Location) -> String {
-    format!("{}:{}:{}", ws.relative(&l.path).display(), l.line, l.column)
-}
-
-/// One diagnostic as a line: `path:line:col severity[code] message (source)`.
-pub(crate) fn diagnostic_line(ws: &Workspace, d: &Diagnostic) -> String {
-    let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
-    let source = d.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
-    format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
-}
-
-/// [`diagnostic_line`] in a list that mixes servers (a primary and its helpers): it names its server.
-pub(crate) fn diagnostic_line_named(ws: &Workspace, d: &Diagnostic, mixed: bool) -> String {
-    if !mixed {
-        return diagnostic_line(ws, d);
-    }
-    let code = d.code.as_ref().map(|c| format!("[{c}]")).unwrap_or_default();
-    let source = match (&d.source, d.server) {
-        (Some(source), Some(server)) => format!(" ({source}, from {server})"),
-        (Some(source), None) => format!(" ({source})"),
-        (None, Some(server)) => format!(" (from {server})"),
-        (None, None) => String::new(),
-    };
-    format!("{} {}{code}: {}{source}", loc(ws, &d.location), d.severity.as_str(), d.message)
-}
-
-pub(super) fn capped_note<T>(list: &Capped<T>) -> String {
-    if list.total > list.items.len() {
-        format!(" (showing {} of {})", list.items.len(), list.total)
-    } else {
-        String::new()
-    }
+fn capped_note(shown: usize, total: usize) -> String {
+    if total > shown { format!(" (showing {shown} of {total})") } else { String::new() }
 }
 
 /// A probe's version line, with the program's name when the line lacks it (`typescript-language-server 5.3.0`).
@@ -188,33 +428,4 @@ pub(super) fn action_name(action: LspAction) -> &'static str {
         LspAction::Status => "status",
         LspAction::Reload => "reload",
     }
-}
-
-pub(super) fn symbols_result(ws: &Workspace, title: &str, symbols: &Capped<Symbol>) -> ToolResult {
-    let mut text = format!("{title}: {}{}\n", symbols.total, capped_note(symbols));
-    for s in &symbols.items {
-        let indent = "  ".repeat(s.depth);
-        let container = s.container.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
-        let _ = writeln!(text, "{indent}{} {}{container}  {}", s.kind, s.name, loc(ws, &s.location));
-    }
-    let items = symbols
-        .items
-        .iter()
-        .map(|s| SymbolOutput {
-            name: s.name.clone(),
-            kind: s.kind,
-            container: s.container.clone(),
-            depth: Some(s.depth),
-            location: LocationOutput::new(ws, &s.location),
-            dependency: None,
-        })
-        .collect();
-    ToolResult::text(text.trim_end()).with_output(&LspOutput::Symbols(SymbolsOutput {
-        symbols: items,
-        total: symbols.total,
-        servers: None,
-        outside: None,
-        failures: None,
-        notes: None,
-    }))
 }
