@@ -15,6 +15,7 @@
 //!
 //! This crate knows nothing of tool calling, JSON schemas or approval tiers;
 //! the wording a model reads about an outcome belongs to the caller.
+#![warn(missing_docs)]
 
 mod card;
 mod channel;

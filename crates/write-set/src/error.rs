@@ -13,7 +13,10 @@ pub enum Error {
         if .files.len() == 1 { "it was" } else { "they were" },
         .files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
-    Conflict { files: Vec<PathBuf> },
+    Conflict {
+        /// The files that differ, as their [`FileWrite::shown`](crate::FileWrite::shown) names them.
+        files: Vec<PathBuf>,
+    },
     /// A step failed midway; the files already changed were put back, except `unrestored`.
     #[error(
         "write failed on {}: {source}; {}",
@@ -28,10 +31,15 @@ pub enum Error {
         }
     )]
     WriteFailed {
+        /// The file whose step failed, as its [`FileWrite::shown`](crate::FileWrite::shown) names it.
         path: PathBuf,
+        /// How many files already changed were put back (0 when preparing failed,
+        /// before any file was changed).
         restored: usize,
-        /// Files changed before the failure that could not be put back.
+        /// Files changed before the failure that could not be put back, as
+        /// [`FileWrite::shown`](crate::FileWrite::shown) names them.
         unrestored: Vec<PathBuf>,
+        /// The I/O error that stopped the write.
         #[source]
         source: std::io::Error,
     },

@@ -53,22 +53,45 @@ mod imp {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub enum Fault {
         /// The `at`-th step fails with the OS error `errno`, and only it.
-        FailStep { at: usize, errno: i32 },
+        FailStep {
+            /// The step's number, counted from 1 over every kind.
+            at: usize,
+            /// The raw OS error the step fails with, such as [`ENOSPC`] or [`EACCES`].
+            errno: i32,
+        },
         /// The `at`-th step of kind `op` fails with `errno`, and only it.
-        FailOp { op: Op, at: usize, errno: i32 },
+        FailOp {
+            /// The kind of step counted.
+            op: Op,
+            /// The step's number among the steps of kind `op`, counted from 1.
+            at: usize,
+            /// The raw OS error the step fails with, such as [`ENOSPC`] or [`EACCES`].
+            errno: i32,
+        },
         /// From the `at`-th step on, every [`Op::Write`] fails with `ENOSPC`: the
         /// disk is full, and stays full while the writer restores.
-        DiskFull { at: usize },
+        DiskFull {
+            /// The step from which on every write fails, counted from 1 over every kind.
+            at: usize,
+        },
         /// Right before the `at`-th step, the file it is about (the file, not
         /// the temporary one beside it) is made read-only, as another process might.
-        ReadOnly { at: usize },
+        ReadOnly {
+            /// The step's number, counted from 1 over every kind; the step itself
+            /// then runs as usual.
+            at: usize,
+        },
     }
 
     /// The step a fault hit: its number, kind and the path it was about.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Fired {
+        /// The step's number, counted from 1 over every kind.
         pub step: usize,
+        /// The kind of step.
         pub op: Op,
+        /// The file the step was about (its [`FileWrite::path`](crate::FileWrite::path),
+        /// not the temporary file beside it).
         pub path: PathBuf,
     }
 

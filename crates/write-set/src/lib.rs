@@ -9,6 +9,7 @@
 //!
 //! With the `fault-injection` feature (off by default), `fault` fails chosen
 //! steps of the writer, for trials and tests.
+#![warn(missing_docs)]
 
 mod error;
 #[cfg(feature = "fault-injection")]
