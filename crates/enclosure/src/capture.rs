@@ -13,11 +13,14 @@ use tokio::io::{AsyncRead, AsyncReadExt as _};
 /// What one pipe carried: its first bytes, and how many it carried in all.
 #[derive(Debug, Default)]
 pub struct Captured {
+    /// The pipe's first bytes, at most the cap given to [`output`] or [`read`].
     pub bytes: Vec<u8>,
+    /// How many bytes the pipe carried in all, those dropped included.
     pub total: u64,
 }
 
 impl Captured {
+    /// The kept bytes as text, invalid UTF-8 replaced by U+FFFD.
     pub fn text(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(&self.bytes)
     }
@@ -32,8 +35,11 @@ impl Captured {
 /// How a command ended and what it wrote.
 #[derive(Debug)]
 pub struct Output {
+    /// How the command ended.
     pub status: ExitStatus,
+    /// What it wrote on stdout, cut at the cap.
     pub stdout: Captured,
+    /// What it wrote on stderr, cut at the cap.
     pub stderr: Captured,
 }
 

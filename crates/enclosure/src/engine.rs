@@ -31,8 +31,10 @@ pub enum Runtime {
 }
 
 impl Runtime {
+    /// Both runtimes, runc first, for tests that run under each.
     pub const ALL: [Runtime; 2] = [Runtime::Runc, Runtime::Runsc];
 
+    /// The runtime's program name, `runc` or `runsc`, as podman's `--runtime` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Runtime::Runc => "runc",
@@ -81,8 +83,12 @@ pub fn available(runtime: Runtime) -> Result<(), String> {
 /// A running container of [`TEST_IMAGE`], removed on drop.
 #[derive(Debug)]
 pub struct Container {
+    /// podman's name for the container, `agent-tools-test-RUNTIME-PID-N`, unique in
+    /// this process; the prefix reaches it by this name.
     pub name: String,
+    /// The OCI runtime it runs under.
     pub runtime: Runtime,
+    /// The run's root, canonical, mounted read-write at the same path inside.
     pub root: PathBuf,
 }
 

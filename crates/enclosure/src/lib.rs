@@ -29,6 +29,7 @@
 //!
 //! It never boots a container or a pod: `command` only runs commands in one
 //! that exists. It knows nothing of tools, tiers or which subsystem calls it.
+#![warn(missing_docs)]
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -51,18 +52,39 @@ pub use plan::{BIN_COMPANIONS, Bind, HOME_KEEP, Mask, Plan, Reason, SECRETS};
 pub enum Error {
     /// The enclosure cannot run here; nothing was started.
     #[error("the {mode} enclosure is not available here, so nothing was run: {reason}")]
-    Unavailable { mode: &'static str, reason: String },
+    Unavailable {
+        /// The mode's configuration name, as [`Mode::name`] gives it (`bwrap`).
+        mode: &'static str,
+        /// Why, from the probe: the binary is not installed, or it ran and
+        /// failed, with its exit status and stderr.
+        reason: String,
+    },
     /// A path the enclosure binds does not exist.
     #[error("the enclosure's {what} `{}` does not exist", path.display())]
-    MissingPath { what: &'static str, path: PathBuf },
+    MissingPath {
+        /// Which path it is: `root`, `read-only path` or `writable path`.
+        what: &'static str,
+        /// The path as [`Enclosure`] holds it, before canonicalizing.
+        path: PathBuf,
+    },
     /// `command` mode without a prefix.
     #[error("the command enclosure needs a prefix (for example `docker exec -i CONTAINER`)")]
     EmptyPrefix,
     /// A lookup through the prefix ([`Enclosure::locate`]) did not run or did not finish.
     #[error("could not look for {looked_for} through `{prefix}`: {why}")]
-    Lookup { looked_for: String, prefix: String, why: String },
+    Lookup {
+        /// What was looked for: the candidate programs joined by `, `, or
+        /// `the processes of VARIABLE=VALUE` for [`Enclosure::end_inside`].
+        looked_for: String,
+        /// The prefix, its words joined by spaces.
+        prefix: String,
+        /// Why: the prefix could not be run, failed, did not answer in time, or
+        /// printed something unreadable.
+        why: String,
+    },
 }
 
+/// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How the project's code is enclosed.
@@ -75,7 +97,11 @@ pub enum Mode {
     Bwrap,
     /// Through the host's own enclosure: this argv is put before every
     /// command (`["docker", "exec", "-i", "CONTAINER"]`).
-    Command { prefix: Vec<String> },
+    Command {
+        /// The argv put before every command, program first; it must not be
+        /// empty ([`Error::EmptyPrefix`]).
+        prefix: Vec<String>,
+    },
 }
 
 impl Mode {
@@ -118,6 +144,7 @@ pub const ENV_ALLOW: &[&str] = &[
 /// One run's enclosure: the mode and what the sandbox lets through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enclosure {
+    /// How commands are enclosed: on the host, in bwrap, or through a prefix.
     pub mode: Mode,
     /// The run's root: bound writable (read-only unless `root_writable`).
     pub root: PathBuf,

@@ -106,7 +106,9 @@ impl Reason {
 pub struct Bind {
     /// Canonical (no symlink on it).
     pub path: PathBuf,
+    /// Whether it is bound writable (`--bind`) rather than read-only (`--ro-bind`).
     pub writable: bool,
+    /// Why it is visible.
     pub reason: Reason,
 }
 
@@ -114,7 +116,10 @@ pub struct Bind {
 /// or an empty file in its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
+    /// The secret place, canonical when it could be resolved.
     pub path: PathBuf,
+    /// Whether it is a directory (masked by an empty read-only directory)
+    /// rather than a file (masked by an empty file).
     pub directory: bool,
 }
 

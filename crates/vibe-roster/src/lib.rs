@@ -17,6 +17,7 @@
 //! This crate knows nothing of tool calling, JSON schemas or approval tiers
 //! (its [`Tier`] is the worker's grade, not an approval tier). It needs a tokio
 //! runtime and is Unix-only.
+#![warn(missing_docs)]
 
 mod command;
 mod error;

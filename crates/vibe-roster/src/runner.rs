@@ -43,10 +43,18 @@ pub struct RunRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunOutcome {
     /// Success, with the run's output (the default runner: stdout).
-    Done { output: String },
+    Done {
+        /// What the run produced (the default runner: its stdout).
+        output: String,
+    },
     /// Failure, with any output and a description (the default runner: the
     /// exit status and the tail of stderr).
-    Failed { output: String, error: String },
+    Failed {
+        /// What the run produced before it failed, possibly empty.
+        output: String,
+        /// What went wrong, in words.
+        error: String,
+    },
 }
 
 impl RunOutcome {
