@@ -10,6 +10,7 @@
 //! - text targets: a selector byte, then fields separated by NUL bytes;
 //! - stream targets: a count byte `k`, `k` chunk sizes, then the stream, which
 //!   is read whole and again in chunks of those sizes; both reads must agree.
+#![warn(missing_docs)]
 
 mod chunked;
 mod config;
@@ -27,7 +28,11 @@ pub use crate::streams::{dap_frames, dap_state, kernel_frames, lsp_frames};
 /// One fuzz target: its name (the file name in `fuzz/fuzz_targets/` and the
 /// directory under `fixtures/fuzz/`) and its check.
 pub struct Target {
+    /// The target's name, such as `pattern_match`: its file is
+    /// `fuzz/fuzz_targets/NAME.rs` and its inputs are under `fixtures/fuzz/NAME/`.
     pub name: &'static str,
+    /// The property check, given the fuzzer's input bytes; it panics when the
+    /// property fails.
     pub check: fn(&[u8]),
     /// What it covers, one line.
     pub about: &'static str,

@@ -13,6 +13,8 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// host's gate is such an error). While a call is outstanding the cell's
 /// inactivity timeout is suspended.
 pub trait ToolBridge: Send + Sync {
+    /// Calls the tool `name` with the JSON `args` the cell passed; the result
+    /// or error message goes back to the cell.
     fn call(&self, name: String, args: serde_json::Value) -> BoxFuture<Result<serde_json::Value, String>>;
 }
 

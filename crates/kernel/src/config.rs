@@ -29,6 +29,9 @@ pub struct KernelConfig {
 }
 
 impl KernelConfig {
+    /// Kernels for the project at `root`: interpreters discovered, a 5 min
+    /// inactivity timeout, a 3 s interrupt grace, a 60 s start timeout,
+    /// [`OutputLimits::default`] and no extra variables.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         KernelConfig {
             root: root.into(),

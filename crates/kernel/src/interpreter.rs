@@ -28,8 +28,12 @@ pub enum InterpreterSource {
 /// An interpreter the kernel would run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interpreter {
+    /// The language it runs.
     pub language: Language,
+    /// The interpreter's path where the kernel runs: on the host, or inside
+    /// the container named by `inside`.
     pub program: PathBuf,
+    /// Where discovery found it.
     pub source: InterpreterSource,
     /// Where it was looked up when not on the host: the enclosure's description
     /// (`command prefix \`podman exec -i app\``).
@@ -39,6 +43,7 @@ pub struct Interpreter {
 /// What discovery found for one language, for a status report.
 #[derive(Debug, Clone)]
 pub struct InterpreterReport {
+    /// The language looked for.
     pub language: Language,
     /// The interpreter, or why none was found.
     pub found: std::result::Result<Interpreter, String>,

@@ -8,11 +8,14 @@ use crate::Error;
 /// A kernel language; one kernel of each per conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
+    /// Python, run by the project's interpreter (`.venv`, `venv`, then `python3`).
     Python,
+    /// JavaScript, run by `node`.
     JavaScript,
 }
 
 impl Language {
+    /// Every language, Python first.
     pub const ALL: [Language; 2] = [Language::Python, Language::JavaScript];
 
     /// The lowercase name, as accepted by [`FromStr`]: `python` or `javascript`.

@@ -18,6 +18,7 @@
 //! bridge is an opaque callback, and refusals come back as its error string.
 //! It never boots an enclosure; a spawner that runs kernels elsewhere only
 //! wraps the command.
+#![warn(missing_docs)]
 
 mod bridge;
 mod config;

@@ -19,7 +19,9 @@ pub type OutputObserver = std::sync::Arc<dyn Fn(StreamName, &str) + Send + Sync>
 /// Which stream a piece of text was written to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamName {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
@@ -36,14 +38,33 @@ impl fmt::Display for StreamName {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     /// Text written to stdout or stderr (adjacent writes merged).
-    Stream { name: StreamName, text: String },
+    Stream {
+        /// The stream written to.
+        name: StreamName,
+        /// What was written, possibly cut ([`Cut::stream_chars`]).
+        text: String,
+    },
     /// A `display()` call, or a figure shown or left open.
-    Display { data: MimeBundle },
+    Display {
+        /// The output in each of its MIME types.
+        data: MimeBundle,
+    },
     /// The value of the cell's last expression.
-    Result { data: MimeBundle },
+    Result {
+        /// The value in each of its MIME types.
+        data: MimeBundle,
+    },
     /// The exception that ended the cell; `traceback` lines point into the
     /// cell (`<cell N>` in Python, `cell-N` in JavaScript).
-    Error { ename: String, evalue: String, traceback: Vec<String> },
+    Error {
+        /// The exception's type name (`ValueError`, `TypeError`).
+        ename: String,
+        /// The exception's message.
+        evalue: String,
+        /// The traceback's entries, each without its trailing newline; an entry
+        /// may hold several lines (a Python frame and its source line).
+        traceback: Vec<String>,
+    },
 }
 
 /// How much of a cell's output was cut.
@@ -61,6 +82,7 @@ pub struct Cut {
 }
 
 impl Cut {
+    /// Whether nothing was cut.
     pub fn is_empty(&self) -> bool {
         *self == Cut::default()
     }
@@ -71,6 +93,7 @@ impl Cut {
 pub struct Image {
     /// `image/png` or `image/jpeg`.
     pub mime: String,
+    /// The image's bytes, decoded from the bundle's base64.
     pub data: Vec<u8>,
     /// Pixel size read from a PNG header, when the image is a PNG.
     pub size: Option<(u32, u32)>,

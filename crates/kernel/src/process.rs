@@ -46,10 +46,16 @@ pub(crate) enum Event {
 /// The kernel a cell ran in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelInfo {
+    /// The kernel's language.
     pub language: Language,
     /// Interpreter version, e.g. `3.11.7` or `20.20.2`.
     pub version: String,
+    /// The interpreter's executable as the kernel reported it when ready, else
+    /// the program it was started with.
     pub executable: PathBuf,
+    /// The pid of the process started on the host, the leader of the kernel's
+    /// process group: the interpreter, or the enclosure's wrapper around it
+    /// (bwrap, a prefix's client); 0 if unknown.
     pub pid: u32,
 }
 

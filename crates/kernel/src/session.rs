@@ -24,7 +24,9 @@ use crate::{
 /// One cell to run.
 #[derive(Clone)]
 pub struct Cell<'a> {
+    /// Which kernel runs it.
     pub language: Language,
+    /// The cell's source text.
     pub code: &'a str,
     /// Discard the language's interpreter and start clean before running.
     pub reset: bool,
@@ -36,6 +38,7 @@ pub struct Cell<'a> {
 }
 
 impl<'a> Cell<'a> {
+    /// A cell of `code` in `language`, with no reset, bridge or observer.
     pub fn new(language: Language, code: &'a str) -> Self {
         Cell { language, code, reset: false, bridge: None, observer: None }
     }
@@ -58,25 +61,39 @@ pub enum CellStatus {
     /// It raised; the error is the last [`Output::Error`].
     Error,
     /// It went quiet for longer than the inactivity timeout.
-    TimedOut { action: TimeoutAction, after: Duration },
+    TimedOut {
+        /// Whether the cell was interrupted or its kernel killed.
+        action: TimeoutAction,
+        /// The inactivity timeout that ran out ([`KernelConfig::inactivity_timeout`](crate::KernelConfig::inactivity_timeout)).
+        after: Duration,
+    },
     /// The kernel process died during the cell (segfault, `os._exit`,
     /// `process.exit`); `exit` says how. The next call starts a fresh kernel.
-    Crashed { exit: String },
+    Crashed {
+        /// How the process ended, such as `exit status 1`, `killed by SIGSEGV`
+        /// or `did not exit; killed`.
+        exit: String,
+    },
 }
 
 /// The outcome of one cell, in Jupyter's output model.
 #[derive(Debug, Clone)]
 pub struct CellResult {
+    /// The kernel the cell ran in.
     pub kernel: KernelInfo,
     /// 1-based count of cells run in this kernel.
     pub execution_count: u32,
+    /// Everything the cell produced, in order, under the output limits.
     pub outputs: Vec<Output>,
+    /// How the cell ended.
     pub status: CellStatus,
     /// The kernel's variables are gone: it was killed or crashed in this cell.
     pub state_lost: bool,
     /// This cell started a new kernel; `previous_lost` says whether an
     /// earlier one had died (crash, kill) rather than this being the first.
     pub fresh_kernel: bool,
+    /// With `fresh_kernel`: an earlier kernel of this language had died or been
+    /// killed, and its state was lost; always false otherwise.
     pub previous_lost: bool,
     /// The previous cell of this language was cancelled (its caller went
     /// away) and stopped this way: interrupted (the state is kept) or killed
@@ -237,6 +254,7 @@ impl Kernels {
         Kernels { config, spawner, slots: [Arc::default(), Arc::default()] }
     }
 
+    /// The configuration the kernels are started with.
     pub fn config(&self) -> &KernelConfig {
         &self.config
     }

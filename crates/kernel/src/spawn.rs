@@ -33,6 +33,9 @@ pub struct Launch {
 /// The returned command must pass file descriptors 3 and 4 through to the
 /// interpreter unchanged (a wrapper such as `nsenter` or `bwrap` does).
 pub trait Spawner: Send + Sync + fmt::Debug {
+    /// The command that runs `launch`'s program with its arguments, working
+    /// directory and variables, wrapped as this spawner runs things. An error
+    /// (such as [`Error::Enclosure`](crate::Error::Enclosure)) means nothing was started.
     fn command(&self, launch: &Launch) -> Result<Command>;
 
     /// Whether the frames must travel on the process's stdin and stdout,
