@@ -101,7 +101,10 @@ impl HttpArgs {
 /// One `--run NAME=DIR`.
 #[derive(Debug, Clone)]
 pub struct RunArg {
+    /// The run's name, its endpoint's `/runs/NAME/mcp`: ASCII letters, digits,
+    /// `-`, `_` and `.`, not `.` or `..`.
     pub name: String,
+    /// The run's root directory, as given.
     pub root: PathBuf,
 }
 
@@ -140,8 +143,11 @@ pub struct Options {
 
 /// A run the host serves: its MCP server, and what ends its processes.
 pub struct Served {
+    /// The run's name, its endpoint's `/runs/NAME/mcp`; [`serve`] refuses two runs with one name.
     pub name: String,
+    /// The MCP server over the run's surface.
     pub server: Server,
+    /// The run, whose processes end when it is closed.
     pub run: Run,
 }
 

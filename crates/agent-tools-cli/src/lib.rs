@@ -3,6 +3,7 @@
 //! the Python package (`crates/agent-tools-py`) runs the command itself
 //! ([`command::main`]) and wires its runs as `serve` does ([`command::wire_run`]).
 //! The command is the interface; nothing here is a stable API.
+#![warn(missing_docs)]
 
 mod call;
 pub mod command;

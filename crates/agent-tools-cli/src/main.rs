@@ -1,5 +1,6 @@
 //! The `agent-tools` binary: the command of [`agent_tools_cli::command`], whose
 //! exit status it returns.
+#![warn(missing_docs)]
 
 use std::process::ExitCode;
 

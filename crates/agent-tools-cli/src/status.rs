@@ -13,6 +13,9 @@ use agent_tools::Workspace;
 use astmatch::Lang;
 use serde::Serialize;
 
+/// What `agent-tools status` reports about the checkout at the root: the tools,
+/// the languages' files, kernels, language servers, debug adapters, the
+/// enclosure and the MCP revisions; rendered as text or serialized as JSON.
 #[derive(Debug, Serialize)]
 pub struct Status {
     root: PathBuf,
@@ -31,6 +34,7 @@ pub struct Status {
     mcp: Vec<McpRevision>,
 }
 
+/// One MCP revision `serve` speaks, and how questions reach the human on it.
 #[derive(Debug, Serialize)]
 pub struct McpRevision {
     revision: &'static str,
@@ -58,6 +62,8 @@ fn mcp_revisions() -> Vec<McpRevision> {
     revisions
 }
 
+/// The run's enclosure: its mode, whether it works here, and for bwrap what
+/// the sandbox shows from outside the root.
 #[derive(Debug, Default, Serialize)]
 pub struct EnclosureStatus {
     /// `none`, `bwrap` or `command`.
@@ -82,6 +88,7 @@ pub struct EnclosureStatus {
     binds_error: Option<String>,
 }
 
+/// A path from outside the root that a bwrap sandbox binds, with its access and why.
 #[derive(Debug, Serialize)]
 pub struct BindStatus {
     path: PathBuf,
@@ -121,6 +128,8 @@ pub fn enclosure(enclosure: &enclosure::Enclosure, language_servers: bool) -> En
     }
 }
 
+/// One debug adapter: whether `debug` can start it here, with the marker and
+/// command found, or what is missing.
 #[derive(Debug, Serialize)]
 pub struct AdapterStatus {
     id: &'static str,
@@ -153,6 +162,8 @@ pub async fn debug_adapters(
         .collect()
 }
 
+/// One language server for one language: whether it is chosen or a helper,
+/// whether it is usable here, its root and binary, or why it is not usable.
 #[derive(Debug, Serialize)]
 pub struct ServerAvailability {
     language: &'static str,

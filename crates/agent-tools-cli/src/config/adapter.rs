@@ -13,8 +13,11 @@ use super::source::{Origin, Source};
 /// one) a change to it; fields left out keep the built-in's.
 #[derive(Debug, Clone, Serialize)]
 pub struct CustomAdapter {
+    /// The adapter as the entry gives it (`name`, `command`, `args`, …).
     #[serde(flatten)]
     pub spec: dap_session::AdapterSpec,
+    /// Where the entry was read: its line and column in the file, or the
+    /// variable or flag that gave the list.
     pub source: Source,
 }
 

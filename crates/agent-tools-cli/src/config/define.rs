@@ -19,6 +19,7 @@ use std::fmt;
 pub struct Key(pub(crate) &'static str);
 
 impl Key {
+    /// The key as text, `section.name` (`eval.timeout_s`).
     pub fn as_str(self) -> &'static str {
         self.0
     }
@@ -47,10 +48,18 @@ pub(crate) fn doc(lines: &[&str]) -> String {
 /// A row of the table of settings in docs/config.md.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The key as the table shows it: `eval.timeout_s`, `lsp.servers.LANG`
+    /// for a value per language, `[[lsp.server]]` for a list of tables.
     pub key: String,
+    /// What a value must be, as a refusal words it (`a positive number of seconds`).
     pub expected: &'static str,
+    /// The default as the table shows it: strings quoted, `(unset)` for none,
+    /// `none` for a list of tables.
     pub default: String,
+    /// The environment variable that sets it, `AGENT_TOOLS_` and the key in
+    /// capitals with `_` for `.` (`AGENT_TOOLS_EVAL_TIMEOUT_S`).
     pub env: String,
+    /// The setting's doc comment, its lines joined by spaces.
     pub doc: String,
 }
 

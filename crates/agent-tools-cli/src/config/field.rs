@@ -58,11 +58,15 @@ pub trait Setting: Sized {
 /// One value of `agent-tools config`, with where it came from.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Entry {
+    /// The key, `section.name` (`eval.timeout_s`, `lsp.servers.rust`).
     pub key: String,
+    /// The value in force, as `config --json` shows it.
     pub value: serde_json::Value,
+    /// Where the value came from.
     pub source: Source,
     /// The environment variable that sets it.
     pub env: String,
+    /// The setting's doc comment on one line.
     pub doc: String,
 }
 

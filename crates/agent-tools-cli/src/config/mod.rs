@@ -89,7 +89,9 @@ impl fmt::Display for FileState {
 /// The effective configuration: the file in force, and every setting.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The configuration file read, or why none was.
     pub file: FileState,
+    /// Every setting's value in force, with its source.
     pub settings: Settings,
 }
 

@@ -17,9 +17,13 @@ use super::value::{Value, action};
 pub struct RuleEntry {
     /// `tier read`, `tool write`, `path src/`.
     pub scope: String,
+    /// The action as written: `allow`, `ask` or `deny`.
     pub action: String,
+    /// The rule the policy applies, read from `scope` and `action`.
     #[serde(skip)]
     pub rule: Rule,
+    /// Where the entry was read: its line and column in the file, or the
+    /// variable or flag that gave the list.
     pub source: Source,
 }
 

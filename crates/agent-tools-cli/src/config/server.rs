@@ -20,8 +20,12 @@ use super::source::{Origin, Source};
 /// change to it; fields left out keep the built-in's.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CustomServer {
+    /// The server's id: a built-in one's (`clangd`) to change it, else a new
+    /// one, which `lsp.servers.LANG` and `--lsp LANG=SERVER` name.
     pub name: String,
+    /// The program to run, in place of the built-in's; required for a new server.
     pub command: Option<String>,
+    /// The arguments that start it on stdio, in place of the built-in's.
     pub args: Option<Vec<String>>,
     /// From `languages` and the languages of `extensions` (with `language`, the new one).
     #[serde(serialize_with = "language_ids")]
@@ -32,13 +36,23 @@ pub struct CustomServer {
     /// `languages`) once the layers are merged.
     #[serde(skip)]
     pending: Vec<String>,
+    /// Files or directories whose presence makes a directory a root for the
+    /// server, in place of the built-in's; at least one for a new server.
     pub root_markers: Option<Vec<String>>,
+    /// The arguments of the probe that shows the binary runs (`--version`), in
+    /// place of the built-in's.
     pub probe_args: Option<Vec<String>>,
+    /// The LSP `initializationOptions` (a TOML table, as JSON), in place of the built-in's.
     pub initialization_options: Option<serde_json::Value>,
+    /// What `workspace/configuration` answers (a TOML table, as JSON), in place
+    /// of the built-in's.
     pub settings: Option<serde_json::Value>,
+    /// Variables set for the server's process, added to the built-in's.
     pub env: Vec<(String, String)>,
     /// Whether this server runs in the run's enclosure (over `enclosure.language_servers`).
     pub enclosed: Option<bool>,
+    /// Where the entry was read: its line and column in the file, or the
+    /// variable or flag that gave the list.
     pub source: Source,
 }
 
@@ -46,8 +60,11 @@ pub struct CustomServer {
 /// (without the dot) and the LSP `languageId` its files are opened with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewLanguage {
+    /// The language's name (`zig`), as `lsp.servers.LANG` and `--lsp LANG=SERVER` name it.
     pub id: String,
+    /// Its files' extensions, without the dot (`zig`, `zon`).
     pub extensions: Vec<String>,
+    /// The LSP `languageId` its files are opened with; the language's name by default.
     pub language_id: String,
 }
 

@@ -11,10 +11,18 @@ use serde::Serialize;
 /// Where a value came from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Source {
+    /// The built-in default.
     #[default]
     Default,
     /// The configuration file, at this 1-indexed line and character column.
-    File { path: PathBuf, line: usize, column: usize },
+    File {
+        /// The configuration file's path.
+        path: PathBuf,
+        /// The line, counted from 1.
+        line: usize,
+        /// The column in characters, counted from 1.
+        column: usize,
+    },
     /// This environment variable.
     Env(String),
     /// This flag, as given (`--set eval.timeout_s=5`, `--lsp`).
@@ -54,7 +62,9 @@ impl Serialize for Source {
 /// `settings.lsp.outline_cap` is a `usize` to the code that uses it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sourced<T> {
+    /// The setting's value.
     pub value: T,
+    /// Where it came from.
     pub source: Source,
 }
 

@@ -34,6 +34,7 @@ pub trait Value: Clone + std::fmt::Debug {
 pub struct Seconds(f64);
 
 impl Seconds {
+    /// The number of seconds as a [`Duration`].
     pub fn duration(self) -> Duration {
         Duration::from_secs_f64(self.0)
     }
@@ -219,6 +220,7 @@ pub enum EnclosureMode {
 impl EnclosureMode {
     const ALL: [EnclosureMode; 3] = [EnclosureMode::None, EnclosureMode::Bwrap, EnclosureMode::Command];
 
+    /// The mode as the configuration writes it: `none`, `bwrap` or `command`.
     pub fn name(self) -> &'static str {
         match self {
             EnclosureMode::None => "none",
