@@ -25,6 +25,12 @@ use crate::{run_quiet, workspace_root};
 /// The glibc the wheel is built against, as maturin and auditwheel name the policy.
 const MANYLINUX: &str = "manylinux_2_28";
 
+/// Builds the wheel into `target/dist/`, checks its manylinux policy, installs it
+/// into a fresh venv and times the first calls, printing the figures.
+///
+/// # Errors
+/// maturin or auditwheel missing from setup's venv, a failed build, a wheel that
+/// needs a glibc newer than 2.28, or an installed package whose calls do not answer.
 pub fn run() -> Result<()> {
     let root = workspace_root();
     let out = root.join("target/dist");

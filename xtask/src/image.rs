@@ -216,6 +216,7 @@ fn lay_out_context(context: &Path, rootfs: &Path, binary: &Path) -> Result<()> {
 
 /// A container runtime podman runs the image under, with what each needs on this machine.
 pub struct Runtime {
+    /// Its name in the start benchmark's output and for [`runtime`]: `runc` or `gvisor`.
     pub name: &'static str,
     /// podman's global options (before `run`).
     pub global: &'static [&'static str],

@@ -6,6 +6,7 @@
 //! `cargo xtask setup` builds in seconds on a fresh clone. `xtask-suites` reads
 //! the tools' places from here, so the two cannot disagree about them.
 
+#![warn(missing_docs)]
 // Printing is setup's job: it tells people what it checked and installed.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 

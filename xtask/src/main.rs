@@ -12,6 +12,7 @@
 //!
 //! This is a binary for people and CI: it prints what it does.
 
+#![warn(missing_docs)]
 // Printing is this binary's job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 

@@ -132,6 +132,11 @@ fn steps() -> Vec<Step> {
     ]
 }
 
+/// Runs every step whose check fails (printing each step's state), then builds the
+/// workspace's test targets and installs the Python package into setup's venv.
+///
+/// # Errors
+/// A step whose install fails, or whose check still fails after it; a build that fails.
 pub fn run() -> Result<()> {
     let started = std::time::Instant::now();
     std::fs::create_dir_all(tools_dir())?;
