@@ -14,6 +14,7 @@
 //! (`pyproject.toml`). Without it the library is empty, so `cargo test`, which
 //! builds the library for `tests/it`, compiles no pyo3 and builds no second
 //! extension beside maturin's (whose pyo3 configuration differs).
+#![warn(missing_docs)]
 #![cfg(feature = "extension")]
 
 use pyo3::prelude::*;
