@@ -128,21 +128,6 @@ impl Serialize for AdapterId {
     }
 }
 
-/// An adapter is its name, a string (`debugpy`, `lldb`, `delve`, `dart`, or a configured one's).
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for AdapterId {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdapterId".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "description": "The adapter's name: debugpy, lldb, delve, dart, or one the configuration adds."
-        })
-    }
-}
-
 /// An adapter the host describes (a configuration's `[[debug.adapter]]`), or,
 /// named like a built-in one (`dart`, `debugpy`, `lldb`, `delve`), a change
 /// to it: the fields given replace the built-in's, the others stay.
@@ -187,7 +172,6 @@ impl AdapterSpec {
 
 /// How the client reaches the adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     /// DAP on the adapter's stdin/stdout.
@@ -198,7 +182,6 @@ pub enum Transport {
 
 /// A resolved adapter command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdapterCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -207,7 +190,6 @@ pub struct AdapterCommand {
 
 /// Whether one adapter is usable at a root, and why not.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdapterReport {
     pub id: AdapterId,
     /// The root marker found, if any.

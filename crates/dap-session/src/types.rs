@@ -10,7 +10,6 @@ use crate::adapter::AdapterId;
 
 /// A place in the source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     /// The source file, as the adapter names it (absolute for the known adapters).
     pub file: Option<PathBuf>,
@@ -24,7 +23,6 @@ pub struct Location {
 
 /// Why and where the program stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stop {
     /// The stop number in this session (1 for the first stop); references are valid for one stop.
     pub number: u64,
@@ -40,7 +38,6 @@ pub struct Stop {
 
 /// How a run (launch, continue, a step, pause) ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum RunOutcome {
     Stopped(Stop),
@@ -57,7 +54,6 @@ pub enum RunOutcome {
 
 /// One breakpoint as the adapter placed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlacedBreakpoint {
     /// The line asked for (1-based).
     pub requested_line: u64,
@@ -69,7 +65,6 @@ pub struct PlacedBreakpoint {
 
 /// The breakpoints of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileBreakpoints {
     pub file: PathBuf,
     /// 1-based lines as asked.
@@ -80,7 +75,6 @@ pub struct FileBreakpoints {
 
 /// A thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ThreadInfo {
     pub id: u64,
     pub name: String,
@@ -88,7 +82,6 @@ pub struct ThreadInfo {
 
 /// A stack frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Frame {
     /// Valid until the program resumes.
     pub id: u64,
@@ -97,7 +90,6 @@ pub struct Frame {
 
 /// A capped list and how many there were in all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Capped<T> {
     pub items: Vec<T>,
     /// How many the adapter had; larger than `items.len()` when capped.
@@ -106,7 +98,6 @@ pub struct Capped<T> {
 
 /// A scope of a frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScopeInfo {
     pub name: String,
     /// For `variables`; valid until the program resumes.
@@ -116,7 +107,6 @@ pub struct ScopeInfo {
 
 /// A variable, or the result of an evaluation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Value {
     pub name: String,
     /// Cut at the value limit (400 characters by default).
@@ -131,7 +121,6 @@ pub struct Value {
 
 /// The captured output of the debuggee.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Output {
     /// The last part of what was printed, every stream together, in arrival order.
     pub text: String,
@@ -143,7 +132,6 @@ pub struct Output {
 
 /// A run of output from one stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OutputChunk {
     /// The DAP `output` category: `stdout`, `stderr`, or the adapter's own `console` and `important` messages.
     pub stream: String,
@@ -152,7 +140,6 @@ pub struct OutputChunk {
 
 /// How a session was started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Start {
     /// `module` is set for a Python module run as `python -m` does (`program` is then the root).
@@ -163,7 +150,6 @@ pub enum Start {
 
 /// Where a session stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Phase {
     /// Started; configuring or running towards the first stop.
@@ -179,7 +165,6 @@ pub enum Phase {
 
 /// A session's summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionInfo {
     pub adapter: AdapterId,
     pub start: Start,
@@ -196,7 +181,6 @@ pub struct SessionInfo {
 
 /// A conversation's debugging state: its session (running or ended) and its breakpoints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Status {
     pub session: Option<SessionInfo>,
     pub breakpoints: Vec<FileBreakpoints>,
@@ -204,7 +188,6 @@ pub struct Status {
 
 /// A started session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Started {
     pub adapter: AdapterId,
     /// The breakpoints sent at start-up, as placed.
@@ -214,7 +197,6 @@ pub struct Started {
 
 /// What `terminate` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Terminated {
     pub adapter: AdapterId,
     /// True when the debuggee was ended too (launch); false when it was left running (attach).

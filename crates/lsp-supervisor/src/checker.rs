@@ -31,7 +31,6 @@ use crate::supervisor::Supervisor;
 
 /// What a project checker found.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProjectDiagnostics {
     pub language: Language,
     /// The command line that ran.

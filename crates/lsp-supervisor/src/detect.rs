@@ -41,7 +41,6 @@ const PYTHON_PROJECT_FILES: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg
 
 /// A binary that resolved and ran.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Binary {
     pub path: PathBuf,
     /// The first line the probe printed (usually the version).
@@ -50,7 +49,6 @@ pub struct Binary {
 
 /// The root a server runs for, and why that directory.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RootChoice {
     pub dir: PathBuf,
     /// Why, with paths relative to the workspace root: "Cargo workspace of

@@ -370,7 +370,6 @@ impl OtherFilesBefore {
 
 /// What a write did to the diagnostics of files it did not touch, as one server tells.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OtherFilesReport {
     pub server: &'static str,
     pub way: OtherFiles,
@@ -400,7 +399,6 @@ pub struct OtherFilesReport {
 
 /// One other file's diagnostics before and after a write.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OtherFile {
     pub path: PathBuf,
     /// What it had before the write (positions as in its text now); `None` when that was not had.

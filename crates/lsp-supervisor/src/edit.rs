@@ -18,7 +18,6 @@ use crate::uri::uri_path;
 
 /// What a rename changed, and the uses of the old name it left.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RenameOutcome {
     pub server: &'static str,
     pub cursor: Cursor,
@@ -49,7 +48,6 @@ pub struct RenameOutcome {
 
 /// A use of the old name that a rename did not change.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Leftover {
     /// The use: 1-indexed line and character columns; `text` is its line.
     pub location: Location,
@@ -61,7 +59,6 @@ pub struct Leftover {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangedFile {
     pub path: PathBuf,
     /// `changed`, `created` or `deleted`.

@@ -15,7 +15,6 @@
 
 /// The encoding of a position's `character`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum PositionEncoding {
     Utf8,

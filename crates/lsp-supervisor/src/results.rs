@@ -10,7 +10,6 @@ use crate::spec::Language;
 
 /// A place in a file, as results give it: 1-indexed line, 1-indexed column in characters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     pub path: PathBuf,
     pub line: u32,
@@ -23,7 +22,6 @@ pub struct Location {
 
 /// Where a navigation request was sent from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cursor {
     pub path: PathBuf,
     /// 1-indexed.
@@ -39,7 +37,6 @@ pub struct Cursor {
 
 /// A list with the total before capping.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Capped<T> {
     pub items: Vec<T>,
     /// How many there were in all.
@@ -48,7 +45,6 @@ pub struct Capped<T> {
 
 /// The answer to definition, type_definition, implementation or references.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Navigation {
     pub server: &'static str,
     pub cursor: Cursor,
@@ -59,7 +55,6 @@ pub struct Navigation {
 
 /// LSP `DiagnosticSeverity`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -92,7 +87,6 @@ impl Severity {
 
 /// A diagnostic with its range converted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     /// The language server that reported it (a primary or a helper); `None`
     /// for a project checker's (`cargo check`, `tsc`, `pyright`, `go vet`).
@@ -106,7 +100,6 @@ pub struct Diagnostic {
 
 /// Diagnostics of one file.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileDiagnostics {
     /// The language's primary server.
     pub server: &'static str,
@@ -127,7 +120,6 @@ pub struct FileDiagnostics {
 
 /// A document or workspace symbol.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Symbol {
     pub name: String,
     /// LSP `SymbolKind` name, lowercase (`function`, `struct`, …).
@@ -142,7 +134,6 @@ pub struct Symbol {
 /// What a workspace symbol search found, over one server or several
 /// ([`crate::Supervisor::search_symbols`]).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSymbols {
     /// The matches: each name contains the query (case-insensitively), each
     /// place once, the closest matches first; inside the workspace root unless
@@ -160,7 +151,6 @@ pub struct WorkspaceSymbols {
 
 /// A code action a server offers (not applied).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodeAction {
     /// The server that offers it (the primary, or a helper).
     pub server: &'static str,
@@ -176,7 +166,6 @@ pub struct CodeAction {
 
 /// The code actions offered on a line ([`crate::Supervisor::code_actions`]).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodeActions {
     pub cursor: Cursor,
     /// The primary server's actions, then each helper's in order.
@@ -188,7 +177,6 @@ pub struct CodeActions {
 /// A helper server that gave no answer to a request ([`crate::SupervisorConfig::helpers`]):
 /// not usable, not started, crashed, timed out or not ready.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HelperFailure {
     /// The helper's id, as configured.
     pub server: String,
@@ -198,7 +186,6 @@ pub struct HelperFailure {
 
 /// How a server process ended (or failed to start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServerExit {
     /// "exited with status 3", "sent a malformed frame: …", "did not answer initialize …".
     pub what: String,
@@ -219,7 +206,6 @@ impl ServerExit {
 
 /// The state of one (server, root) slot, for `status`.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServerStatus {
     pub server: &'static str,
     pub root: PathBuf,
@@ -259,7 +245,6 @@ pub struct ServerStatus {
 
 /// Why a server is or is not usable for a language in the checkout, for `status`.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Availability {
     pub language: Language,
     pub server: &'static str,

@@ -206,21 +206,6 @@ impl serde::Serialize for Language {
     }
 }
 
-/// A language is its id, a string (`rust`, `python`, …, or a defined one's).
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for Language {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Language".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "description": "The language's id: rust, python, typescript, javascript, c, cpp, go, or one the configuration defines."
-        })
-    }
-}
-
 /// How a server's root is chosen from a file: the way the language's
 /// toolchain draws a project (see [`crate::detect`] for each rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +227,6 @@ pub enum RootRule {
 /// How a server's diagnostics of the files a write did not touch are had
 /// after the write ([`crate::Supervisor::other_files_after_write`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OtherFiles {
     /// It publishes every file a change affects, open or not (gopls;

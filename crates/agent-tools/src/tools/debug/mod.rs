@@ -25,6 +25,7 @@ use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Reply, Tool};
 use crate::workspace::Workspace;
 
+mod convert;
 mod input;
 mod ops;
 mod output;

@@ -8,7 +8,7 @@ use crate::progress::Progress;
 use crate::tool::{CallContext, Reply};
 
 use super::words::clip;
-use super::{AdapterOutput, Debug, DebugInput, DebugOp, DebugOutput, Debugged, Said};
+use super::{AdapterOutput, Debug, DebugInput, DebugOp, DebugOutput, Debugged, RunOutput, Said};
 
 pub(super) type Answer = Reply<Debugged>;
 
@@ -98,13 +98,13 @@ impl Debug {
                     .collect();
                 Ok(plain(DebugOutput::Adapters { adapters }))
             }
-            DebugOp::Status => Ok(plain(DebugOutput::Status(debug.status(conv).await))),
+            DebugOp::Status => Ok(plain(DebugOutput::Status(debug.status(conv).await.into()))),
             DebugOp::Breakpoints => {
                 let file = need(input.file.as_deref(), "breakpoints", "file")?;
                 let lines = need(input.lines, "breakpoints", "lines (an empty list clears the file)")?;
                 let path = self.0.workspace.resolve(file).map_err(|e| e.to_string())?;
                 let set = debug.set_breakpoints(conv, &path, &lines).await.map_err(err)?;
-                Ok(plain(DebugOutput::Breakpoints(set)))
+                Ok(plain(DebugOutput::Breakpoints(set.into())))
             }
             DebugOp::Launch => {
                 let given = need(input.program.as_deref(), "launch", "program")?.trim();
@@ -141,7 +141,7 @@ impl Debug {
                 };
                 let started = debug.launch(conv, spec).await.map_err(err)?;
                 let head = format!("launched {shown} under {}", started.adapter);
-                Ok(self.said(DebugOutput::Started(started), Said::Launched(head)))
+                Ok(self.said(DebugOutput::Started(started.into()), Said::Launched(head)))
             }
             DebugOp::Attach => {
                 let mut spec = match (input.port, input.pid) {
@@ -162,7 +162,7 @@ impl Debug {
                 };
                 let started = debug.attach(conv, spec).await.map_err(err)?;
                 let head = format!("attached {} to {target}", started.adapter);
-                Ok(self.said(DebugOutput::Started(started), Said::Attached(head)))
+                Ok(self.said(DebugOutput::Started(started.into()), Said::Attached(head)))
             }
             DebugOp::Continue | DebugOp::StepOver | DebugOp::StepIn | DebugOp::StepOut => {
                 let how = match input.op {
@@ -172,21 +172,26 @@ impl Debug {
                     _ => Resume::StepOut,
                 };
                 let outcome = debug.resume(conv, how, input.thread_id).await.map_err(err)?;
-                Ok(plain(DebugOutput::Run(outcome)))
+                Ok(plain(DebugOutput::Run(outcome.into())))
             }
             DebugOp::Pause => {
                 if let Some(info) = debug.status(conv).await.session
                     && let Phase::Stopped(stop) = info.phase
                 {
-                    return Ok(self.said(DebugOutput::Run(RunOutcome::Stopped(stop)), Said::AlreadyStopped));
+                    return Ok(self.said(DebugOutput::Run(RunOutput::Stopped(stop.into())), Said::AlreadyStopped));
                 }
                 let outcome = debug.pause(conv, input.thread_id).await.map_err(err)?;
                 let said =
                     if matches!(outcome, RunOutcome::StillRunning { .. }) { Said::PauseSent } else { Said::Plain };
-                Ok(self.said(DebugOutput::Run(outcome), said))
+                Ok(self.said(DebugOutput::Run(outcome.into()), said))
             }
-            DebugOp::Threads => Ok(plain(DebugOutput::Threads { threads: debug.threads(conv).await.map_err(err)? })),
-            DebugOp::Stack => Ok(plain(DebugOutput::Stack(debug.stack(conv, input.thread_id).await.map_err(err)?))),
+            DebugOp::Threads => {
+                let threads = debug.threads(conv).await.map_err(err)?;
+                Ok(plain(DebugOutput::Threads { threads: threads.into_iter().map(Into::into).collect() }))
+            }
+            DebugOp::Stack => {
+                Ok(plain(DebugOutput::Stack(debug.stack(conv, input.thread_id).await.map_err(err)?.into())))
+            }
             DebugOp::Scopes => {
                 let frame = need(input.frame_id, "scopes", "frame_id")?;
                 let scopes = debug.scopes(conv, frame).await.map_err(err)?;
@@ -194,19 +199,19 @@ impl Debug {
                     Some(note) => Said::Note(note),
                     None => Said::Plain,
                 };
-                Ok(self.said(DebugOutput::Scopes { scopes }, said))
+                Ok(self.said(DebugOutput::Scopes { scopes: scopes.into_iter().map(Into::into).collect() }, said))
             }
             DebugOp::Variables => {
                 let reference = need(input.reference, "variables", "reference")?;
-                Ok(plain(DebugOutput::Variables(debug.variables(conv, reference).await.map_err(err)?)))
+                Ok(plain(DebugOutput::Variables(debug.variables(conv, reference).await.map_err(err)?.into())))
             }
             DebugOp::Evaluate => {
                 let expression = need(input.expression.as_deref(), "evaluate", "expression")?;
                 let value = debug.evaluate(conv, expression, input.frame_id).await.map_err(err)?;
-                Ok(plain(DebugOutput::Evaluated(value)))
+                Ok(plain(DebugOutput::Evaluated(value.into())))
             }
-            DebugOp::Output => Ok(plain(DebugOutput::Output(debug.output(conv).await.map_err(err)?))),
-            DebugOp::Terminate => Ok(plain(DebugOutput::Terminated(debug.terminate(conv).await.map_err(err)?))),
+            DebugOp::Output => Ok(plain(DebugOutput::Output(debug.output(conv).await.map_err(err)?.into()))),
+            DebugOp::Terminate => Ok(plain(DebugOutput::Terminated(debug.terminate(conv).await.map_err(err)?.into()))),
         }
     }
 }

@@ -3,11 +3,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use dap_session::{Capped, FileBreakpoints, Location, Phase, RunOutcome, Start, Started, Status, Stop};
-
 use crate::tool::Words;
 
-use super::{DebugOutput, Debugged, Said};
+use super::{
+    BreakpointsOutput, CappedOutput, DebugOutput, Debugged, LocationOutput, PhaseOutput, ProgramOutput, RunOutput,
+    Said, StartOutput, StartedOutput, StatusOutput, StopOutput, ValueOutput,
+};
 
 /// `text` cut to `max` characters, with an ellipsis when cut.
 pub(super) fn clip(text: &str, max: usize) -> String {
@@ -30,10 +31,10 @@ impl Words for Debugged {
             (DebugOutput::Started(started), Said::Launched(head)) => view.started_text(head, started, false),
             (DebugOutput::Started(started), Said::Attached(head)) => view.started_text(head, started, true),
             (DebugOutput::Started(started), _) => view.started_text("started", started, false),
-            (DebugOutput::Run(RunOutcome::Stopped(stop)), Said::AlreadyStopped) => {
+            (DebugOutput::Run(RunOutput::Stopped(stop)), Said::AlreadyStopped) => {
                 format!("already stopped, nothing to pause: {}", view.stop_text(stop))
             }
-            (DebugOutput::Run(RunOutcome::StillRunning { waited }), Said::PauseSent) => format!(
+            (DebugOutput::Run(RunOutput::StillRunning { waited }), Said::PauseSent) => format!(
                 "the pause was sent, but the program did not stop within {} s (a process held elsewhere — a forked Python child at a breakpoint, a blocked system call — can do that): read status later, or terminate",
                 waited.as_secs()
             ),
@@ -89,7 +90,7 @@ impl Words for Debugged {
             }
             (DebugOutput::Terminated(terminated), _) => match &terminated.was {
                 // A clean-up that comes after the end is no error: it says how the session had ended.
-                Phase::Ended { reason, exit_code } => {
+                PhaseOutput::Ended { reason, exit_code } => {
                     format!("already {}; nothing was left to terminate", ended_text(reason, *exit_code))
                 }
                 _ if terminated.debuggee_ended => {
@@ -125,23 +126,23 @@ impl View<'_> {
         if shown.is_empty() { ".".to_owned() } else { shown }
     }
 
-    fn status_text(&self, status: &Status) -> String {
+    fn status_text(&self, status: &StatusOutput) -> String {
         let mut text = match &status.session {
             None => "no debug session in this conversation".to_owned(),
             Some(info) => {
                 let what = match &info.start {
-                    Start::Launch { module: Some(module), .. } => format!("launched -m {module}"),
-                    Start::Launch { program, .. } => format!("launched {}", self.show(program)),
-                    Start::Attach { pid: Some(pid), .. } => format!("attached to process {pid}"),
-                    Start::Attach { host, port, .. } => format!("attached to {host}:{port}"),
+                    StartOutput::Launch { module: Some(module), .. } => format!("launched -m {module}"),
+                    StartOutput::Launch { program, .. } => format!("launched {}", self.show(program)),
+                    StartOutput::Attach { pid: Some(pid), .. } => format!("attached to process {pid}"),
+                    StartOutput::Attach { host, port, .. } => format!("attached to {host}:{port}"),
                 };
                 let phase = match &info.phase {
-                    Phase::Starting => "starting".to_owned(),
-                    Phase::Running => "running".to_owned(),
-                    Phase::Stopped(stop) => self.stop_text(stop),
-                    Phase::Ended { reason, exit_code } => ended_text(reason, *exit_code),
+                    PhaseOutput::Starting => "starting".to_owned(),
+                    PhaseOutput::Running => "running".to_owned(),
+                    PhaseOutput::Stopped(stop) => self.stop_text(stop),
+                    PhaseOutput::Ended { reason, exit_code } => ended_text(reason, *exit_code),
                 };
-                let left = if matches!(info.phase, Phase::Ended { .. }) {
+                let left = if matches!(info.phase, PhaseOutput::Ended { .. }) {
                     String::new()
                 } else {
                     format!("; {} left before the session is ended", time_left_text(info.ttl_left))
@@ -158,12 +159,12 @@ impl View<'_> {
         text
     }
 
-    fn started_text(&self, head: &str, started: &Started, attached: bool) -> String {
+    fn started_text(&self, head: &str, started: &StartedOutput, attached: bool) -> String {
         let mut text = head.to_owned();
         for file in &started.breakpoints {
             let _ = write!(text, "\n{}", self.breakpoints_text(file));
         }
-        if let (true, RunOutcome::StillRunning { waited }) = (attached, &started.outcome) {
+        if let (true, RunOutput::StillRunning { waited }) = (attached, &started.outcome) {
             // Ready once configured: an attached program (a server, a loop) runs on.
             let _ = write!(
                 text,
@@ -176,20 +177,20 @@ impl View<'_> {
         text
     }
 
-    fn outcome_text(&self, outcome: &RunOutcome) -> String {
+    fn outcome_text(&self, outcome: &RunOutput) -> String {
         match outcome {
-            RunOutcome::Stopped(stop) => self.stop_text(stop),
-            RunOutcome::Exited { exit_code, reason } => {
+            RunOutput::Stopped(stop) => self.stop_text(stop),
+            RunOutput::Exited { exit_code, reason } => {
                 format!("{}; op output shows what it printed", ended_text(reason, *exit_code))
             }
-            RunOutcome::StillRunning { waited } => format!(
+            RunOutput::StillRunning { waited } => format!(
                 "still running after {} s with no stop: pause it, read status later (it says where the program stopped, if it did), or terminate",
                 waited.as_secs()
             ),
         }
     }
 
-    fn stop_text(&self, stop: &Stop) -> String {
+    fn stop_text(&self, stop: &StopOutput) -> String {
         let mut text = format!("stopped ({})", stop.reason);
         if let Some(location) = &stop.location {
             let _ = write!(text, " at {}", self.location_text(location));
@@ -203,12 +204,12 @@ impl View<'_> {
         text
     }
 
-    fn location_text(&self, location: &Location) -> String {
+    fn location_text(&self, location: &LocationOutput) -> String {
         let file = location.file.as_deref().map(|f| self.show(f)).unwrap_or_else(|| "<no source>".into());
         format!("{file}:{} in {}", location.line, location.function)
     }
 
-    fn breakpoints_text(&self, set: &FileBreakpoints) -> String {
+    fn breakpoints_text(&self, set: &BreakpointsOutput) -> String {
         let file = self.show(&set.file);
         if set.lines.is_empty() {
             return format!("cleared the breakpoints in {file}");
@@ -233,8 +234,8 @@ impl View<'_> {
 
 /// Whether a run ended because the adapter went away (crashed, killed): an
 /// error for the caller, where the program ending is not.
-fn adapter_died(outcome: &RunOutcome) -> bool {
-    matches!(outcome, RunOutcome::Exited { reason, .. } if reason.starts_with(dap_session::ADAPTER_EXITED))
+fn adapter_died(outcome: &RunOutput) -> bool {
+    matches!(outcome, RunOutput::Exited { reason, .. } if reason.starts_with(dap_session::ADAPTER_EXITED))
 }
 
 /// The TTL's time left, rounded up (`0.4 s` is `1 s`, `61 s` is `2 min`): "0 s" only
@@ -253,7 +254,7 @@ fn ended_text(reason: &str, exit_code: Option<i64>) -> String {
     }
 }
 
-fn value_text(value: &dap_session::Value) -> String {
+fn value_text(value: &ValueOutput) -> String {
     let mut text = value.name.clone();
     if let Some(type_name) = value.type_name.as_deref().filter(|t| !t.is_empty()) {
         let _ = write!(text, ": {type_name}");
@@ -268,7 +269,7 @@ fn value_text(value: &dap_session::Value) -> String {
     text
 }
 
-fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
+fn capped_note<T>(list: &CappedOutput<T>, what: &str) -> String {
     if list.total > list.items.len() {
         format!("\n({} of {} {what} shown)", list.items.len(), list.total)
     } else {
@@ -278,7 +279,7 @@ fn capped_note<T>(list: &Capped<T>, what: &str) -> String {
 
 /// The program's output for a person: as printed when it all came on
 /// stdout; else each run of one stream under a `[stream]` line.
-fn output_text(output: &dap_session::Output) -> String {
+fn output_text(output: &ProgramOutput) -> String {
     if output.text.is_empty() {
         return "(no output yet)".to_owned();
     }

@@ -209,7 +209,7 @@ impl DiagnosticsOnWrite {
                 Err(LspError::UnknownLanguage(_)) => {}
                 Err(LspError::NoServer { language, why }) => {
                     let said_before = !lock(&self.unusable_said).insert(language.id().to_string());
-                    items.push(unchecked("unavailable", Some(language), Some(why), None, said_before));
+                    items.push(unchecked("unavailable", Some(language.id().to_owned()), Some(why), None, said_before));
                 }
                 Err(e) => items.push(unchecked("failed", None, None, Some(e.to_string()), false)),
             }

@@ -38,7 +38,7 @@ pub(super) fn other_value(ws: &Workspace, o: &OtherFilesOutcome) -> OtherFilesOu
     let importers = o.way == OtherFiles::Importers;
     OtherFilesOutput {
         server: o.server,
-        way: o.way,
+        way: o.way.into(),
         status,
         written: o.written.iter().map(|p| rel(p)).collect(),
         new_total: total,
@@ -127,7 +127,7 @@ fn written_words(text: &mut String, file: &WrittenFileOutput) {
         }
         WrittenFileOutput::Unchecked { path, status, language, why, error, said_before } => match *status {
             "unavailable" if !said_before => {
-                let language = language.map(|l| format!("{l} ")).unwrap_or_default();
+                let language = language.as_ref().map(|l| format!("{l} ")).unwrap_or_default();
                 let why = why.as_deref().unwrap_or_default();
                 let _ =
                     writeln!(text, "no diagnostics for {path}: no {language}language server is usable here ({why})");

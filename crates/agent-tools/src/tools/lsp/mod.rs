@@ -5,7 +5,6 @@
 //! time; `status` says why not. Paths in results are relative to the working
 //! directory; lines and columns are 1-indexed (columns in characters).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use lsp_supervisor::Supervisor;
@@ -13,17 +12,20 @@ use lsp_supervisor::Supervisor;
 use crate::error::Result;
 use crate::registry::RegistryBuilder;
 use crate::tier::Tier;
-use crate::tool::{CallContext, CallPreview, Reply, Tool};
+use crate::tool::{CallContext, Reply, Tool};
 use crate::workspace::Workspace;
-use crate::workspace::relative_text;
 
 mod input;
 mod ops;
 mod output;
+mod rename;
+mod status;
 mod words;
 
 pub use input::*;
 pub use output::*;
+pub use rename::*;
+pub use status::*;
 pub(crate) use words::{count, reporting_servers};
 
 /// References shown at most, by default ([`LspCaps`]).
@@ -91,66 +93,5 @@ impl Tool for Lsp {
 
     async fn call(&self, input: LspInput, cx: &CallContext) -> Result<Reply<LspOutput>> {
         Ok(reporting_servers(&self.0.supervisor, cx, self.run(input)).await)
-    }
-}
-
-struct LspRename(LspWiring);
-
-impl Tool for LspRename {
-    type Input = LspRenameInput;
-    type Output = RenameOutput;
-    const NAME: &'static str = "lsp_rename";
-    const TIER: Tier = Tier::Write;
-    const PARALLEL_SAFE: bool = false;
-
-    fn preview(&self, input: &LspRenameInput) -> CallPreview {
-        CallPreview {
-            summary: Some(format!(
-                "rename `{}` (line {} of {}) to `{}` across the project",
-                input.symbol, input.line, input.file, input.new_name
-            )),
-            // Every file may change: the whole tree is in scope.
-            paths: vec![PathBuf::from(".")],
-        }
-    }
-
-    async fn call(&self, input: LspRenameInput, cx: &CallContext) -> Result<Reply<RenameOutput>> {
-        let ws = &self.0.workspace;
-        let path = match ws.resolve(&input.file) {
-            Ok(path) => path,
-            Err(e) => return Ok(Err(e.to_string())),
-        };
-        if input.new_name.trim().is_empty() {
-            return Ok(Err("new_name must not be empty".to_owned()));
-        }
-        let renamed = self.0.supervisor.rename(&path, input.line, &input.symbol, &input.new_name);
-        let outcome = match reporting_servers(&self.0.supervisor, cx, renamed).await {
-            Ok(outcome) => outcome,
-            Err(e) => return Ok(Err(relative_text(ws, &e.to_string()))),
-        };
-        let leftover = |l: &lsp_supervisor::Leftover| LeftoverOutput {
-            location: LocationOutput::new(ws, &l.location),
-            excluded: l.excluded.clone(),
-            unasked: l.unasked.clone(),
-        };
-        Ok(Ok(RenameOutput {
-            server: outcome.server,
-            old_name: outcome.old_name.clone(),
-            asked_at: outcome.asked_at.as_ref().map(|l| LocationOutput::new(ws, l)),
-            edits: outcome.edits,
-            files: outcome
-                .files
-                .iter()
-                .map(|f| RenamedFileOutput { path: ws.relative(&f.path).to_path_buf(), change: f.change })
-                .collect(),
-            not_covered: outcome.not_covered.iter().map(leftover).collect(),
-            unresolved: outcome.unresolved.iter().map(leftover).collect(),
-            other_symbols: outcome.other_symbols,
-            unchecked: outcome.unchecked,
-            kept_aliases: outcome.kept_aliases.iter().map(|l| LocationOutput::new(ws, l)).collect(),
-            new_name: input.new_name,
-            cursor: CursorOutput::new(ws, &outcome.cursor),
-            symbol: input.symbol,
-        }))
     }
 }

@@ -9,6 +9,7 @@ use crate::workspace::relative_text;
 use super::Lsp;
 use super::input::*;
 use super::output::*;
+use super::status::*;
 use super::words::*;
 
 impl Lsp {
@@ -160,7 +161,7 @@ impl Lsp {
         let checkers = runs
             .iter()
             .map(|run| CheckerOutput {
-                language: run.language,
+                language: run.language.id().to_owned(),
                 command: run.command.clone(),
                 success: run.success,
                 diagnostics: run.diagnostics.iter().map(|d| DiagnosticOutput::new(ws, d)).collect(),
@@ -239,7 +240,7 @@ impl Lsp {
         let availability = available
             .iter()
             .map(|a| AvailabilityOutput {
-                language: a.language,
+                language: a.language.id().to_owned(),
                 server: a.server,
                 chosen: a.chosen,
                 helper: a.helper,
@@ -252,7 +253,7 @@ impl Lsp {
             })
             .collect();
         StatusOutput {
-            running,
+            running: running.into_iter().map(Into::into).collect(),
             watching,
             availability,
             root: ws.root().to_path_buf(),

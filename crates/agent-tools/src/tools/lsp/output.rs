@@ -5,10 +5,11 @@
 
 use std::path::PathBuf;
 
-use lsp_supervisor::{Diagnostic, Location, ServerStatus};
+use lsp_supervisor::{Diagnostic, Location};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::status::StatusOutput;
 use crate::workspace::Workspace;
 
 /// A range in a file, with the text of its first line.
@@ -253,7 +254,8 @@ pub struct HelperFailureOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckerOutput {
-    pub language: lsp_supervisor::Language,
+    /// The language's id: rust, python, typescript, javascript, c, cpp, go, or one the configuration defines.
+    pub language: String,
     pub command: String,
     pub success: bool,
     pub diagnostics: Vec<DiagnosticOutput>,
@@ -317,103 +319,6 @@ pub struct SymbolFailureOutput {
     pub error: String,
 }
 
-/// `status`: the servers running, the watch, and each language's server.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatusOutput {
-    /// Paths here are absolute, as the supervisor holds them.
-    pub running: Vec<ServerStatus>,
-    /// Whether changes on disk are watched, and how widely.
-    pub watching: String,
-    pub availability: Vec<AvailabilityOutput>,
-    /// The working directory, which the words show paths relative to.
-    #[serde(skip)]
-    pub root: PathBuf,
-    /// Servers the host stopped to keep under its memory budget; for the words.
-    #[serde(skip)]
-    pub stopped_over_budget: u64,
-    /// `lsp.request_timeout_s`, in ms; for the words.
-    #[serde(skip)]
-    pub request_timeout_ms: u128,
-}
-
-/// Whether a language's server is usable at the root, and why not.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AvailabilityOutput {
-    pub language: lsp_supervisor::Language,
-    pub server: &'static str,
-    /// Whether it is the server routing picks for the language (its primary).
-    pub chosen: bool,
-    /// Whether it is one of the language's helpers: when usable, its diagnostics
-    /// and code actions are added to the primary's.
-    pub helper: bool,
-    pub usable: bool,
-    /// `{ "Ok": root }`, or `{ "Err": why there is none }`.
-    pub root: Result<PathBuf, String>,
-    /// Why that root (the toolchain's rule).
-    pub reason: Option<String>,
-    /// Sub-projects of the language under the root.
-    pub projects: Vec<PathBuf>,
-    /// `{ "Ok": the binary's path }`, or `{ "Err": why none runs }`.
-    pub binary: Result<PathBuf, String>,
-    /// The binary's version line, with its name; for the words.
-    #[serde(skip)]
-    pub version: Option<String>,
-}
-
-/// `lsp_rename`'s structured value.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RenameOutput {
-    pub server: &'static str,
-    pub old_name: String,
-    /// Where the rename was asked, when not at the place given (a declaration).
-    pub asked_at: Option<LocationOutput>,
-    /// Text edits written.
-    pub edits: usize,
-    pub files: Vec<RenamedFileOutput>,
-    /// Uses of the old name in files the server's configuration leaves out.
-    pub not_covered: Vec<LeftoverOutput>,
-    /// Occurrences the server could not resolve (comments, strings, docs).
-    pub unresolved: Vec<LeftoverOutput>,
-    /// Occurrences that are other symbols of the same name.
-    pub other_symbols: usize,
-    /// Occurrences not asked about (past the cap).
-    pub unchecked: usize,
-    /// Where the edit kept the old name as an alias (`export { new as old }`).
-    pub kept_aliases: Vec<LocationOutput>,
-    /// The new name; for the words.
-    #[serde(skip)]
-    pub new_name: String,
-    /// The place asked about; for the words.
-    #[serde(skip)]
-    pub cursor: CursorOutput,
-    /// The symbol as given; for the words.
-    #[serde(skip)]
-    pub symbol: String,
-}
-
-/// One file a rename changed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RenamedFileOutput {
-    pub path: PathBuf,
-    /// `changed`, `created` or `deleted`.
-    pub change: &'static str,
-}
-
-/// A use of the old name the rename left.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LeftoverOutput {
-    pub location: LocationOutput,
-    /// Why the server's configuration leaves its file out.
-    pub excluded: Option<String>,
-    /// Why the server could not be asked about it.
-    pub unasked: Option<String>,
-}
-
 /// The fields diagnostics on write adds to a write tool's structured value.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -450,7 +355,7 @@ pub enum WrittenFileOutput {
         status: &'static str,
         /// `unavailable`: the file's language.
         #[serde(skip_serializing_if = "Option::is_none")]
-        language: Option<lsp_supervisor::Language>,
+        language: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         why: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -467,7 +372,7 @@ pub enum WrittenFileOutput {
 pub struct OtherFilesOutput {
     pub server: &'static str,
     /// How the server gives them: `published`, `importers` or `written_only`.
-    pub way: lsp_supervisor::OtherFiles,
+    pub way: OtherFilesWay,
     /// `new`, `no new`, `none` (nothing imports the file), `pending`, `not checked`, `failed`.
     pub status: &'static str,
     pub written: Vec<String>,
@@ -487,6 +392,28 @@ pub struct OtherFilesOutput {
     pub pending: Vec<String>,
     pub error: Option<String>,
     pub files: Vec<OtherFileOutput>,
+}
+
+/// How a server gives the diagnostics of files a write did not touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OtherFilesWay {
+    /// It publishes every file a change affects (gopls; rust-analyzer through `cargo check`).
+    Published,
+    /// It reports open files only: the files importing the written one are opened and read.
+    Importers,
+    /// It checks each file on its own (pylsp, ruff): nothing is known of other files.
+    WrittenOnly,
+}
+
+impl From<lsp_supervisor::OtherFiles> for OtherFilesWay {
+    fn from(way: lsp_supervisor::OtherFiles) -> OtherFilesWay {
+        match way {
+            lsp_supervisor::OtherFiles::Published => OtherFilesWay::Published,
+            lsp_supervisor::OtherFiles::Importers => OtherFilesWay::Importers,
+            lsp_supervisor::OtherFiles::WrittenOnly => OtherFilesWay::WrittenOnly,
+        }
+    }
 }
 
 /// An importer the server's configuration leaves out.

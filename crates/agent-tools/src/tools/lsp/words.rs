@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lsp_supervisor::{Language, Supervisor};
+use lsp_supervisor::Supervisor;
 
 use crate::tool::{CallContext, Words};
 use crate::workspace::Workspace;
@@ -29,7 +29,7 @@ impl Words for LspOutput {
 
 impl CursorOutput {
     /// `path:line:column` and the symbol, with how the place was picked when not plainly.
-    fn note(&self) -> String {
+    pub(super) fn note(&self) -> String {
         let mut note = format!("{}:{}:{} `{}`", self.path.display(), self.line, self.column, self.symbol);
         match (self.occurrences, self.whole) {
             (1, true) => {}
@@ -159,94 +159,6 @@ impl SymbolsOutput {
     }
 }
 
-impl StatusOutput {
-    fn words(&self) -> String {
-        let root = |path: &Path| {
-            let rel = path.strip_prefix(&self.root).unwrap_or(path);
-            if rel.as_os_str().is_empty() { ".".to_string() } else { rel.display().to_string() }
-        };
-        let relative = |text: &str| text.replace(&format!("{}/", self.root.display()), "");
-        let mut text = String::from("servers:\n");
-        if self.running.is_empty() {
-            text.push_str("  none running (a server starts on first use)\n");
-        }
-        for s in &self.running {
-            let reason = if s.root_reason.is_empty() { String::new() } else { format!(" ({})", s.root_reason) };
-            let mut line = format!("  {} for {}{reason}: {}", s.server, root(&s.root), s.state);
-            if let Some(pid) = s.pid {
-                line.push_str(&format!(", pid {pid}"));
-            }
-            if let Some(up) = s.uptime_ms {
-                line.push_str(&format!(", up {}", duration_text(up)));
-            }
-            line.push_str(&format!(", {}, {} open documents", count(s.restarts as usize, "restart"), s.open_documents));
-            if s.shared_with > 0 {
-                line.push_str(&format!(", shared with {}", count(s.shared_with, "other run")));
-            }
-            if let Some(busy) = &s.busy {
-                line.push_str(&format!(", busy: {busy}"));
-            }
-            let _ = writeln!(text, "{line}");
-            if let Some(load) = &s.load {
-                let _ = writeln!(text, "    {load}");
-            }
-            if let Some(first) = s.first_load_timeout_ms {
-                let _ = writeln!(
-                    text,
-                    "    its first request may wait up to {} for its first load (a cold project), later ones {}",
-                    duration_text(first),
-                    duration_text(self.request_timeout_ms)
-                );
-            }
-            match (&s.gave_up, &s.last_exit) {
-                (Some(why), _) => {
-                    let _ = writeln!(text, "    gave up because: {}", indent(&relative(why)));
-                }
-                (None, Some(exit)) => {
-                    let _ = writeln!(text, "    last exit: {}", indent(&relative(&exit.describe())));
-                }
-                (None, None) => {}
-            }
-            for message in &s.messages {
-                let _ = writeln!(text, "    it said: {message}");
-            }
-        }
-        if self.stopped_over_budget > 0 {
-            let _ = writeln!(
-                text,
-                "  the host has stopped {} no run was using before its idle time, to keep under its memory budget",
-                count(usize::try_from(self.stopped_over_budget).unwrap_or(usize::MAX), "language server")
-            );
-        }
-        let _ = writeln!(text, "the root: {}", self.watching);
-        text.push_str("languages at the root:\n");
-        let shown = |p: &Path| if p.as_os_str().is_empty() { ".".to_string() } else { p.display().to_string() };
-        for a in self.availability.iter().filter(|a| a.language != Language::Fixture || a.usable) {
-            let projects: Vec<String> = a.projects.iter().map(|p| format!("{}/", shown(p))).collect();
-            let version = a.version.as_deref().unwrap_or_default();
-            let verdict = match (&a.root, &a.binary) {
-                (Err(_), Ok(_)) if a.chosen && !projects.is_empty() => {
-                    format!("used for the projects in {} ({version})", projects.join(", "))
-                }
-                (Ok(root), Ok(_)) if a.chosen => format!(
-                    "used for {}{}: {version}",
-                    shown(root),
-                    a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
-                ),
-                (Ok(root), Ok(_)) if a.helper => {
-                    format!("helps with diagnostics and code actions for {}: {version}", shown(root))
-                }
-                (Ok(_), Ok(_)) => "usable, not chosen".to_string(),
-                (Err(why), Ok(_)) => format!("binary found, but {why}"),
-                (Ok(_), Err(why)) => format!("root marker found, but {why}"),
-                (Err(_), Err(why)) => format!("no root marker and {why}"),
-            };
-            let _ = writeln!(text, "  {:<11} {:<27} {verdict}", a.language.id(), a.server);
-        }
-        text
-    }
-}
-
 impl ReloadOutput {
     fn words(&self) -> String {
         if self.stopped.is_empty() {
@@ -254,99 +166,6 @@ impl ReloadOutput {
         } else {
             format!("stopped {}; detection runs again, and each starts on next use", self.stopped.join(", "))
         }
-    }
-}
-
-impl Words for RenameOutput {
-    fn words(&self) -> String {
-        let mut text = format!(
-            "renamed `{}` to `{}` ({}; {} in {}):\n",
-            self.symbol,
-            self.new_name,
-            self.cursor.note(),
-            count(self.edits, "edit"),
-            count(self.files.len(), "file")
-        );
-        for file in &self.files {
-            let _ = writeln!(text, "{} {}", file.change, file.path.display());
-        }
-        if let Some(at) = &self.asked_at {
-            let _ = writeln!(
-                text,
-                "asked at the declaration {} ({} renames an imported name only locally when asked at a use)",
-                at.at(),
-                self.server
-            );
-        }
-        for alias in &self.kept_aliases {
-            let _ = writeln!(
-                text,
-                "kept `{}` as an alias at {} (`{}`), so code that imports `{}` goes on working; rename it too if that name should go",
-                self.old_name,
-                alias.at(),
-                alias.text,
-                self.old_name
-            );
-        }
-        text.push_str(&self.leftover_text());
-        text.trim_end().to_owned()
-    }
-}
-
-impl RenameOutput {
-    /// The uses of the old name a rename left, as lines: the ones in files the
-    /// server's configuration leaves out (grouped by why), the ones it could not
-    /// resolve, and counts of other symbols and of uses not asked about.
-    fn leftover_text(&self) -> String {
-        const SHOWN: usize = 10;
-        let mut text = String::new();
-        let old = &self.old_name;
-        let mut reasons: Vec<&str> = self.not_covered.iter().filter_map(|l| l.excluded.as_deref()).collect();
-        reasons.dedup();
-        for why in reasons {
-            let uses: Vec<&LeftoverOutput> =
-                self.not_covered.iter().filter(|l| l.excluded.as_deref() == Some(why)).collect();
-            let mut files: Vec<String> = uses.iter().map(|l| l.location.path.display().to_string()).collect();
-            files.dedup();
-            let _ = writeln!(
-                text,
-                "{} of `{old}` in {} not renamed, because {why}:",
-                count(uses.len(), "more use"),
-                files.join(", ")
-            );
-            for l in uses.iter().take(SHOWN) {
-                let _ = writeln!(text, "  {}: {}", l.location.at(), l.location.text);
-            }
-        }
-        if !self.unresolved.is_empty() {
-            let _ = writeln!(
-                text,
-                "{} of `{old}` that {} does not resolve (a comment, a string, or code it does not see) or could not be asked about, not renamed:",
-                count(self.unresolved.len(), "more occurrence"),
-                self.server
-            );
-            for l in self.unresolved.iter().take(SHOWN) {
-                let unasked = l.unasked.as_ref().map(|e| format!("  (not asked: {e})")).unwrap_or_default();
-                let _ = writeln!(text, "  {}: {}{unasked}", l.location.at(), l.location.text);
-            }
-            if self.unresolved.len() > SHOWN {
-                let _ = writeln!(text, "  … {} more", self.unresolved.len() - SHOWN);
-            }
-        }
-        if self.other_symbols > 0 || self.unchecked > 0 {
-            let mut parts = Vec::new();
-            if self.other_symbols > 0 {
-                parts.push(format!(
-                    "{} of other symbols named `{old}` left as they are",
-                    count(self.other_symbols, "use")
-                ));
-            }
-            if self.unchecked > 0 {
-                parts.push(format!("{} more occurrences of `{old}` not checked", self.unchecked));
-            }
-            let _ = writeln!(text, "{}", parts.join("; "));
-        }
-        text
     }
 }
 
