@@ -34,9 +34,13 @@ use serde_json::{Map, Value};
 /// One of the known adapters: a built-in one, or one the host configured ([`AdapterSpec`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AdapterId {
+    /// `dart debug_adapter`, for Dart and Flutter projects.
     Dart,
+    /// debugpy's adapter (`python -m debugpy.adapter`), for Python.
     Debugpy,
+    /// `lldb-dap` (or a versioned name, or `lldb-vscode`), for native binaries: Rust, C, C++.
     Lldb,
+    /// `dlv dap`, for Go, reached over TCP.
     Delve,
     /// An adapter of the host's own, described by the [`AdapterSpec`] of its name.
     Custom(CustomAdapter),
@@ -183,14 +187,18 @@ pub enum Transport {
 /// A resolved adapter command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AdapterCommand {
+    /// The executable, as resolved and probed.
     pub program: PathBuf,
+    /// Its arguments (`-m debugpy.adapter`, `dap --listen 127.0.0.1:0`).
     pub args: Vec<String>,
+    /// How the client talks to it.
     pub transport: Transport,
 }
 
 /// Whether one adapter is usable at a root, and why not.
 #[derive(Debug, Clone, Serialize)]
 pub struct AdapterReport {
+    /// The adapter reported on.
     pub id: AdapterId,
     /// The root marker found, if any.
     pub marker: Option<String>,

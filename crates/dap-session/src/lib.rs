@@ -20,6 +20,7 @@
 //! resolves a user's path (the caller passes absolute paths inside its root).
 //! `terminate` (and the TTL) ends the adapter's whole process group and a
 //! launched debuggee; an attached debuggee is left running.
+#![warn(missing_docs)]
 
 mod adapter;
 mod cargo;

@@ -23,16 +23,22 @@ pub const MAX_HEADER_LINE: usize = 8 * 1024;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Message {
+    /// `"type": "request"`.
     Request(Request),
+    /// `"type": "response"`.
     Response(Response),
+    /// `"type": "event"`.
     Event(Event),
 }
 
 /// A request, from either side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// The sender's sequence number for this message.
     pub seq: u64,
+    /// The request's name, such as `launch` or `runInTerminal`.
     pub command: String,
+    /// The arguments object; `null` when the request has none.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub arguments: Value,
 }
@@ -40,12 +46,19 @@ pub struct Request {
 /// A response; `message` carries the error text when `success` is false.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
+    /// The sender's sequence number for this message.
     pub seq: u64,
+    /// The `seq` of the request it answers.
     pub request_seq: u64,
+    /// Whether the request succeeded.
     pub success: bool,
+    /// The command of the request it answers.
     pub command: String,
+    /// The short error text of a failed response (the DAP specification's
+    /// `cancelled`, `notStopped`, or the adapter's own words).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The result, or an `error` object of a failed response; `null` when absent.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub body: Value,
 }
@@ -70,8 +83,11 @@ impl Response {
 /// An event from the adapter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// The sender's sequence number for this message.
     pub seq: u64,
+    /// The event's name, such as `stopped` or `output`.
     pub event: String,
+    /// The event's data; `null` when it has none.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub body: Value,
 }
@@ -79,14 +95,20 @@ pub struct Event {
 /// A framing failure.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
+    /// The stream ended before a frame began, or in the middle of its body.
     #[error("the stream ended")]
     Eof,
+    /// A header line over [`MAX_HEADER_LINE`] bytes (the text says so), or a
+    /// `Content-Length` that is no number (the text is the line).
     #[error("bad frame header: {0}")]
     Header(String),
+    /// A `Content-Length` over [`MAX_FRAME`]; the length, in bytes.
     #[error("a frame of {0} bytes refused unread: over the limit of {max} bytes", max = MAX_FRAME)]
     TooLarge(usize),
+    /// The body is not a DAP message in JSON, or a message could not be encoded.
     #[error("unreadable message: {0}")]
     Json(#[from] serde_json::Error),
+    /// Reading or writing the stream failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }

@@ -142,9 +142,13 @@ pub struct Session {
 /// The resume requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resume {
+    /// `continue`: run to the next stop or the end.
     Continue,
+    /// `next`: run to the next line in the same frame.
     StepOver,
+    /// `stepIn`: into the function called on this line, else as `StepOver`.
     StepIn,
+    /// `stepOut`: run until the current function returns.
     StepOut,
 }
 

@@ -58,6 +58,7 @@ impl OutputBuffer {
         }
     }
 
+    /// The text kept so far, and how many characters were dropped from its front.
     pub fn snapshot(&self) -> Output {
         Output {
             text: self.chunks.iter().map(|c| c.text.as_str()).collect(),

@@ -32,6 +32,7 @@ use crate::types::{
 pub struct DebugConfig {
     /// A session's hard lifetime; when it runs out the session is terminated and the adapter killed. Default 30 minutes.
     pub ttl: Duration,
+    /// The timeouts, caps and limits of each session.
     pub limits: Limits,
     /// Which adapters exist besides the built-in ones (and changes to those), and where they are looked for (search path, debugpy's python).
     pub detection: Detection,
@@ -62,6 +63,7 @@ pub struct LaunchSpec {
     /// Absolute path of the program (a script for debugpy, a binary for lldb, a binary, `.go` file or package
     /// directory for delve; with `test`, the package directory or one of its `_test.go` files). Unused with `module`.
     pub program: PathBuf,
+    /// The program's arguments (the module's, with `module`).
     pub args: Vec<String>,
     /// `None` infers it from the program, or takes the one usable adapter.
     pub adapter: Option<AdapterId>,
@@ -104,11 +106,14 @@ impl LaunchSpec {
 /// What to attach to.
 #[derive(Debug, Clone)]
 pub struct AttachSpec {
+    /// The run's working directory, where adapters' markers are looked for.
     pub root: PathBuf,
+    /// The debug server's host name or address; unused with `pid`.
     pub host: String,
     /// The debuggee's debug server port (debugpy `--listen`, a headless delve, a gdb-remote stub for lldb);
     /// unused with `pid`.
     pub port: u16,
+    /// `None` takes the one usable adapter at `root`.
     pub adapter: Option<AdapterId>,
     /// A local process to attach to by id instead (lldb; delve's `local` attach), as `lldb -p` does.
     pub pid: Option<u32>,
@@ -145,10 +150,12 @@ impl std::fmt::Debug for DebugSupervisor {
 }
 
 impl DebugSupervisor {
+    /// A supervisor with no session and no breakpoint yet.
     pub fn new(config: DebugConfig) -> DebugSupervisor {
         DebugSupervisor { config, conversations: Mutex::new(HashMap::new()) }
     }
 
+    /// The configuration it was made with.
     pub fn config(&self) -> &DebugConfig {
         &self.config
     }
@@ -447,18 +454,25 @@ impl DebugSupervisor {
         self.session(conversation).await?.resume(how, thread).await
     }
 
+    /// Pauses `thread` (default: the first listed), then waits for the stop; a program
+    /// already stopped is returned as it stands.
     pub async fn pause(&self, conversation: &str, thread: Option<u64>) -> Result<RunOutcome> {
         self.session(conversation).await?.pause(thread).await
     }
 
+    /// The debuggee's threads; an error once the session has ended.
     pub async fn threads(&self, conversation: &str) -> Result<Vec<ThreadInfo>> {
         self.session(conversation).await?.threads().await
     }
 
+    /// The frames of `thread` (default: the stopped thread), innermost first, at most
+    /// [`Limits::stack_cap`]; [`Error::NotStopped`] while the program runs.
     pub async fn stack(&self, conversation: &str, thread: Option<u64>) -> Result<Capped<Frame>> {
         self.session(conversation).await?.stack(thread).await
     }
 
+    /// The scopes of a frame from the current stop; [`Error::Stale`] for a frame of an
+    /// earlier stop.
     pub async fn scopes(&self, conversation: &str, frame_id: u64) -> Result<Vec<ScopeInfo>> {
         self.session(conversation).await?.scopes(frame_id).await
     }
@@ -468,10 +482,14 @@ impl DebugSupervisor {
         self.session(conversation).await.ok()?.locals_note(scopes).await
     }
 
+    /// The children of a variables reference from the current stop, at most
+    /// [`Limits::variables_cap`], each value cut at [`Limits::value_limit`] characters.
     pub async fn variables(&self, conversation: &str, reference: u64) -> Result<Capped<VarValue>> {
         self.session(conversation).await?.variables(reference).await
     }
 
+    /// Evaluates `expression` in a frame of the current stop (default: the stopped
+    /// thread's top frame); the value is cut at [`Limits::value_limit`] characters.
     pub async fn evaluate(&self, conversation: &str, expression: &str, frame_id: Option<u64>) -> Result<VarValue> {
         self.session(conversation).await?.evaluate(expression, frame_id).await
     }
