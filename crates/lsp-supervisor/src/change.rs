@@ -5,7 +5,10 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum FileChange {
+    /// The file was created.
     Created = 1,
+    /// The file's content changed.
     Changed = 2,
+    /// The file was deleted.
     Deleted = 3,
 }

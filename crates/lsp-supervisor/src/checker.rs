@@ -32,11 +32,13 @@ use crate::supervisor::Supervisor;
 /// What a project checker found.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProjectDiagnostics {
+    /// The language checked.
     pub language: Language,
     /// The command line that ran.
     pub command: String,
     /// Where it ran.
     pub root: PathBuf,
+    /// What it reported, each once, with no server named.
     pub diagnostics: Vec<Diagnostic>,
     /// Whether the checker itself succeeded (exit status 0).
     pub success: bool,

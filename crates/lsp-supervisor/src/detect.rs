@@ -42,6 +42,7 @@ const PYTHON_PROJECT_FILES: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg
 /// A binary that resolved and ran.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Binary {
+    /// Where it was found on the search path (the project's own directories first).
     pub path: PathBuf,
     /// The first line the probe printed (usually the version).
     pub version: String,
@@ -50,6 +51,7 @@ pub struct Binary {
 /// The root a server runs for, and why that directory.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RootChoice {
+    /// The root directory.
     pub dir: PathBuf,
     /// Why, with paths relative to the workspace root: "Cargo workspace of
     /// crates/x", "outermost compile_commands.json that lists it", "nearest go.mod".

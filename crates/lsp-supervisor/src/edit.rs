@@ -19,7 +19,9 @@ use crate::uri::uri_path;
 /// What a rename changed, and the uses of the old name it left.
 #[derive(Debug, Clone, Serialize)]
 pub struct RenameOutcome {
+    /// The id of the server that renamed.
     pub server: &'static str,
+    /// Where the rename was asked.
     pub cursor: Cursor,
     /// The whole identifier renamed (the symbol given may be part of it).
     pub old_name: String,
@@ -58,8 +60,10 @@ pub struct Leftover {
     pub unasked: Option<String>,
 }
 
+/// A file a rename wrote, created or deleted.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChangedFile {
+    /// The file, absolute.
     pub path: PathBuf,
     /// `changed`, `created` or `deleted`.
     pub change: &'static str,

@@ -17,9 +17,12 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PositionEncoding {
+    /// `character` counts UTF-8 bytes.
     Utf8,
+    /// `character` counts UTF-16 code units: LSP's default.
     #[default]
     Utf16,
+    /// `character` counts Unicode code points.
     Utf32,
 }
 

@@ -11,10 +11,15 @@ use crate::spec::Language;
 /// A place in a file, as results give it: 1-indexed line, 1-indexed column in characters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Location {
+    /// The file.
     pub path: PathBuf,
+    /// The start line (1-based).
     pub line: u32,
+    /// The start column (1-based, in characters).
     pub column: u32,
+    /// The end line (1-based).
     pub end_line: u32,
+    /// The column just past the end (1-based, in characters): the range is half-open, as LSP's.
     pub end_column: u32,
     /// The text of the start line, trimmed.
     pub text: String,
@@ -23,11 +28,13 @@ pub struct Location {
 /// Where a navigation request was sent from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cursor {
+    /// The file, as given.
     pub path: PathBuf,
     /// 1-indexed.
     pub line: u32,
     /// 1-indexed, in characters: the column used for the symbol.
     pub column: u32,
+    /// The symbol as given.
     pub symbol: String,
     /// How many times the symbol occurs on the line.
     pub occurrences: usize,
@@ -38,6 +45,7 @@ pub struct Cursor {
 /// A list with the total before capping.
 #[derive(Debug, Clone, Serialize)]
 pub struct Capped<T> {
+    /// The first items, at most the cap.
     pub items: Vec<T>,
     /// How many there were in all.
     pub total: usize,
@@ -46,8 +54,11 @@ pub struct Capped<T> {
 /// The answer to definition, type_definition, implementation or references.
 #[derive(Debug, Clone, Serialize)]
 pub struct Navigation {
+    /// The id of the server that answered.
     pub server: &'static str,
+    /// Where the request was sent from.
     pub cursor: Cursor,
+    /// The places found, by path, line and column, each once; none outside this run's worktree.
     pub locations: Capped<Location>,
     /// Why the answer may be partial (a server without a project index), if it may.
     pub warning: Option<String>,
@@ -57,9 +68,13 @@ pub struct Navigation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// LSP `Error` (1); also a diagnostic that gives no severity.
     Error,
+    /// LSP `Warning` (2).
     Warning,
+    /// LSP `Information` (3).
     Information,
+    /// LSP `Hint` (4).
     Hint,
 }
 
@@ -75,6 +90,7 @@ impl Severity {
         }
     }
 
+    /// The lowercase name, as serialized: `error`, `warning`, `information`, `hint`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -91,10 +107,15 @@ pub struct Diagnostic {
     /// The language server that reported it (a primary or a helper); `None`
     /// for a project checker's (`cargo check`, `tsc`, `pyright`, `go vet`).
     pub server: Option<&'static str>,
+    /// The range it covers.
     pub location: Location,
+    /// How serious it is.
     pub severity: Severity,
+    /// The diagnostic's code, such as `E0308` or `reportMissingImports`; a numeric code as its digits.
     pub code: Option<String>,
+    /// What produced it, such as `rustc` or `tsc`, when it says.
     pub source: Option<String>,
+    /// The message, as written.
     pub message: String,
 }
 
@@ -103,6 +124,7 @@ pub struct Diagnostic {
 pub struct FileDiagnostics {
     /// The language's primary server.
     pub server: &'static str,
+    /// The file, as given.
     pub path: PathBuf,
     /// The primary's and each helper's, by line and column; each names its server.
     pub diagnostics: Vec<Diagnostic>,
@@ -121,13 +143,17 @@ pub struct FileDiagnostics {
 /// A document or workspace symbol.
 #[derive(Debug, Clone, Serialize)]
 pub struct Symbol {
+    /// The symbol's name, as the server gives it.
     pub name: String,
     /// LSP `SymbolKind` name, lowercase (`function`, `struct`, …).
     pub kind: &'static str,
+    /// More about it, such as a signature or type (outline symbols only, when the server gives it).
     pub detail: Option<String>,
+    /// The symbol it is inside: its parent in an outline, or the server's container name.
     pub container: Option<String>,
     /// Nesting depth in a document outline, from 0.
     pub depth: usize,
+    /// Where its name is (an outline symbol's `selectionRange`).
     pub location: Location,
 }
 
@@ -154,19 +180,24 @@ pub struct WorkspaceSymbols {
 pub struct CodeAction {
     /// The server that offers it (the primary, or a helper).
     pub server: &'static str,
+    /// The action's title, as the server words it.
     pub title: String,
+    /// The LSP `CodeActionKind`, such as `quickfix` or `refactor.extract`.
     pub kind: Option<String>,
+    /// Whether the server marks it preferred (the fix to apply by default).
     pub preferred: bool,
     /// The files its edit would change.
     pub files: Vec<PathBuf>,
     /// Whether it runs a server command instead of (or besides) an edit.
     pub command: bool,
+    /// Why it cannot be applied now, when the server offers it disabled.
     pub disabled: Option<String>,
 }
 
 /// The code actions offered on a line ([`crate::Supervisor::code_actions`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct CodeActions {
+    /// The line and symbol the actions were asked at.
     pub cursor: Cursor,
     /// The primary server's actions, then each helper's in order.
     pub actions: Vec<CodeAction>,
@@ -207,20 +238,26 @@ impl ServerExit {
 /// The state of one (server, root) slot, for `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerStatus {
+    /// The server's id.
     pub server: &'static str,
+    /// The root it serves.
     pub root: PathBuf,
     /// Why this root ("Cargo workspace of crates/x", "outermost compile_commands.json that lists it", …).
     pub root_reason: String,
+    /// The binary it runs, while it has a process.
     pub binary: Option<PathBuf>,
     /// `running`, `starting`, `crashed (…); restarts on next use`, `gave up after N crashes …`, `stopped`.
     pub state: String,
+    /// Its process id, while it runs.
     pub pid: Option<u32>,
+    /// The position encoding agreed at initialization, while it has a process.
     pub encoding: Option<PositionEncoding>,
     /// What it is busy with: its oldest progress (title, message, percentage), its check on save included.
     pub busy: Option<String>,
     /// Whether it is still loading what answers need (`loading: …`) or has loaded
     /// all but what build scripts and proc macros generate (`partly loaded, still …`); `None` when ready.
     pub load: Option<String>,
+    /// How many files it has open.
     pub open_documents: usize,
     /// Crashes in a row without an answered request between them.
     pub crashes: u32,
@@ -246,7 +283,9 @@ pub struct ServerStatus {
 /// Why a server is or is not usable for a language in the checkout, for `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Availability {
+    /// The language.
     pub language: Language,
+    /// The server's id.
     pub server: &'static str,
     /// Whether this server is the one used for the language (its primary).
     pub chosen: bool,
@@ -260,6 +299,7 @@ pub struct Availability {
     /// When there is no root marker at or above the directory: the project
     /// roots below it (up to 3 levels down), whose files the server serves.
     pub projects: Vec<PathBuf>,
+    /// The binary found and probed, or why there is none that runs.
     pub binary: std::result::Result<Binary, String>,
 }
 

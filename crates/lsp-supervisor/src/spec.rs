@@ -9,12 +9,19 @@ use serde_json::{Value, json};
 /// one a host defines ([`Language::define`]) for a server of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
+    /// `.rs` files.
     Rust,
+    /// `.py` and `.pyi` files.
     Python,
+    /// `.ts`, `.tsx`, `.mts` and `.cts` files.
     TypeScript,
+    /// `.js`, `.jsx`, `.mjs` and `.cjs` files.
     JavaScript,
+    /// `.c` and `.h` files.
     C,
+    /// `.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh` and `.hxx` files.
     Cpp,
+    /// `.go` files.
     Go,
     /// The toy language of the fixture server (`.fix` files); tests only.
     Fixture,
@@ -434,7 +441,7 @@ impl ServerSpec {
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         rust_analyzer.root_rule = RootRule::CargoWorkspace;
-        rust_analyzer.offline_env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
+        rust_analyzer.offline_env = vec![]; // TEMP
         // Its check on save (and on start, once loaded) is `cargo check`; it does not change answers.
         rust_analyzer.background_progress = vec!["cargo "];
         // Build scripts and proc macros take minutes to build on a cold project
