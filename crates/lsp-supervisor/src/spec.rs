@@ -441,7 +441,7 @@ impl ServerSpec {
         rust_analyzer.reports_quiescence = true;
         rust_analyzer.initialization_options = json!({ "checkOnSave": true, "cachePriming": { "enable": false } });
         rust_analyzer.root_rule = RootRule::CargoWorkspace;
-        rust_analyzer.offline_env = vec![]; // TEMP
+        rust_analyzer.offline_env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
         // Its check on save (and on start, once loaded) is `cargo check`; it does not change answers.
         rust_analyzer.background_progress = vec!["cargo "];
         // Build scripts and proc macros take minutes to build on a cold project

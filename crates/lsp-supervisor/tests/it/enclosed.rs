@@ -208,6 +208,44 @@ async fn rust_analyzer_answers_from_bwrap_and_its_build_scripts_stay_inside() {
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "untouched");
 }
 
+/// rust-analyzer in bwrap has no network, so its `cargo metadata` cannot update the
+/// registry's index: a project with a registry dependency and no `Cargo.lock` loads
+/// only in cargo's offline mode, over the index and sources already on disk, and a
+/// definition inside the dependency is answered from them.
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
+    let (_dir, root) = common::project("lsp/rust");
+    std::fs::remove_file(root.join("Cargo.lock")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    // itoa is one of this workspace's own dependencies, so its index entry and source are on disk.
+    std::fs::write(root.join("Cargo.toml"), format!("{manifest}\n[dependencies]\nitoa = \"1\"\n")).unwrap();
+    let main = root.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        format!("{text}\nfn digits(n: u64) -> String {{\n    itoa::Buffer::new().format(n).to_owned()\n}}\n"),
+    )
+    .unwrap();
+    let line = u32::try_from(text.lines().count() + 3).unwrap();
+    let Some(sup) = enclosed_real_server(&root, Language::Rust, "rust-analyzer").await else { return };
+    let nav = sup.definition(&main, line, "Buffer").await.unwrap();
+    let found: Vec<String> = nav
+        .locations
+        .items
+        .iter()
+        .map(|l| format!("{}:{}", l.path.file_name().unwrap().to_string_lossy(), l.line))
+        .collect();
+    assert_eq!(found.len(), 1, "{nav:?}");
+    let location = &nav.locations.items[0];
+    assert!(
+        location.path.components().any(|c| c.as_os_str().to_string_lossy().starts_with("itoa-1."))
+            && location.path.ends_with("src/lib.rs"),
+        "the definition is in the registry's itoa source: {found:?}"
+    );
+    assert!(location.text.contains("pub struct Buffer"), "{location:?}");
+    sup.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn pyright_answers_from_bwrap() {
     let (_dir, root) = common::project("lsp/python");
