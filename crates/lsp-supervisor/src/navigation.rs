@@ -338,7 +338,10 @@ impl Supervisor {
         let warning = searched
             .then(|| server.spec.missing_index(&server.root).or_else(|| crate::coverage::left_out(server)))
             .flatten();
-        let warning = [partial, warning].into_iter().flatten().reduce(|a, b| format!("{a}; {b}"));
+        // A project loaded in part (without its dependencies) answers from what it loaded.
+        let loaded_in_part =
+            server.load_warning().map(|why| format!("{} loaded the project only in part ({why})", server.spec.id));
+        let warning = [partial, warning, loaded_in_part].into_iter().flatten().reduce(|a, b| format!("{a}; {b}"));
         Ok(Navigation {
             server: server.spec.id,
             cursor: target.cursor,

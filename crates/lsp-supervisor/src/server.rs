@@ -110,6 +110,10 @@ struct State {
     /// rust-analyzer's `experimental/serverStatus` with `health: "error"`: its
     /// message (it could not load the project), until a later status clears it.
     load_error: Option<String>,
+    /// rust-analyzer's `experimental/serverStatus` with `health: "warning"`: its
+    /// message (it loaded the project in part, without its dependencies when
+    /// `cargo metadata` failed), until a later status clears it.
+    load_warning: Option<String>,
     /// Dynamic registrations by id → method.
     registrations: HashMap<String, String>,
     /// The file watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
@@ -820,6 +824,26 @@ impl Server {
         state.published_checked.get(path).filter(|p| p.seq > state.check_began_at).cloned()
     }
 
+    /// What the server could not load, when it says it loaded the project in
+    /// part (rust-analyzer's `experimental/serverStatus` with `health:
+    /// "warning"`): its first line, and the last `error:` line of the `cargo`
+    /// output it quotes, cut at 500 characters.
+    pub fn load_warning(&self) -> Option<String> {
+        let message = lock(&self.state).load_warning.clone()?;
+        let first = message.lines().next().unwrap_or_default().trim().trim_end_matches(':');
+        let error = message.lines().rev().find(|l| l.trim_start().starts_with("error:")).map(str::trim);
+        let caused = message.lines().rev().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("Caused by"));
+        let mut said = first.to_owned();
+        for more in [error, caused].into_iter().flatten() {
+            if !said.contains(more) {
+                said = format!("{said}: {more}");
+            }
+        }
+        let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut: String = said.chars().take(500).collect();
+        Some(if cut.len() < said.len() { format!("{cut}…") } else { cut })
+    }
+
     /// The messages the server showed (errors and warnings), most recent last.
     /// Why the server could not load the project, when it said so
     /// (rust-analyzer's `experimental/serverStatus` with `health: "error"`).
@@ -1023,8 +1047,10 @@ fn on_notification(notification: ServerNotification, state: &Mutex<State>, spec:
         }
         ServerNotification::ServerStatus(status) => {
             state.quiescent = status.quiescent;
-            state.load_error = (status.health.as_deref() == Some("error"))
-                .then(|| status.message.unwrap_or_else(|| "it gave no reason".to_string()));
+            let health = status.health.as_deref();
+            let message = || status.message.clone().unwrap_or_else(|| "it gave no reason".to_string());
+            state.load_error = (health == Some("error")).then(message);
+            state.load_warning = (health == Some("warning")).then(message);
         }
         // Errors and warnings only.
         ServerNotification::ShowMessage(message)

@@ -246,6 +246,51 @@ async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
     sup.shutdown().await;
 }
 
+/// The same project with cargo's offline mode taken away: `cargo metadata` cannot reach
+/// the index, rust-analyzer loads the crate without its dependencies and says so only as
+/// a warning, and the empty answer says that the project was loaded in part, and why.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_from_a_project_loaded_in_part_says_so() {
+    let (_dir, root) = common::project("lsp/rust");
+    std::fs::remove_file(root.join("Cargo.lock")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    std::fs::write(root.join("Cargo.toml"), format!("{manifest}\n[dependencies]\nitoa = \"1\"\n")).unwrap();
+    let main = root.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        format!("{text}\nfn digits(n: u64) -> String {{\n    itoa::Buffer::new().format(n).to_owned()\n}}\n"),
+    )
+    .unwrap();
+    let line = u32::try_from(text.lines().count() + 3).unwrap();
+    if !bwrap_ready() {
+        return;
+    }
+    let mut config = common::config(&root);
+    config.preferred.insert(Language::Rust, "rust-analyzer".to_owned());
+    config.enclosure = Some(Enclosure::bwrap(&root));
+    config.enclose_servers = true;
+    for spec in &mut config.servers {
+        spec.offline_env.clear();
+    }
+    let sup = Supervisor::new(config);
+    let nav = match sup.definition(&main, line, "Buffer").await {
+        Ok(nav) => nav,
+        Err(e) if e.to_string().contains("not usable") && std::env::var("CI").as_deref() != Ok("true") => return,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(nav.locations.items.is_empty(), "{nav:?}");
+    let warning = nav.warning.unwrap_or_default();
+    assert!(
+        warning.starts_with(
+            "rust-analyzer loaded the project only in part (Failed to read Cargo metadata with dependencies"
+        ),
+        "{warning}"
+    );
+    assert!(warning.contains("failed to get `itoa` as a dependency"), "{warning}");
+    sup.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn pyright_answers_from_bwrap() {
     let (_dir, root) = common::project("lsp/python");
