@@ -163,7 +163,10 @@ pub enum Decision {
     /// Show a permission card and run it only on a yes.
     Ask,
     /// Refuse it; `reason` says which rule, for the model.
-    Deny { reason: String },
+    Deny {
+        /// The rule that denied it, worded for the model.
+        reason: String,
+    },
 }
 
 /// Decides one call; see the module documentation for the rules.

@@ -9,20 +9,33 @@ use std::path::PathBuf;
 pub enum Error {
     /// Two tools were registered under one name.
     #[error("tool '{name}' is registered twice")]
-    DuplicateTool { name: &'static str },
+    DuplicateTool {
+        /// The tool's name.
+        name: &'static str,
+    },
     /// The working directory cannot be used.
     #[error("working directory {}: {source}", path.display())]
     Workspace {
+        /// The directory as given.
         path: PathBuf,
+        /// Why it cannot be canonicalized: missing, unreadable, a dangling link.
         #[source]
         source: std::io::Error,
     },
     /// The working directory is not a directory.
     #[error("working directory {} is not a directory", path.display())]
-    NotADirectory { path: PathBuf },
+    NotADirectory {
+        /// The path, canonical.
+        path: PathBuf,
+    },
     /// A tool's task panicked or was cancelled.
     #[error("tool {tool} failed: {message}")]
-    TaskFailed { tool: &'static str, message: String },
+    TaskFailed {
+        /// The tool's name.
+        tool: &'static str,
+        /// The join error, as tokio words it.
+        message: String,
+    },
 }
 
 /// The facade's result type.

@@ -12,6 +12,7 @@
 //! debuggers and kernels live in the leaf crates, which know nothing of tool
 //! calling. Approval past the cap is a pure policy ([`decide`]) plus a gate
 //! wired with [`RegistryBuilder::with_approval`]; it never prints.
+#![warn(missing_docs)]
 
 pub mod approval;
 mod error;

@@ -8,14 +8,36 @@ use crate::tier::Tier;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// No tool of that name on this surface.
-    UnknownTool { name: String, available: Vec<&'static str> },
+    UnknownTool {
+        /// The name as called.
+        name: String,
+        /// The names of the tools at or below the surface's cap, in registration order.
+        available: Vec<&'static str>,
+    },
     /// The tool exists but its tier is above the surface's cap.
-    AboveCap { name: &'static str, tier: Tier, cap: Tier },
+    AboveCap {
+        /// The tool's name.
+        name: &'static str,
+        /// The tool's tier.
+        tier: Tier,
+        /// The surface's cap.
+        cap: Tier,
+    },
     /// The arguments do not decode into the tool's input.
-    BadArguments { tool: &'static str, message: String },
+    BadArguments {
+        /// The tool's name.
+        tool: &'static str,
+        /// What is wrong, with the field's path when serde gives one (`` `line`: invalid type ``).
+        message: String,
+    },
     /// The approval gate refused the call (a policy rule, or the human's
     /// answer, or nobody there to answer); the tool did not run.
-    Denied { name: &'static str, reason: String },
+    Denied {
+        /// The tool's name.
+        name: &'static str,
+        /// Why, for the model: the rule that denied it, the human's answer, or that nobody could answer.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Refusal {

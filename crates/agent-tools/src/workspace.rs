@@ -16,15 +16,40 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
     /// A relative path whose `..` climbs out of the root.
-    Escapes { given: String, root: PathBuf },
+    Escapes {
+        /// The path as given.
+        given: String,
+        /// The working directory, canonical.
+        root: PathBuf,
+    },
     /// An absolute path outside the root.
-    Outside { given: String, root: PathBuf },
+    Outside {
+        /// The path as given.
+        given: String,
+        /// The working directory, canonical.
+        root: PathBuf,
+    },
     /// A path inside the root that leads, through a symlink, outside it.
-    SymlinkOutside { given: String, target: PathBuf, root: PathBuf },
+    SymlinkOutside {
+        /// The path as given.
+        given: String,
+        /// Where the path leads with its symlinks followed.
+        target: PathBuf,
+        /// The working directory, canonical.
+        root: PathBuf,
+    },
     /// A symlink on the path cannot be followed: a loop, or more than [`MAX_SYMLINKS`] links.
-    SymlinkLoop { given: String, link: PathBuf },
+    SymlinkLoop {
+        /// The path as given.
+        given: String,
+        /// The symlink that could not be followed.
+        link: PathBuf,
+    },
     /// The path is inside the root but does not exist.
-    NotFound { given: String },
+    NotFound {
+        /// The path as given.
+        given: String,
+    },
 }
 
 /// Symlinks followed by hand on one path before it counts as a loop (Linux's own limit).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// A shipped grammar id. Decoding also takes astmatch's aliases (`js`, `ts`,
 /// `py`, `rs`, `c++`, `sh`, …), which the schema does not list.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -121,6 +122,7 @@ pub struct ResolveInput {
 
 /// What to do with a staged change.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResolveAction {

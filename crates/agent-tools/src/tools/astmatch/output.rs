@@ -31,8 +31,11 @@ pub struct AstGrepOutput {
     pub recovered: Option<String>,
     /// The language searched.
     pub language: &'static str,
+    /// Files of the language looked at (parsed, or ruled out by a quick text check).
     pub files_searched: usize,
+    /// Files with at least one match.
     pub files_matched: usize,
+    /// Files not read, by reason.
     pub skipped: SkippedOutput,
     /// Whether matches were left out of `matches` (`total` > `max_results`).
     pub truncated: bool,
@@ -71,8 +74,11 @@ pub struct WordsFoundOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WordPlaceOutput {
+    /// The file, relative to the working directory.
     pub file: String,
+    /// The line (1-based).
     pub line: usize,
+    /// The column (1-based, in characters).
     pub column: usize,
     /// The line's text, trimmed (a long line: from a little before the word).
     pub text: String,
@@ -92,11 +98,15 @@ pub struct InMacrosOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatchOutput {
+    /// The file, relative to the working directory.
     pub file: String,
+    /// The match's first line (1-based).
     pub line: usize,
+    /// The match's first column (1-based, in characters).
     pub column: usize,
+    /// The match's last line (1-based).
     pub end_line: usize,
-    /// Exclusive.
+    /// The column just past the match's end (1-based, in characters): exclusive.
     pub end_column: usize,
     /// The matched source text.
     pub text: String,
@@ -113,18 +123,24 @@ pub struct MatchOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CaptureOutput {
+    /// A `$X` or `$$X` capture: one node.
     Single {
         /// Always false.
         multi: bool,
+        /// The node's source text.
         text: String,
+        /// The node's line (1-based).
         line: Option<usize>,
+        /// The node's column (1-based, in characters).
         column: Option<usize>,
     },
+    /// A `$$$X` capture: a run of zero or more sibling nodes.
     Multi {
         /// Always true.
         multi: bool,
         /// The source from the first node to the last.
         text: String,
+        /// Each node of the run, in order; empty when the run is.
         nodes: Vec<NodeOutput>,
     },
 }
@@ -133,8 +149,11 @@ pub enum CaptureOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeOutput {
+    /// The node's source text.
     pub text: String,
+    /// The node's line (1-based).
     pub line: usize,
+    /// The node's column (1-based, in characters).
     pub column: usize,
 }
 
@@ -142,9 +161,13 @@ pub struct NodeOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkippedOutput {
+    /// Files with a NUL byte in their first 8 KiB.
     pub binary: usize,
+    /// Files that are not valid UTF-8.
     pub not_utf8: usize,
+    /// Files over the size limit (64 MiB by default).
     pub too_large: usize,
+    /// Files that could not be read, and directories that could not be listed.
     pub unreadable: usize,
 }
 
@@ -152,10 +175,15 @@ pub struct SkippedOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParseCacheOutput {
+    /// Files whose parse trees are held.
     pub files: usize,
+    /// Bytes held, estimated (sources and trees).
     pub bytes: usize,
+    /// The cap, in bytes.
     pub cap_bytes: usize,
+    /// Lookups that found a current tree.
     pub hits: u64,
+    /// Lookups that parsed the file.
     pub misses: u64,
 }
 
@@ -165,8 +193,11 @@ pub struct ParseCacheOutput {
 pub struct AstEditOutput {
     /// The id to give `resolve`; `null` when nothing was staged.
     pub edit_id: Option<String>,
+    /// Replacements across the staged files: exactly what `resolve` with `accept` writes.
     pub replacements: usize,
+    /// Matches found; a match whose rewrite leaves its code as it was is no replacement.
     pub matches: usize,
+    /// Files of the language looked at.
     pub files_searched: usize,
     /// The staged files, each with its unified diff.
     pub files: Vec<StagedFileOutput>,
@@ -176,12 +207,16 @@ pub struct AstEditOutput {
     pub unchecked: Vec<String>,
     /// Files not staged because the rewrite would break their parse.
     pub refused: Vec<RefusedFileOutput>,
+    /// As in `ast_grep`: the context the pattern parsed in first.
     pub context: &'static str,
+    /// As in `ast_grep`: every context the pattern parsed in.
     pub contexts: Vec<&'static str>,
     /// As in `ast_grep`: present when the pattern was matched from its error-recovered parse.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovered: Option<String>,
+    /// The language searched.
     pub language: &'static str,
+    /// Files not read, by reason.
     pub skipped: SkippedOutput,
 }
 
@@ -189,8 +224,11 @@ pub struct AstEditOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StagedFileOutput {
+    /// The file, relative to the working directory.
     pub path: String,
+    /// Replacements in this file.
     pub replacements: usize,
+    /// The change as a unified diff.
     pub diff: String,
     /// 1-indexed lines of comments inside a match but outside every capture, which the rewrite does not keep.
     pub dropped_comments: Vec<usize>,
@@ -200,10 +238,13 @@ pub struct StagedFileOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefusedFileOutput {
+    /// The file, relative to the working directory.
     pub path: String,
+    /// Replacements the file would have had.
     pub replacements: usize,
     /// Where the first parse error of the rewritten text is (1-indexed).
     pub line: usize,
+    /// The error's column in the rewritten text (1-based, in characters).
     pub column: usize,
     /// The error node's kind (`ERROR`, or the missing node's).
     pub node: String,
@@ -211,6 +252,7 @@ pub struct RefusedFileOutput {
     pub code: String,
     /// The line of the match whose replacement caused it (1-indexed, in the old text).
     pub match_line: usize,
+    /// The first line of that match's new code.
     pub replacement: String,
 }
 
@@ -218,7 +260,9 @@ pub struct RefusedFileOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResolveOutput {
+    /// The staged change's id, as given.
     pub edit_id: String,
+    /// What was done with it.
     pub action: ResolveAction,
     /// Replacements written (0 for a discard).
     pub replacements: usize,

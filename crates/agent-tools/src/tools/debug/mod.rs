@@ -38,6 +38,7 @@ pub use output::*;
 /// and the conversation whose session this is.
 #[derive(Debug, Clone)]
 pub struct DebugWiring {
+    /// The run's debug sessions, shared with its other conversations.
     pub supervisor: Arc<DebugSupervisor>,
     /// The run's working directory; every path argument resolves inside it.
     pub workspace: Workspace,
@@ -46,6 +47,7 @@ pub struct DebugWiring {
 }
 
 impl DebugWiring {
+    /// The wiring of `conversation_id`'s session.
     pub fn new(supervisor: Arc<DebugSupervisor>, workspace: Workspace, conversation_id: impl Into<String>) -> Self {
         DebugWiring { supervisor, workspace, conversation_id: conversation_id.into() }
     }

@@ -11,7 +11,10 @@ use serde::Serialize;
 #[serde(untagged)]
 pub enum DebugOutput {
     /// `adapters`: each known adapter and whether it is usable here.
-    Adapters { adapters: Vec<AdapterOutput> },
+    Adapters {
+        /// Every known adapter, and whether it is usable at the working directory.
+        adapters: Vec<AdapterOutput>,
+    },
     /// `status`: the session (`null` when none) and the breakpoints.
     Status(StatusOutput),
     /// `breakpoints`: one file's, as asked and as placed.
@@ -49,6 +52,7 @@ pub enum DebugOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct Debugged {
+    /// The op's value.
     pub value: DebugOutput,
     /// The working directory, which the words show paths relative to.
     #[serde(skip)]

@@ -61,6 +61,7 @@ pub struct DiagnosticsOnWrite {
 /// What a write's sync found.
 #[derive(Debug, Clone)]
 pub struct WriteReport {
+    /// The file written, as given to [`DiagnosticsOnWrite::after_write`].
     pub path: PathBuf,
     /// The language's primary server.
     pub server: &'static str,
@@ -84,6 +85,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl DiagnosticsOnWrite {
+    /// Diagnostics on write through `supervisor`'s servers, with an empty ledger.
     pub fn new(supervisor: Arc<Supervisor>, workspace: Workspace) -> DiagnosticsOnWrite {
         DiagnosticsOnWrite { supervisor, workspace, ledger: Mutex::default(), unusable_said: Mutex::default() }
     }
@@ -228,6 +230,7 @@ pub struct WithDiagnostics<T> {
 }
 
 impl<T> WithDiagnostics<T> {
+    /// `inner` with the diagnostics of its writes added, through `diagnostics`.
     pub fn new(inner: T, diagnostics: Arc<DiagnosticsOnWrite>) -> WithDiagnostics<T> {
         WithDiagnostics { inner, diagnostics }
     }
@@ -279,8 +282,10 @@ impl<T: Tool> Tool for WithDiagnostics<T> {
 /// two as optional properties.
 #[derive(Debug, Clone, Serialize)]
 pub struct Checked<O> {
+    /// The wrapped tool's value.
     #[serde(flatten)]
     pub written: O,
+    /// What the write did to diagnostics; `None` when no file of the write has a language.
     #[serde(flatten)]
     pub diagnostics: Option<WriteDiagnosticsOutput>,
 }

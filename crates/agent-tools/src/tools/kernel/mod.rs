@@ -32,10 +32,12 @@ pub use output::*;
 /// The resource behind `eval`: the run's kernels (one per language).
 #[derive(Debug, Clone)]
 pub struct KernelWiring {
+    /// The kernels of the run's conversation, one per language.
     pub kernels: Arc<Kernels>,
 }
 
 impl KernelWiring {
+    /// The wiring of `kernels`.
     pub fn new(kernels: Arc<Kernels>) -> KernelWiring {
         KernelWiring { kernels }
     }
@@ -50,6 +52,7 @@ impl RegistryBuilder {
 
 /// The kernel's language.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EvalLanguage {

@@ -21,6 +21,7 @@ pub struct EvalOutput {
     pub version: String,
     /// The cell's number in this kernel (1 for the first).
     pub execution_count: u32,
+    /// How the cell ended.
     pub status: EvalStatus,
     /// Whether the kernel's earlier state (variables, imports) is gone.
     pub state_lost: bool,
@@ -31,6 +32,7 @@ pub struct EvalOutput {
     /// How the previous cell ended when its call was cancelled: `interrupted`
     /// (the state survived) or `killed` (a fresh kernel); `null` otherwise.
     pub previous_cancelled: Option<&'static str>,
+    /// The cell's outputs, in the order it made them.
     pub outputs: Vec<CellOutput>,
     /// What was cut to keep within the output limits; `null` when nothing was.
     pub cut: Option<CutOutput>,
@@ -68,6 +70,7 @@ impl Words for EvalOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
 pub enum EvalStatus {
+    /// The cell ran to its end.
     Ok,
     /// The cell raised (its `error` output says what).
     Error,
@@ -89,22 +92,31 @@ pub enum EvalStatus {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "output_type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CellOutput {
+    /// Text written to stdout or stderr, adjacent writes merged.
     Stream {
         /// `stdout` or `stderr`.
         name: String,
+        /// What was written, possibly cut (see `cut`).
         text: String,
     },
     /// A MIME bundle shown with `display()`; image bytes are in the result's images, here `(in images)`.
     DisplayData {
+        /// The output by MIME type (`text/plain`, `text/html`, `image/png`).
         data: BTreeMap<String, String>,
     },
     /// The value of the cell's last expression, as a MIME bundle.
     ExecuteResult {
+        /// The value by MIME type.
         data: BTreeMap<String, String>,
     },
+    /// The exception that ended the cell.
     Error {
+        /// The exception's type name, such as `ValueError`.
         ename: String,
+        /// The exception's message.
         evalue: String,
+        /// The traceback's entries, pointing into the cell (`<cell N>` in Python,
+        /// `cell-N` in JavaScript); an entry may hold several lines.
         traceback: Vec<String>,
     },
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 /// The `lsp` action.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LspAction {

@@ -61,6 +61,7 @@ impl Default for LspCaps {
 /// The resources behind `lsp` and `lsp_rename`.
 #[derive(Debug, Clone)]
 pub struct LspWiring {
+    /// The run's language servers.
     pub supervisor: Arc<Supervisor>,
     /// The run's working directory; every path argument resolves inside it.
     pub workspace: Workspace,

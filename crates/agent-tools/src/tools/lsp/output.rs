@@ -16,11 +16,15 @@ use crate::workspace::Workspace;
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LocationOutput {
+    /// The file, relative to the working directory (absolute when outside it).
     pub path: PathBuf,
+    /// The first line (1-based).
     pub line: u32,
+    /// The first column (1-based, in characters).
     pub column: u32,
+    /// The last line (1-based).
     pub end_line: u32,
-    /// Exclusive.
+    /// The column just past the end (1-based, in characters): exclusive.
     pub end_column: u32,
     /// The source line it starts on.
     pub text: String,
@@ -50,12 +54,15 @@ impl LocationOutput {
 pub struct DiagnosticOutput {
     /// The language server that reported it (the primary or a helper); `null` for a project checker's.
     pub server: Option<&'static str>,
+    /// The range it covers.
     pub location: LocationOutput,
     /// `error`, `warning`, `information` or `hint`.
     pub severity: &'static str,
+    /// Its code, such as `E0308`; a numeric code as its digits.
     pub code: Option<String>,
     /// Who reported it (`rustc`, `Pyright`, `ts`, …).
     pub source: Option<String>,
+    /// The message, as the server wrote it.
     pub message: String,
 }
 
@@ -134,6 +141,7 @@ pub struct CodeActionsOutput {
 /// `diagnostics` of `"*"`: one run of each project checker.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CheckersOutput {
+    /// One run per project found, each with its own diagnostics.
     pub checkers: Vec<CheckerOutput>,
 }
 
@@ -148,8 +156,11 @@ pub struct ReloadOutput {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CursorOutput {
+    /// The line as given (1-based).
     pub line: u32,
+    /// The symbol's column on it (1-based, in characters).
     pub column: u32,
+    /// The symbol as given.
     pub symbol: String,
     /// The file, relative; for the words.
     #[serde(skip)]
@@ -179,7 +190,9 @@ impl CursorOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NavigationOutput {
+    /// The server that answered.
     pub server: &'static str,
+    /// Where it was asked.
     pub cursor: CursorOutput,
     /// The locations shown (capped).
     pub locations: Vec<LocationOutput>,
@@ -198,7 +211,9 @@ pub struct NavigationOutput {
 pub struct HoverOutput {
     /// `null` when the server has nothing there.
     pub hover: Option<String>,
+    /// The line asked at (1-based).
     pub line: u32,
+    /// The symbol's column on it (1-based, in characters).
     pub column: u32,
     /// Where it was asked; for the words.
     #[serde(skip)]
@@ -211,9 +226,11 @@ pub struct HoverOutput {
 pub struct CodeActionOutput {
     /// The language server that offers it (the primary or a helper).
     pub server: &'static str,
+    /// The action's title, as the server words it.
     pub title: String,
     /// LSP `CodeActionKind` (`quickfix`, `refactor.extract`, …).
     pub kind: Option<String>,
+    /// Whether the server marks it as the fix to apply by default.
     pub preferred: bool,
     /// The files its edit changes.
     pub files: Vec<PathBuf>,
@@ -236,6 +253,7 @@ pub struct FileDiagnosticsOutput {
     /// False when a server had not published for the current text when the wait ran out,
     /// or a helper did not answer.
     pub complete: bool,
+    /// The primary's and each helper's, by line and column.
     pub diagnostics: Vec<DiagnosticOutput>,
     /// The file, relative; for the words.
     #[serde(skip)]
@@ -246,7 +264,9 @@ pub struct FileDiagnosticsOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HelperFailureOutput {
+    /// The helper's id, as configured.
     pub server: String,
+    /// Why it did not answer.
     pub why: String,
 }
 
@@ -256,8 +276,11 @@ pub struct HelperFailureOutput {
 pub struct CheckerOutput {
     /// The language's id: rust, python, typescript, javascript, c, cpp, go, or one the configuration defines.
     pub language: String,
+    /// The command line that ran.
     pub command: String,
+    /// Whether the checker exited with status 0.
     pub success: bool,
+    /// What it reported, each once.
     pub diagnostics: Vec<DiagnosticOutput>,
     /// Why the checker failed to run or its output could not be read.
     pub failure: Option<String>,
@@ -286,6 +309,7 @@ pub struct SymbolsOutput {
     /// Workspace search: servers that could not answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<Vec<SymbolFailureOutput>>,
+    /// Workspace search: why some answers may be partial (a server still loading).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<Vec<String>>,
     /// What was asked (`symbols in src/main.rs (rust-analyzer)`); for the words.
@@ -297,13 +321,16 @@ pub struct SymbolsOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolOutput {
+    /// The symbol's name, as the server gives it.
     pub name: String,
     /// LSP `SymbolKind`, by name (`function`, `struct`, …).
     pub kind: &'static str,
+    /// The symbol it is inside, when there is one.
     pub container: Option<String>,
     /// Outline: nesting depth (0 at the top).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// Where its name is.
     pub location: LocationOutput,
     /// Workspace search: whether it lies outside the working directory.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -314,8 +341,11 @@ pub struct SymbolOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolFailureOutput {
+    /// The server's id.
     pub server: &'static str,
+    /// The root it serves, relative to the working directory (`.` for it).
     pub root: String,
+    /// Why it could not answer.
     pub error: String,
 }
 
@@ -335,6 +365,7 @@ pub struct WriteDiagnosticsOutput {
 pub enum WrittenFileOutput {
     /// The server answered.
     Checked {
+        /// The file, relative to the working directory.
         path: String,
         /// The language's primary server.
         server: &'static str,
@@ -346,18 +377,23 @@ pub enum WrittenFileOutput {
         status: &'static str,
         /// Earlier diagnostics gone.
         fixed: usize,
+        /// The diagnostics the write introduced.
         new: Vec<DiagnosticOutput>,
     },
     /// The write deleted it (`status`: `deleted`), no server is usable for
     /// its language (`unavailable`, with `why`), or asking failed (`failed`, with `error`).
     Unchecked {
+        /// The file, relative to the working directory.
         path: String,
+        /// `deleted`, `unavailable` or `failed`.
         status: &'static str,
         /// `unavailable`: the file's language.
         #[serde(skip_serializing_if = "Option::is_none")]
         language: Option<String>,
+        /// `unavailable`: why no server is usable.
         #[serde(skip_serializing_if = "Option::is_none")]
         why: Option<String>,
+        /// `failed`: what went wrong.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
         /// `unavailable`: whether this run was told so before (the words say it once per language).
@@ -370,11 +406,13 @@ pub enum WrittenFileOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtherFilesOutput {
+    /// The server's id.
     pub server: &'static str,
     /// How the server gives them: `published`, `importers` or `written_only`.
     pub way: OtherFilesWay,
     /// `new`, `no new`, `none` (nothing imports the file), `pending`, `not checked`, `failed`.
     pub status: &'static str,
+    /// The written files this server serves, relative to the working directory.
     pub written: Vec<String>,
     /// New diagnostics in other files, in all.
     pub new_total: usize,
@@ -390,7 +428,9 @@ pub struct OtherFilesOutput {
     pub outside_configuration: Vec<OutsideOutput>,
     /// Files whose diagnostics had not come when the wait ran out.
     pub pending: Vec<String>,
+    /// Why nothing could be read (the server crashed), when so.
     pub error: Option<String>,
+    /// The other files with new diagnostics.
     pub files: Vec<OtherFileOutput>,
 }
 
@@ -420,7 +460,9 @@ impl From<lsp_supervisor::OtherFiles> for OtherFilesWay {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutsideOutput {
+    /// The importer, relative to the working directory.
     pub path: String,
+    /// Why the configuration leaves it out.
     pub why: String,
 }
 
@@ -428,8 +470,11 @@ pub struct OutsideOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtherFileOutput {
+    /// The file, relative to the working directory.
     pub path: String,
+    /// How many new diagnostics it has.
     pub new_count: usize,
+    /// How many of its earlier diagnostics are gone.
     pub fixed: usize,
     /// Whether what it had before the write was known (else some may be older).
     pub baseline_known: bool,

@@ -81,12 +81,15 @@ impl Tool for LspRename {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenameOutput {
+    /// The server that renamed.
     pub server: &'static str,
+    /// The whole identifier renamed (the symbol given may be part of it).
     pub old_name: String,
     /// Where the rename was asked, when not at the place given (a declaration).
     pub asked_at: Option<LocationOutput>,
     /// Text edits written.
     pub edits: usize,
+    /// Every file written, created or deleted.
     pub files: Vec<RenamedFileOutput>,
     /// Uses of the old name in files the server's configuration leaves out.
     pub not_covered: Vec<LeftoverOutput>,
@@ -113,6 +116,7 @@ pub struct RenameOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenamedFileOutput {
+    /// The file, relative to the working directory.
     pub path: PathBuf,
     /// `changed`, `created` or `deleted`.
     pub change: &'static str,
@@ -122,6 +126,7 @@ pub struct RenamedFileOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LeftoverOutput {
+    /// Where the use is; `text` is its line.
     pub location: LocationOutput,
     /// Why the server's configuration leaves its file out.
     pub excluded: Option<String>,

@@ -105,6 +105,8 @@ pub struct ServerStatusOutput {
 }
 
 /// A position encoding (LSP `PositionEncodingKind`).
+// No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EncodingOutput {

@@ -8,6 +8,7 @@ use super::{Hunk, Line};
 /// How closely a hunk's lines matched the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fit {
+    /// Equal as written.
     Exact,
     /// Equal once trailing whitespace is ignored.
     IgnoringTrailingSpace,
@@ -78,8 +79,9 @@ impl Fit {
 pub struct Applied {
     /// The new text.
     pub text: String,
-    /// Lines added and removed.
+    /// Lines added.
     pub added: usize,
+    /// Lines removed.
     pub removed: usize,
     /// What the model should know about how hunks were placed (a loose match,
     /// lines that also occur further down), one sentence each, naming the hunk.
@@ -89,7 +91,9 @@ pub struct Applied {
 /// A hunk that could not be placed: which (1-indexed) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HunkError {
+    /// The hunk's number in its section (1-based).
     pub hunk: usize,
+    /// Why it could not be placed, worded for the model.
     pub message: String,
 }
 

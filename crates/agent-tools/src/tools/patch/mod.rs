@@ -46,6 +46,7 @@ const END_OF_FILE: &str = "*** End of File";
 /// A parsed patch: its sections in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
+    /// Its `*** … File:` sections, in the order written.
     pub sections: Vec<Section>,
 }
 
@@ -53,12 +54,33 @@ pub struct Patch {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Section {
     /// `*** Add File: PATH` and its `+` lines (without the `+`).
-    Add { path: String, lines: Vec<String>, at: usize },
+    Add {
+        /// The path as written.
+        path: String,
+        /// The new file's lines, without their `+`.
+        lines: Vec<String>,
+        /// The header's line in the patch (1-based).
+        at: usize,
+    },
     /// `*** Delete File: PATH`.
-    Delete { path: String, at: usize },
+    Delete {
+        /// The path as written.
+        path: String,
+        /// The header's line in the patch (1-based).
+        at: usize,
+    },
     /// `*** Update File: PATH`, an optional `*** Move to: PATH`, and hunks
     /// (none only when it moves the file).
-    Update { path: String, move_to: Option<String>, hunks: Vec<Hunk>, at: usize },
+    Update {
+        /// The path as written.
+        path: String,
+        /// The `*** Move to:` path as written, when the file moves.
+        move_to: Option<String>,
+        /// Its hunks, in order.
+        hunks: Vec<Hunk>,
+        /// The header's line in the patch (1-based).
+        at: usize,
+    },
 }
 
 impl Section {
@@ -132,6 +154,7 @@ impl Line {
 pub struct ParseError {
     /// 1-indexed line of the patch.
     pub line: usize,
+    /// What is wrong there, worded for the model.
     pub message: String,
 }
 

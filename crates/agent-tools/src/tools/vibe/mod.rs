@@ -38,6 +38,7 @@ impl RegistryBuilder {
 
 /// A worker's tier.
 // No doc comments on the variants: schemars would turn the plain `enum` into a `oneOf`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkerTier {

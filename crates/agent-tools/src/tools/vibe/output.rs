@@ -17,6 +17,7 @@ use crate::tool::Words;
 pub struct WorkerOutput {
     /// `w1`, `w2`, …
     pub id: String,
+    /// The label given at spawn, trimmed; the id when none was given.
     pub label: String,
     /// The worker grade: `fast` or `good`.
     pub tier: &'static str,
@@ -26,13 +27,19 @@ pub struct WorkerOutput {
     pub runs: u32,
     /// The brief, with what `vibe_send` appended.
     pub brief: String,
+    /// When it was spawned.
     pub created_at: f64,
+    /// When its current or last run left the queue; `null` until its first run does.
     pub started_at: Option<f64>,
+    /// When its last run settled; `null` while a run is queued or running.
     pub finished_at: Option<f64>,
+    /// How long the current or last run has taken, in seconds.
     pub elapsed_seconds: f64,
+    /// Its last sign of life: output from the run, or a change of status.
     pub last_activity: f64,
     /// The last run's output.
     pub last_result: Option<String>,
+    /// Why the last settled run failed or was stopped.
     pub last_error: Option<String>,
     /// `vibe_wait` only: whether the worker settled within the wait.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,6 +53,7 @@ pub struct WorkerOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkersOutput {
+    /// Every worker of the run, in spawn order.
     pub workers: Vec<WorkerOutput>,
 }
 
@@ -66,6 +74,7 @@ pub struct Sent(pub WorkerOutput);
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct Waited {
+    /// The worker as the wait left it.
     pub worker: WorkerOutput,
     /// How long the call waited; for the words.
     #[serde(skip)]
@@ -77,6 +86,7 @@ pub struct Waited {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct Killed {
+    /// The worker after the kill.
     pub worker: WorkerOutput,
     /// Whether it had settled before the call, so nothing was stopped; for the words.
     #[serde(skip)]
