@@ -371,7 +371,9 @@ impl OtherFilesBefore {
 /// What a write did to the diagnostics of files it did not touch, as one server tells.
 #[derive(Debug, Clone, Serialize)]
 pub struct OtherFilesReport {
+    /// The server's id.
     pub server: &'static str,
+    /// How it gives other files' diagnostics.
     pub way: OtherFiles,
     /// The written files of this server.
     pub written: Vec<PathBuf>,
@@ -400,6 +402,7 @@ pub struct OtherFilesReport {
 /// One other file's diagnostics before and after a write.
 #[derive(Debug, Clone, Serialize)]
 pub struct OtherFile {
+    /// The file, absolute.
     pub path: PathBuf,
     /// What it had before the write (positions as in its text now); `None` when that was not had.
     pub before: Option<Vec<Diagnostic>>,

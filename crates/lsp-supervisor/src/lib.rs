@@ -23,6 +23,8 @@
 //! - **Edits**: [`Supervisor::rename`] applies the server's workspace edit all
 //!   or nothing, inside the root only, and tells the servers what changed.
 
+#![warn(missing_docs)]
+
 mod change;
 mod checker;
 mod coverage;

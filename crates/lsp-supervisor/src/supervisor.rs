@@ -25,7 +25,9 @@ const OPENED_INDEXED: Duration = Duration::from_secs(10);
 /// What a running server is busy with ([`Supervisor::activity`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Activity {
+    /// The server's id (`rust-analyzer`).
     pub server: &'static str,
+    /// The root it serves, absolute.
     pub root: PathBuf,
     /// Its progress: `Indexing: 40/120 (33%)`.
     pub what: String,
@@ -91,6 +93,12 @@ pub struct SupervisorConfig {
 }
 
 impl SupervisorConfig {
+    /// The defaults for a run whose working directory is `root`: every built-in
+    /// server, none preferred, no enclosure, the root watched; requests time out
+    /// after 30 s, a start after 60 s, a diagnostics wait after 20 s, a project
+    /// checker after 300 s (its output read up to 64 MiB); a list settles after
+    /// 30 ms of quiet (250 ms for an empty one); a server is given up after 3
+    /// crashes in a row.
     pub fn new(root: impl Into<PathBuf>) -> SupervisorConfig {
         SupervisorConfig {
             root: root.into(),
@@ -186,6 +194,7 @@ impl Supervisor {
         &self.pool
     }
 
+    /// The configuration the supervisor was made with.
     pub fn config(&self) -> &SupervisorConfig {
         &self.config
     }
