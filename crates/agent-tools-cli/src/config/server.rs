@@ -51,6 +51,12 @@ pub struct CustomServer {
     pub env: Vec<(String, String)>,
     /// Whether this server runs in the run's enclosure (over `enclosure.language_servers`).
     pub enclosed: Option<bool>,
+    /// The built-in languages it helps by default: beside each one's primary
+    /// server, its diagnostics and code actions are added to the primary's, as
+    /// ruff's are to pyright's. A new server that helps goes after the
+    /// built-in ones, so it is a language's primary only where none of theirs is usable.
+    #[serde(serialize_with = "language_ids_of", skip_serializing_if = "Option::is_none")]
+    pub helps: Option<Vec<Language>>,
     /// Where the entry was read: its line and column in the file, or the
     /// variable or flag that gave the list.
     pub source: Source,
@@ -70,6 +76,10 @@ pub struct NewLanguage {
 
 fn language_ids<S: serde::Serializer>(languages: &[Language], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(languages.iter().map(|l| l.id()))
+}
+
+fn language_ids_of<S: serde::Serializer>(languages: &Option<Vec<Language>>, s: S) -> Result<S::Ok, S::Error> {
+    language_ids(languages.as_deref().unwrap_or_default(), s)
 }
 
 impl ListEntry for CustomServer {
@@ -117,11 +127,15 @@ pub fn server_specs(servers: &[CustomServer]) -> Vec<ServerSpec> {
         Box::leak(s.to_owned().into_boxed_str())
     }
     let mut specs = ServerSpec::builtin();
-    // New servers go first, in the file's order among themselves.
+    // New servers go first, in the file's order among themselves; new helpers go last.
     let mut new = 0;
     for custom in servers {
         let index = match specs.iter().position(|s| s.id == custom.name) {
             Some(index) => index,
+            None if custom.helps.as_ref().is_some_and(|h| !h.is_empty()) => {
+                specs.push(ServerSpec::custom(leak(&custom.name), &custom.languages, "", &[], &[]));
+                specs.len() - 1
+            }
             None => {
                 let spec = ServerSpec::custom(leak(&custom.name), &custom.languages, "", &[], &[]);
                 specs.insert(new, spec);
@@ -144,6 +158,9 @@ pub fn server_specs(servers: &[CustomServer]) -> Vec<ServerSpec> {
         }
         if let Some(probe) = &custom.probe_args {
             spec.probe_args = probe.clone();
+        }
+        if let Some(helps) = &custom.helps {
+            spec.helps = helps.clone();
         }
         if let Some(options) = &custom.initialization_options {
             spec.initialization_options = options.clone();
@@ -169,6 +186,7 @@ const SERVER_KEYS: &[&str] = &[
     "settings",
     "env",
     "enclosed",
+    "helps",
 ];
 
 /// The built-in language whose files have this extension, if one has.
@@ -225,6 +243,20 @@ fn server(
             "args" => out.args = Some(strings(origin, &key, value)?),
             "root_markers" => out.root_markers = Some(strings(origin, &key, value)?),
             "probe_args" => out.probe_args = Some(strings(origin, &key, value)?),
+            "helps" => {
+                let mut helps = Vec::new();
+                for id in strings(origin, &key, value)? {
+                    match Language::from_id(&id).filter(|l| !l.is_custom()) {
+                        Some(language) if !helps.contains(&language) => helps.push(language),
+                        Some(_) => {}
+                        None => {
+                            let expected = format!("built-in language ids among {}", builtin_ids());
+                            return Err(refuse(&place, &key, &expected, &format!("{id:?}")));
+                        }
+                    }
+                }
+                out.helps = Some(helps);
+            }
             "enclosed" => match value.get_ref() {
                 DeValue::Boolean(b) => out.enclosed = Some(*b),
                 other => return Err(refuse(&place, &key, "true or false", &describe(other))),

@@ -186,6 +186,37 @@ fn a_custom_language_server_is_used_for_its_language() {
     assert!(stdout(&out).contains("lsp.servers.fixture = \"my-fix-server\""), "{}", stdout(&out));
 }
 
+/// A `[[lsp.server]]` entry with `helps` joins the language's primary: a write's diagnostics
+/// come from both, each naming its server, and navigation stays the primary's.
+#[test]
+fn a_configured_helper_adds_its_diagnostics_to_the_primary() {
+    let server = fixture_server();
+    let dir = root_with(&format!(
+        "[[lsp.server]]\nname = \"my-helper\"\ncommand = {:?}\nlanguages = [\"fixture\"]\nhelps = [\"fixture\"]\n\
+         root_markers = [\"fixture.toml\"]\n",
+        server.display().to_string()
+    ));
+    std::fs::write(dir.path().join("fixture.toml"), "").unwrap();
+    std::fs::write(dir.path().join("a.fix"), "def alpha\nalpha\n").unwrap();
+    // The built-in fixture server on PATH is the primary.
+    let path = format!("{}:{}", server.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let args = json!({ "path": "a.fix", "content": "def alpha\nalpha\nERROR E7: made up\n" }).to_string();
+    let out = agent_tools(dir.path(), &["call", "write", &args], &[("PATH", &path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("new diagnostics in a.fix (fixture + my-helper):\n"), "{text}");
+    assert!(text.contains("a.fix:3:1 error[E7]: made up (fixture, from fixture)"), "{text}");
+    assert!(text.contains("a.fix:3:1 error[E7]: made up (fixture, from my-helper)"), "{text}");
+    let out = agent_tools(dir.path(), &["config", "--json"], &[]);
+    let config: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(config["lsp_servers"][0]["helps"], json!(["fixture"]), "{config}");
+    // Only built-in languages are helped.
+    let dir = root_with("[[lsp.server]]\nname = \"h\"\ncommand = \"h\"\nlanguages = [\"python\"]\nhelps = [\"toy\"]\n");
+    let out = agent_tools(dir.path(), &["config"], &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("lsp.server.helps"), "{}", stderr(&out));
+}
+
 #[test]
 fn the_documented_example_is_a_valid_configuration() {
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md")).unwrap();
@@ -201,6 +232,7 @@ fn the_documented_example_is_a_valid_configuration() {
         json!({ "id": "zig", "extensions": ["zig", "zon"], "language_id": "zig" })
     );
     assert_eq!(config["lsp_servers"][2]["languages"], json!(["zig"]));
+    assert_eq!(config["lsp_servers"][3]["helps"], json!(["typescript", "javascript"]));
     assert_eq!(config["debug_adapters"][0]["name"], "netcoredbg");
     assert_eq!(config["debug_adapters"][0]["launch"], json!({ "type": "coreclr", "stopAtEntry": false }));
     assert_eq!(config["debug_adapters"][1]["name"], "lldb");
