@@ -3,6 +3,11 @@
 
 use super::output::*;
 
+/// A duration in whole ms.
+fn ms(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 impl From<dap_session::Location> for LocationOutput {
     fn from(l: dap_session::Location) -> LocationOutput {
         LocationOutput { file: l.file, line: l.line, column: l.column, function: l.function }
@@ -27,7 +32,7 @@ impl From<dap_session::RunOutcome> for RunOutput {
         match outcome {
             dap_session::RunOutcome::Stopped(stop) => RunOutput::Stopped(stop.into()),
             dap_session::RunOutcome::Exited { exit_code, reason } => RunOutput::Exited { exit_code, reason },
-            dap_session::RunOutcome::StillRunning { waited } => RunOutput::StillRunning { waited },
+            dap_session::RunOutcome::StillRunning { waited } => RunOutput::StillRunning { waited_ms: ms(waited) },
         }
     }
 }
@@ -117,8 +122,8 @@ impl From<dap_session::Status> for StatusOutput {
             adapter: i.adapter.name().to_owned(),
             start: i.start.into(),
             phase: i.phase.into(),
-            age: i.age,
-            ttl_left: i.ttl_left,
+            age_ms: ms(i.age),
+            ttl_left_ms: ms(i.ttl_left),
             debuggee_pid: i.debuggee_pid,
             adapter_pid: i.adapter_pid,
         });

@@ -1,7 +1,6 @@
 //! `debug`'s structured values (MCP `structuredContent`), by op.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -47,7 +46,7 @@ pub enum DebugOutput {
 
 /// `debug`'s structured value, by op. Lines and columns are 1-indexed, as
 /// the adapters report them (DAP `linesStartAt1`/`columnsStartAt1`); durations
-/// are `{ secs, nanos }`; file paths are as the adapter names them (absolute).
+/// are in ms; file paths are as the adapter names them (absolute).
 /// The words show paths relative to the working directory.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
@@ -141,8 +140,8 @@ pub enum RunOutput {
     },
     /// Neither a stop nor an exit came within the wait; the program is still running.
     StillRunning {
-        /// How long the call waited.
-        waited: Duration,
+        /// How long the call waited, in ms.
+        waited_ms: u64,
     },
 }
 
@@ -296,10 +295,10 @@ pub struct SessionOutput {
     pub start: StartOutput,
     /// Where it stands.
     pub phase: PhaseOutput,
-    /// Time since the session started.
-    pub age: Duration,
-    /// Time left before the TTL ends it (zero once ended).
-    pub ttl_left: Duration,
+    /// Time since the session started, in ms.
+    pub age_ms: u64,
+    /// Time left before the TTL ends it, in ms (0 once ended).
+    pub ttl_left_ms: u64,
     /// The debuggee's process id, when the adapter reported it.
     pub debuggee_pid: Option<u32>,
     /// The adapter's process id, when one was started for the session.

@@ -34,9 +34,9 @@ impl Words for Debugged {
             (DebugOutput::Run(RunOutput::Stopped(stop)), Said::AlreadyStopped) => {
                 format!("already stopped, nothing to pause: {}", view.stop_text(stop))
             }
-            (DebugOutput::Run(RunOutput::StillRunning { waited }), Said::PauseSent) => format!(
+            (DebugOutput::Run(RunOutput::StillRunning { waited_ms }), Said::PauseSent) => format!(
                 "the pause was sent, but the program did not stop within {} s (a process held elsewhere — a forked Python child at a breakpoint, a blocked system call — can do that): read status later, or terminate",
-                waited.as_secs()
+                waited_ms / 1000
             ),
             (DebugOutput::Run(outcome), _) => view.outcome_text(outcome),
             (DebugOutput::Threads { threads }, _) if threads.is_empty() => {
@@ -145,7 +145,10 @@ impl View<'_> {
                 let left = if matches!(info.phase, PhaseOutput::Ended { .. }) {
                     String::new()
                 } else {
-                    format!("; {} left before the session is ended", time_left_text(info.ttl_left))
+                    format!(
+                        "; {} left before the session is ended",
+                        time_left_text(std::time::Duration::from_millis(info.ttl_left_ms))
+                    )
                 };
                 format!("{} session ({what}): {phase}{left}", info.adapter)
             }
@@ -164,12 +167,12 @@ impl View<'_> {
         for file in &started.breakpoints {
             let _ = write!(text, "\n{}", self.breakpoints_text(file));
         }
-        if let (true, RunOutput::StillRunning { waited }) = (attached, &started.outcome) {
+        if let (true, RunOutput::StillRunning { waited_ms }) = (attached, &started.outcome) {
             // Ready once configured: an attached program (a server, a loop) runs on.
             let _ = write!(
                 text,
                 "\nattached; running (no stop within {} s): set breakpoints, pause it, or read status; terminate detaches and leaves it running",
-                waited.as_secs()
+                waited_ms / 1000
             );
             return text;
         }
@@ -183,9 +186,9 @@ impl View<'_> {
             RunOutput::Exited { exit_code, reason } => {
                 format!("{}; op output shows what it printed", ended_text(reason, *exit_code))
             }
-            RunOutput::StillRunning { waited } => format!(
+            RunOutput::StillRunning { waited_ms } => format!(
                 "still running after {} s with no stop: pause it, read status later (it says where the program stopped, if it did), or terminate",
-                waited.as_secs()
+                waited_ms / 1000
             ),
         }
     }
