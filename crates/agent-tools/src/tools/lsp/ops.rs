@@ -245,10 +245,12 @@ impl Lsp {
                 chosen: a.chosen,
                 helper: a.helper,
                 usable: a.usable(),
-                root: a.root.as_ref().map(|r| ws.relative(r).to_path_buf()).map_err(Clone::clone),
+                root: a.root.as_ref().ok().map(|r| ws.relative(r).to_path_buf()),
+                root_error: a.root.as_ref().err().cloned(),
                 reason: a.reason.clone(),
                 projects: a.projects.iter().map(|p| ws.relative(p).to_path_buf()).collect(),
-                binary: a.binary.as_ref().map(|b| b.path.clone()).map_err(Clone::clone),
+                binary: a.binary.as_ref().ok().map(|b| b.path.clone()),
+                binary_error: a.binary.as_ref().err().cloned(),
                 version: a.binary.as_ref().ok().map(|b| version_text(&b.path, &b.version)),
             })
             .collect();

@@ -46,14 +46,19 @@ pub struct AvailabilityOutput {
     pub helper: bool,
     /// Whether its root marker is found and its binary runs.
     pub usable: bool,
-    /// `{ "Ok": root }`, or `{ "Err": why there is none }`.
-    pub root: Result<PathBuf, String>,
+    /// Its root, relative to the working directory (empty for the working
+    /// directory itself); `null` when there is none, and `root_error` says why.
+    pub root: Option<PathBuf>,
+    /// Why there is no root.
+    pub root_error: Option<String>,
     /// Why that root (the toolchain's rule).
     pub reason: Option<String>,
     /// Sub-projects of the language under the root.
     pub projects: Vec<PathBuf>,
-    /// `{ "Ok": the binary's path }`, or `{ "Err": why none runs }`.
-    pub binary: Result<PathBuf, String>,
+    /// The program that runs; `null` when none does, and `binary_error` says why.
+    pub binary: Option<PathBuf>,
+    /// Why no program runs.
+    pub binary_error: Option<String>,
     /// The binary's version line, with its name; for the words.
     #[serde(skip)]
     pub version: Option<String>,
@@ -231,7 +236,9 @@ impl StatusOutput {
         for a in self.availability.iter().filter(|a| a.language != Language::Fixture.id() || a.usable) {
             let projects: Vec<String> = a.projects.iter().map(|p| format!("{}/", shown(p))).collect();
             let version = a.version.as_deref().unwrap_or_default();
-            let verdict = match (&a.root, &a.binary) {
+            let root = a.root.as_ref().ok_or(a.root_error.as_deref().unwrap_or_default());
+            let binary = a.binary.as_ref().ok_or(a.binary_error.as_deref().unwrap_or_default());
+            let verdict = match (root, binary) {
                 (Err(_), Ok(_)) if a.chosen && !projects.is_empty() => {
                     format!("used for the projects in {} ({version})", projects.join(", "))
                 }
