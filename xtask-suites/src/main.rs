@@ -8,6 +8,7 @@
 //! - `bench dap`: times a debugger step through dap-session against a raw DAP client to the same adapter.
 //! - `bench lsp`: times lsp requests through the supervisor against a raw client to the same server.
 //! - `bench host`: the memory of N runs on one checkout, one HTTP host against N stdio processes.
+//! - `bench scale`: our search against the ast-grep CLI on trees of 25k–100k real files, time and peak memory.
 //! - `bench engines`: an eval cell and a debugger step on the host against the same in a container (runc, gVisor).
 //! - `fuzz`: runs the libFuzzer targets in `fuzz/` (nightly and `cargo fuzz`), one line of figures per target.
 //! - `faults`: the fault suite — one table of faults over the language server, debug adapter, kernel, workers,
@@ -27,6 +28,7 @@ mod bench_engines;
 mod bench_host;
 mod bench_kernel;
 mod bench_lsp;
+mod bench_scale;
 mod corpus;
 mod fault_row;
 mod faults;
@@ -54,6 +56,7 @@ fn main() -> Result<()> {
         ["bench", "lsp", rest @ ..] => bench_lsp::run(&bench_lsp::Options::parse(rest)?),
         ["bench", "host", rest @ ..] => bench_host::run(&bench_host::Options::parse(rest)?),
         ["bench", "engines", rest @ ..] => bench_engines::run(&bench_engines::Options::parse(rest)?),
+        ["bench", "scale", rest @ ..] => bench_scale::run(&bench_scale::Options::parse(rest)?),
         ["fuzz", rest @ ..] => fuzz::run(&fuzz::Options::parse(rest)?),
         ["trials", rest @ ..] => trial_parts::run(&trials::Options::parse(rest)?),
         ["faults", rest @ ..] => faults::run(&faults::Options::parse(rest)?),

@@ -39,6 +39,10 @@ commands:
 run by xtask-suites (the first run builds most of the workspace):
   bench astmatch [--runs N]
                    time ast_grep against the ast-grep CLI and a bare tree-sitter parse
+  bench scale [--sizes 25000,50000,100000] [--runs N] [--binary PATH]
+                   ast_grep against `ast-grep run` on trees of N real source files hard-linked under the temp dir:
+                   per size and pattern both times, both peak RSS, their ratios and both match counts,
+                   then the peak memory of staging a whole-tree ast_edit per replacement
   bench kernel [--rounds N] [--cells N] [--enclosure none|bwrap]
                    time the eval kernel against ipykernel + jupyter_client
   bench dap [--adapter debugpy|lldb] [--rounds N] [--steps N]
