@@ -777,3 +777,45 @@ fn position(relative: &Path, source: &str, m: &NodeMatch, max_chars: usize) -> M
         context: m.context,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(file: &str, line: usize) -> Match {
+        Match {
+            file: PathBuf::from(file),
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 2,
+            byte_range: 0..1,
+            text: String::new(),
+            captures: Vec::new(),
+            context: Context::Statement,
+        }
+    }
+
+    /// Files come in any order (the walk is parallel); what is kept is the first `cap`
+    /// in path order all the same.
+    #[test]
+    fn first_matches_keeps_the_first_in_path_order_whatever_the_order_of_arrival() {
+        let files: Vec<(String, usize)> = (0..30).map(|i| (format!("f{i:02}"), i % 4 + 1)).collect();
+        let all: Vec<Match> = files.iter().flat_map(|(f, n)| (1..=*n).map(move |line| one(f, line))).collect();
+        let orders: [Vec<usize>; 3] =
+            [(0..30).collect(), (0..30).rev().collect(), (0..30).map(|i| (i * 7) % 30).collect()];
+        for cap in [0, 1, 2, 5, 11, 200] {
+            for order in &orders {
+                let mut first = FirstMatches::new(cap);
+                for &i in order {
+                    let (file, n) = &files[i];
+                    if first.admits(Path::new(file)) {
+                        first.insert(PathBuf::from(file), (1..=*n).take(cap).map(|line| one(file, line)).collect());
+                    }
+                    assert!(first.held < 2 * cap.max(1), "cap {cap}: {} held", first.held);
+                }
+                assert_eq!(first.into_matches(), all[..cap.min(all.len())], "cap {cap}, order {order:?}");
+            }
+        }
+    }
+}
