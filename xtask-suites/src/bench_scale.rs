@@ -346,6 +346,20 @@ enum Count {
     Lines,
 }
 
+/// The first number under `key` in a JSON value, searched breadth-first (as `bench astmatch` finds `total`).
+fn find_number(value: &serde_json::Value, key: &str) -> Option<usize> {
+    let mut queue = std::collections::VecDeque::from([value]);
+    while let Some(v) = queue.pop_front() {
+        if let Some(map) = v.as_object() {
+            if let Some(n) = map.get(key).and_then(serde_json::Value::as_u64) {
+                return Some(n as usize);
+            }
+            queue.extend(map.values());
+        }
+    }
+    None
+}
+
 /// One measured process.
 struct Measured {
     wall: Duration,
@@ -389,7 +403,7 @@ fn measure(cmd: Command, count: Count) -> Result<Measured> {
                 stdout.read_to_end(&mut text)?;
                 let value: serde_json::Value = serde_json::from_slice(&text).context("our output is not JSON")?;
                 let key = if matches!(count, Count::Total) { "total" } else { "replacements" };
-                value[key].as_u64().map(|n| n as usize).with_context(|| {
+                find_number(&value, key).with_context(|| {
                     format!(
                         "no `{key}` in our output: {}",
                         String::from_utf8_lossy(&text).chars().take(400).collect::<String>()
