@@ -67,7 +67,7 @@ impl Options {
                         .split(',')
                         .map(|n| n.trim().parse::<usize>().with_context(|| format!("--sizes {list}")))
                         .collect::<Result<_>>()?;
-                    if options.sizes.iter().any(|n| *n == 0) {
+                    if options.sizes.contains(&0) {
                         bail!("--sizes must be at least 1 each");
                     }
                 }
