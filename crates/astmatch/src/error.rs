@@ -11,21 +11,42 @@ pub enum Error {
     #[error(
         "unparseable pattern for {lang}: no context accepts it (tried: {tried}); check the pattern is valid {lang} code, with metavariables where nodes go"
     )]
-    Unparseable { lang: Lang, tried: String },
+    Unparseable {
+        /// The language whose grammar and ladder were tried.
+        lang: Lang,
+        /// The contexts tried, comma-separated in ladder order (`statement,
+        /// expression, member, declaration`), or `grammar failed to load` when
+        /// the parser refused the grammar.
+        tried: String,
+    },
     /// The pattern has no code besides metavariables, so it would match every node.
     #[error(
         "pattern `{pattern}` is only metavariables, so it would match every node; anchor it with code around them, e.g. `foo($$$ARGS)` or `$A.len()`"
     )]
-    OnlyMetavariables { pattern: String },
+    OnlyMetavariables {
+        /// The pattern with its common indentation removed and its ends trimmed.
+        pattern: String,
+    },
     /// The pattern is empty or only whitespace.
     #[error("empty pattern: give a code fragment to match")]
     EmptyPattern,
     /// A language id that no shipped grammar has.
     #[error("unknown language '{given}'; known languages: {known}")]
-    UnknownLanguage { given: String, known: String },
+    UnknownLanguage {
+        /// The id as the caller gave it.
+        given: String,
+        /// Every known id, comma-separated ([`Lang::known_ids`]).
+        known: String,
+    },
     /// The path has no language and none was given.
     #[error("language is required: {reason}; known languages: {known}")]
-    LanguageRequired { reason: String, known: String },
+    LanguageRequired {
+        /// Why none could be picked: the scope is a file with no known extension
+        /// (named relative to the root), or a directory.
+        reason: String,
+        /// Every known id, comma-separated ([`Lang::known_ids`]).
+        known: String,
+    },
     /// The walk was stopped through its [`crate::WalkControl`]; nothing was staged.
     #[error("stopped before the walk ended; nothing was staged")]
     Stopped,
@@ -34,7 +55,14 @@ pub enum Error {
         "'{}' is {bytes} bytes, over the limit of {limit} bytes on a file searched; raise the limit to search it",
         path.display()
     )]
-    FileTooLarge { path: PathBuf, bytes: u64, limit: u64 },
+    FileTooLarge {
+        /// The file, relative to the root (as given when it is outside the root).
+        path: PathBuf,
+        /// Its size in bytes.
+        bytes: u64,
+        /// The limit in force, in bytes.
+        limit: u64,
+    },
     /// The search scope does not exist.
     #[error("path not found: {}", .0.display())]
     PathNotFound(PathBuf),
@@ -43,24 +71,46 @@ pub enum Error {
         "'{}' is a {file_lang} file (by its extension), but language is {given}; give language \"{file_lang}\" or leave it out",
         path.display()
     )]
-    LanguageMismatch { path: PathBuf, file_lang: Lang, given: Lang },
+    LanguageMismatch {
+        /// The file, relative to the root (as given when it is outside the root).
+        path: PathBuf,
+        /// The language of the file's extension ([`Lang::from_path`]).
+        file_lang: Lang,
+        /// The language the caller asked for.
+        given: Lang,
+    },
     /// A `$NAME` in the rewrite template that the pattern does not bind.
     #[error("rewrite uses ${name}, which the pattern does not bind (bound: {bound})")]
-    UnboundInRewrite { name: String, bound: String },
+    UnboundInRewrite {
+        /// The metavariable's name without its `$` or `$$$` (`ARGS`).
+        name: String,
+        /// The names the pattern binds, comma-separated in order of first
+        /// appearance, or `none`.
+        bound: String,
+    },
     /// `resolve` was given an id that is not staged (never was, or already resolved).
     #[error("unknown edit_id '{id}': it was never staged or is already resolved")]
-    UnknownEdit { id: String },
+    UnknownEdit {
+        /// The edit id as the caller gave it.
+        id: String,
+    },
     /// At accept, files differ from their content at staging time; nothing was written.
     #[error(
         "refused: {} changed since the edit was staged ({}); nothing was written — stage the edit again",
         if .files.len() == 1 { "1 file" } else { "files" },
         .files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
-    Conflict { files: Vec<PathBuf> },
+    Conflict {
+        /// The files that differ: relative to the root for a staged edit, else as
+        /// each [`FileWrite::shown`](crate::FileWrite::shown) names it.
+        files: Vec<PathBuf>,
+    },
     /// An I/O failure on one file.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file the operation was on.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },

@@ -43,17 +43,32 @@ impl fmt::Display for Context {
 /// A language with a shipped tree-sitter grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lang {
+    /// Shell scripts: id `bash` (or `sh`, `shell`), files `.sh` and `.bash`.
     Bash,
+    /// Id `c`, files `.c` and `.h` (a header is taken as C, not C++).
     C,
+    /// C++: id `cpp` (or `c++`, `cxx`, `cc`), files `.cc`, `.cpp`, `.cxx`, `.c++`,
+    /// `.hh`, `.hpp`, `.hxx`, `.h++`.
     Cpp,
+    /// Id `dart`, files `.dart`.
     Dart,
+    /// Id `go` (or `golang`), files `.go`.
     Go,
+    /// Id `java`, files `.java`.
     Java,
+    /// JavaScript with JSX: id `javascript` (or `js`, `jsx`), files `.js`, `.mjs`,
+    /// `.cjs`, `.jsx`.
     JavaScript,
+    /// Id `json`, files `.json`; patterns are values or object members.
     Json,
+    /// Id `python` (or `py`), files `.py` and `.pyi`.
     Python,
+    /// Id `rust` (or `rs`), files `.rs`.
     Rust,
+    /// TypeScript with JSX, by tree-sitter-typescript's TSX grammar: id `tsx`,
+    /// files `.tsx`.
     Tsx,
+    /// TypeScript without JSX: id `typescript` (or `ts`), files `.ts`, `.mts`, `.cts`.
     TypeScript,
 }
 

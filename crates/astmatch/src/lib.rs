@@ -22,6 +22,7 @@
 //! never spawns a process and never writes a file except through
 //! [`write_files`] (all or nothing, atomic per file), which [`EditStore::accept`]
 //! uses and which other callers with a set of files to change may use too.
+#![warn(missing_docs)]
 
 mod cache;
 mod error;

@@ -56,6 +56,8 @@ pub struct WalkControl {
 }
 
 impl WalkControl {
+    /// A control with nothing visited and no stop asked; share it with the walk
+    /// through [`SearchOptions::control`].
     pub fn new() -> WalkControl {
         WalkControl::default()
     }
@@ -70,6 +72,8 @@ impl WalkControl {
         self.stop.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`WalkControl::stop`] has been called; the walk checks it before
+    /// and after each file, and reads no new file once it is.
     pub fn is_stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
