@@ -18,7 +18,7 @@
 //! `cargo test -p xtask-suites` runs the fault table and 100 trials of each part.
 //! This is a binary for people and CI: it prints what it does, and it is not a library.
 //! The usage text is `cargo xtask help`'s.
-
+#![warn(missing_docs)]
 // Printing is this binary's job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
