@@ -55,10 +55,17 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
     let mut found: BTreeSet<PathBuf> = BTreeSet::new();
     match language {
         Language::Python => {
-            let parsed: Vec<(PathBuf, Vec<PyStatement>)> = sources
-                .iter()
-                .filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), python_statements_of(root, s, &t))))
-                .collect();
+            let parsed = read_each(&sources, |source, text| python_statements_of(root, source, text));
+            // A statement can name a module only by its last name: the files, by the last names they import.
+            let mut by_key: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+            for (i, (_, statements)) in parsed.iter().enumerate() {
+                let mut keys: Vec<&str> = statements.iter().flat_map(PyStatement::keys).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                for key in keys {
+                    by_key.entry(key).or_default().push(i);
+                }
+            }
             let names = python_module_names(root, written);
             let mut direct = Vec::new();
             for (source, statements) in &parsed {
@@ -69,17 +76,18 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
             }
             follow_reexports(direct, &mut found, |target, exported| {
                 let names = python_module_names(root, target);
-                parsed
+                let candidates = py_key(target).and_then(|key| by_key.get(key)).map(Vec::as_slice).unwrap_or_default();
+                candidates
                     .iter()
-                    .filter_map(|(source, statements)| {
+                    .filter_map(|&i| {
+                        let (source, statements) = &parsed[i];
                         python_through(statements, target, &names, source, exported).map(|e| (source.clone(), e))
                     })
                     .collect()
             });
         }
         Language::TypeScript | Language::JavaScript => {
-            let parsed: Vec<(PathBuf, String)> =
-                sources.iter().filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), t))).collect();
+            let parsed = read_each(&sources, |_, text| text.to_owned());
             let mut direct = Vec::new();
             for (source, text) in &parsed {
                 let clauses = script_clauses(text);
@@ -100,10 +108,7 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
         Language::C | Language::Cpp => {
             // Each source's includes, then a walk back from the written file
             // through the headers that include it.
-            let includes: Vec<(PathBuf, Vec<String>)> = sources
-                .iter()
-                .filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), c_includes(&t))))
-                .collect();
+            let includes = read_each(&sources, |_, text| c_includes(text));
             let mut queue = VecDeque::from([written.to_path_buf()]);
             let mut seen: HashSet<PathBuf> = HashSet::from([written.to_path_buf()]);
             while let Some(target) = queue.pop_front() {
@@ -126,6 +131,28 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
     let mut out: Vec<PathBuf> = found.into_iter().filter(|p| !all_written.contains(p)).collect();
     out.sort_by_key(|p| (distance(home, p.parent().unwrap_or(root)), p.clone()));
     out
+}
+
+/// `each` of every source's text, read and worked on by as many threads as
+/// the machine has cores, in the sources' order; a source that cannot be read
+/// as UTF-8 text is left out.
+fn read_each<T: Send>(sources: &[PathBuf], each: impl Fn(&Path, &str) -> T + Sync) -> Vec<(PathBuf, T)> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let chunk = sources.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| {
+                let each = &each;
+                scope.spawn(move || {
+                    part.iter()
+                        .filter_map(|s| std::fs::read_to_string(s).ok().map(|t| (s.clone(), each(s, &t))))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    })
 }
 
 /// The names a module passes on from the written one: all of them (`from
@@ -311,7 +338,33 @@ struct PyStatement {
     names: Vec<PyName>,
 }
 
+/// The last name a module file is imported by: its stem, or its package's
+/// name for an `__init__.py`.
+fn py_key(path: &Path) -> Option<&str> {
+    match path.file_stem()?.to_str()? {
+        "__init__" => path.parent()?.file_name()?.to_str(),
+        stem => Some(stem),
+    }
+}
+
+impl PyModule {
+    /// The last names it may be imported by ([`py_key`]).
+    fn keys(&self) -> Vec<&str> {
+        match self {
+            PyModule::Absolute(module) => module.rsplit('.').next().into_iter().collect(),
+            PyModule::Relative(files) => files.iter().filter_map(|f| py_key(f)).collect(),
+        }
+    }
+}
+
 impl PyStatement {
+    /// The last names of every module it may import, the names' own included.
+    fn keys(&self) -> Vec<&str> {
+        let mut keys = self.module.keys();
+        keys.extend(self.names.iter().flat_map(|n| n.module.keys()));
+        keys
+    }
+
     /// Whether it imports `target` (`names`: its dotted names): the module, or one of the names as a submodule.
     fn imports(&self, target: &Path, names: &[String], importer: &Path) -> bool {
         self.module.is(target, names, importer) || self.names.iter().any(|n| n.module.is(target, names, importer))
