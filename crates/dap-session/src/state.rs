@@ -77,7 +77,9 @@ fn exit_status_in(text: &str) -> Option<i64> {
 /// What kind of id is being checked, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdKind {
+    /// A `frameId` from `stack`.
     Frame,
+    /// A `variablesReference` from `scopes`, `variables` or `evaluate`.
     Reference,
 }
 
@@ -93,6 +95,7 @@ impl IdKind {
 /// The state of one session.
 #[derive(Debug, Clone)]
 pub struct State {
+    /// Where the session stands.
     pub phase: Phase,
     /// The adapter has sent `initialized`.
     pub initialized: bool,
@@ -104,6 +107,7 @@ pub struct State {
     pub debuggee_pid: Option<u32>,
     /// Bumped on every change, for waiters.
     pub version: u64,
+    /// The debuggee's output, bounded to the session's output limit.
     pub output: OutputBuffer,
     /// The note that frames show no locals was given (once a session).
     pub said_no_locals: bool,
@@ -112,6 +116,7 @@ pub struct State {
 }
 
 impl State {
+    /// A session just started, keeping at most `output_limit` characters of output.
     pub fn new(output_limit: usize) -> State {
         State {
             phase: Phase::Starting,
@@ -127,6 +132,7 @@ impl State {
         }
     }
 
+    /// Whether the session is over.
     pub fn ended(&self) -> bool {
         matches!(self.phase, Phase::Ended { .. })
     }
