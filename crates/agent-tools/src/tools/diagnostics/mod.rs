@@ -33,12 +33,15 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::tier::Tier;
 use crate::tool::{CallContext, CallPreview, Reply, Tool, Words};
+use crate::tools::lsp::DiagnosticOutput;
 use crate::tools::lsp::reporting_servers;
-use crate::tools::lsp::{DiagnosticOutput, WriteDiagnosticsOutput, WrittenFileOutput};
 use crate::workspace::Workspace;
 
 mod ledger;
+mod output;
 mod words;
+
+pub use output::*;
 
 use ledger::{Ledger, OtherFilesOutcome, fold_other, gone, multiset, new_in};
 use words::other_value;

@@ -6,14 +6,12 @@ use std::path::Path;
 
 use lsp_supervisor::{Language, OtherFiles};
 
-use crate::tools::lsp::{
-    DiagnosticOutput, OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput,
-    count,
-};
+use crate::tools::lsp::{DiagnosticOutput, count};
 use crate::workspace::Workspace;
 
 use super::OTHER_LISTED;
 use super::ledger::OtherFilesOutcome;
+use super::output::{OtherFileOutput, OtherFilesOutput, OutsideOutput, WriteDiagnosticsOutput, WrittenFileOutput};
 
 /// At most this many of one other file's new diagnostics are in the structured result (all are counted).
 pub(super) const OTHER_JSON_PER_FILE: usize = 100;

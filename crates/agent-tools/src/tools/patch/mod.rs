@@ -32,8 +32,10 @@
 use std::fmt;
 
 mod apply;
+mod fit;
 
-pub use apply::{Applied, Fit, HunkError, apply_hunks, commonest_ending};
+pub use apply::{Applied, HunkError, apply_hunks, commonest_ending};
+pub use fit::Fit;
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
