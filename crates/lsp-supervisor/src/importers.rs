@@ -136,7 +136,7 @@ pub(crate) fn importers(root: &Path, written: &Path, all_written: &[PathBuf]) ->
 /// `each` of every source's text, read and worked on by as many threads as
 /// the machine has cores, in the sources' order; a source that cannot be read
 /// as UTF-8 text is left out.
-fn read_each<T: Send>(sources: &[PathBuf], each: impl Fn(&Path, &str) -> T + Sync) -> Vec<(PathBuf, T)> {
+pub(crate) fn read_each<T: Send>(sources: &[PathBuf], each: impl Fn(&Path, &str) -> T + Sync) -> Vec<(PathBuf, T)> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let chunk = sources.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {

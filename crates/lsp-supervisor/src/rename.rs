@@ -134,16 +134,27 @@ impl Supervisor {
     /// where each is defined (see the module docs).
     async fn leftovers(&self, server: &Server, plan: &Plan, old: &str) -> Scan {
         let mut sites = Vec::new();
-        let walker = ignore::WalkBuilder::new(&server.root).require_git(false).build();
-        for entry in walker.flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_file())
-                || !Language::from_path(path).is_some_and(|l| server.spec.languages.contains(&l))
-                || entry.metadata().map_or(true, |m| m.len() > SCAN_MAX_BYTES)
-            {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(path) else { continue };
+        // The walk and the reads run off the runtime, on every core; only the
+        // files that hold the name come back with their text.
+        let (root, languages, bare) =
+            (server.root.clone(), server.spec.languages.clone(), old.trim_start_matches('\'').to_owned());
+        let holding = tokio::task::spawn_blocking(move || {
+            let files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
+                .require_git(false)
+                .build()
+                .flatten()
+                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                .filter(|e| Language::from_path(e.path()).is_some_and(|l| languages.contains(&l)))
+                .filter(|e| e.metadata().is_ok_and(|m| m.len() <= SCAN_MAX_BYTES))
+                .map(ignore::DirEntry::into_path)
+                .collect();
+            crate::importers::read_each(&files, |_, text| text.contains(bare.as_str()).then(|| text.to_owned()))
+        })
+        .await
+        .unwrap_or_default();
+        for (path, text) in holding {
+            let Some(text) = text else { continue };
+            let path = path.as_path();
             let text = crate::encoding::strip_bom(&text).0.to_string();
             let edited = plan.edited.get(path).map(|(_, spans)| spans.as_slice()).unwrap_or(&[]);
             let all = lines(&text);
