@@ -45,7 +45,14 @@ async fn a_worker_runs_inside(runtime: Runtime) -> TestResult {
 async fn a_killed_worker_leaves_nothing_inside(runtime: Runtime) -> TestResult {
     let root = tempfile::tempdir()?;
     let Some(container) = Container::for_test(runtime, root.path()) else { return Ok(()) };
-    let roster = roster(&container, "sleep 301 & sleep 302 & echo started > started; wait");
+    // Sleeps of this runtime's own, so that the host check does not see the other
+    // runtime's test, which runs beside this one (under runc the container's
+    // processes are the host's too).
+    let (a, b) = match runtime {
+        Runtime::Runc => (301, 302),
+        _ => (311, 312),
+    };
+    let roster = roster(&container, &format!("sleep {a} & sleep {b} & echo started > started; wait"));
     let id = spawn(&roster, "go")?;
     for _ in 0..500 {
         if root.path().join("started").exists() {
@@ -53,14 +60,15 @@ async fn a_killed_worker_leaves_nothing_inside(runtime: Runtime) -> TestResult {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let (sleep_a, sleep_b) = (format!("sleep {a}"), format!("sleep {b}"));
     let before = container.processes();
-    assert!(before.iter().any(|p| p == "sleep 301") && before.iter().any(|p| p == "sleep 302"), "{before:?}");
+    assert!(before.contains(&sleep_a) && before.contains(&sleep_b), "{before:?}");
     let killed = roster.kill(&id).await?;
     assert_eq!(killed.status, Status::Killed, "{:?}", killed.last_error);
     let after = container.processes();
-    assert!(after.iter().all(|p| !p.starts_with("sleep 30")), "left inside: {after:?} (before: {before:?})");
-    // Nor on the host: under runc the container's processes are the host's too.
-    let host = std::process::Command::new("pgrep").args(["-f", "^sleep 30[12]$"]).output()?;
+    assert!(after.iter().all(|p| *p != sleep_a && *p != sleep_b), "left inside: {after:?} (before: {before:?})");
+    // Nor on the host.
+    let host = std::process::Command::new("pgrep").args(["-f", &format!("^sleep ({a}|{b})$")]).output()?;
     assert_eq!(String::from_utf8_lossy(&host.stdout), "", "left on the host");
     Ok(())
 }
