@@ -55,6 +55,10 @@ use crate::spec::{Language, OtherFiles};
 use crate::supervisor::Supervisor;
 use crate::uri::file_uri;
 
+/// How close together two lists of one turn of rust-analyzer's arrive at most, for
+/// the later-sent one to be taken as the later (see `pulled_and_checked`).
+const SWAPPED_WITHIN: Duration = Duration::from_millis(50);
+
 /// At most this many files that import a written one are opened and read per write.
 pub const MAX_IMPORTERS: usize = 20;
 
@@ -302,15 +306,20 @@ impl Supervisor {
                 let in_time = !waited || tokio::time::Instant::now() < deadline;
                 let complete = idle && in_time && (!checks || server.background_ended());
                 let mut items = full.full_document_diagnostic_report.items;
-                let mut pushed = server.published(path).map(|p| p.items).unwrap_or_default();
+                let last = server.published(path);
+                let last_at = last.as_ref().map(|p| p.at);
+                let mut pushed = last.map(|p| p.items).unwrap_or_default();
                 // rust-analyzer publishes a file's list from tasks of its own: the list
-                // it clears as a check's first findings come and the list with them can
-                // arrive in either order. A check never withdraws a finding it made, so
-                // after one of this check's lists held findings, a later one without
-                // them is the older of the two.
+                // it clears as a check's first findings come and the list with them are
+                // made in one turn and can arrive in either order, a fraction of a ms
+                // apart. A list with findings that came just before the last one, which
+                // has none, is the later of the two. (A list with the earlier check's
+                // findings, published while this check runs, comes long before the
+                // list its end clears: a check takes far more than that window.)
                 if waited
                     && !pushed.iter().any(|d| d.source.as_deref() != Some(own))
                     && let Some(checked) = server.published_by_this_check(path)
+                    && last_at.is_some_and(|at| at.saturating_duration_since(checked.at) <= SWAPPED_WITHIN)
                 {
                     pushed = checked.items;
                 }

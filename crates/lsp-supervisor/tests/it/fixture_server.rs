@@ -461,6 +461,36 @@ async fn a_check_whose_lists_come_swapped_keeps_its_findings() {
     sup.shutdown().await;
 }
 
+/// A save that fixes the check's finding: while the check runs the server republishes the
+/// file's list with the earlier check's finding, and 300 ms later the check's end leaves the
+/// list without it. The answer has no finding: a list that came that long before the last
+/// is not the later one of a pair sent together.
+#[tokio::test]
+async fn a_check_that_found_nothing_drops_the_earlier_finding() {
+    let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
+    let knobs = [
+        ("FIXTURE_LSP_DIAGNOSTICS", "both"),
+        ("FIXTURE_LSP_CHECK_LATE_MS", "0"),
+        ("FIXTURE_LSP_CHECK_SWAPPED", "1"),
+        ("FIXTURE_LSP_CHECK_FIXED_MS", "300"),
+    ];
+    let mut config = config(&root, &knobs);
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.checks_on_save = true;
+            spec.background_progress = vec!["fixture check"];
+            spec.pulled_source = Some("fixture");
+        }
+    }
+    let sup = Supervisor::new(config);
+    let path = root.join("a.fix");
+    std::fs::write(&path, "def alpha\nWARN W1: own finding\nalpha\nalpha\n").unwrap();
+    let report = sup.diagnostics_after_write(&path).await.unwrap();
+    let codes: Vec<Option<String>> = report.diagnostics.iter().map(|d| d.code.clone()).collect();
+    assert_eq!(codes, [Some("W1".to_owned())], "{report:?}");
+    sup.shutdown().await;
+}
+
 /// A checking server (as rust-analyzer's `cargo check`) whose list, cleared while the save's
 /// check ran, comes after the check's end, and whose findings come back 100 ms later: with no
 /// quiet time at all (`settle` zero), the answer after each write of an open file waits for
