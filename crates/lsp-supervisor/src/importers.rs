@@ -151,7 +151,8 @@ pub(crate) fn read_each<T: Send>(sources: &[PathBuf], each: impl Fn(&Path, &str)
                 })
             })
             .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+        // A reader that panicked is not "no importers": its panic goes on to the caller.
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     })
 }
 

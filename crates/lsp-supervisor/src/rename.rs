@@ -151,7 +151,8 @@ impl Supervisor {
             crate::importers::read_each(&files, |_, text| text.contains(bare.as_str()).then(|| text.to_owned()))
         })
         .await
-        .unwrap_or_default();
+        // A scan that panicked found nothing only by accident: its panic goes on.
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         for (path, text) in holding {
             let Some(text) = text else { continue };
             let path = path.as_path();
