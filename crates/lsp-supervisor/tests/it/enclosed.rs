@@ -208,13 +208,10 @@ async fn rust_analyzer_answers_from_bwrap_and_its_build_scripts_stay_inside() {
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "untouched");
 }
 
-/// rust-analyzer in bwrap has no network, so its `cargo metadata` cannot update the
-/// registry's index: a project with a registry dependency and no `Cargo.lock` loads
-/// only in cargo's offline mode, over the index and sources already on disk, and a
-/// definition inside the dependency is answered from them.
-#[tokio::test(flavor = "multi_thread")]
-async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
-    let (_dir, root) = common::project("lsp/rust");
+/// The fixture crate with a registry dependency (itoa) and no `Cargo.lock`, and a use of
+/// `itoa::Buffer` at the end of `src/main.rs`: its root, that file and the use's 1-indexed line.
+fn project_using_itoa() -> (tempfile::TempDir, PathBuf, PathBuf, u32) {
+    let (dir, root) = common::project("lsp/rust");
     std::fs::remove_file(root.join("Cargo.lock")).unwrap();
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     // itoa is one of this workspace's own dependencies, so its index entry and source are on disk.
@@ -227,6 +224,16 @@ async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
     )
     .unwrap();
     let line = u32::try_from(text.lines().count() + 3).unwrap();
+    (dir, root, main, line)
+}
+
+/// rust-analyzer in bwrap has no network, so its `cargo metadata` cannot update the
+/// registry's index: a project with a registry dependency and no `Cargo.lock` loads
+/// only in cargo's offline mode, over the index and sources already on disk, and a
+/// definition inside the dependency is answered from them.
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
+    let (_dir, root, main, line) = project_using_itoa();
     let Some(sup) = enclosed_real_server(&root, Language::Rust, "rust-analyzer").await else { return };
     let nav = sup.definition(&main, line, "Buffer").await.unwrap();
     let found: Vec<String> = nav
@@ -251,18 +258,7 @@ async fn rust_analyzer_in_bwrap_resolves_a_registry_dependency_offline() {
 /// a warning, and the empty answer says that the project was loaded in part, and why.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_from_a_project_loaded_in_part_says_so() {
-    let (_dir, root) = common::project("lsp/rust");
-    std::fs::remove_file(root.join("Cargo.lock")).unwrap();
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    std::fs::write(root.join("Cargo.toml"), format!("{manifest}\n[dependencies]\nitoa = \"1\"\n")).unwrap();
-    let main = root.join("src/main.rs");
-    let text = std::fs::read_to_string(&main).unwrap();
-    std::fs::write(
-        &main,
-        format!("{text}\nfn digits(n: u64) -> String {{\n    itoa::Buffer::new().format(n).to_owned()\n}}\n"),
-    )
-    .unwrap();
-    let line = u32::try_from(text.lines().count() + 3).unwrap();
+    let (_dir, root, main, line) = project_using_itoa();
     if !bwrap_ready() {
         return;
     }
