@@ -425,6 +425,19 @@ async fn a_dropped_request_is_cancelled_at_the_server_and_the_server_goes_on() {
     sup.shutdown().await;
 }
 
+/// `config` with the fixture server as a checking one, as rust-analyzer is: a check
+/// on save, known by its progress, whose findings are pushed beside its own pulled ones.
+fn checking(mut config: SupervisorConfig) -> SupervisorConfig {
+    for spec in &mut config.servers {
+        if spec.id == "fixture" {
+            spec.checks_on_save = true;
+            spec.background_progress = vec!["fixture check"];
+            spec.pulled_source = Some("fixture");
+        }
+    }
+    config
+}
+
 /// A checking server whose two lists during the save's check come swapped (the one with the
 /// check's finding, then the one cleared as the check began), as rust-analyzer's publishing
 /// tasks can deliver them: the answer after each write holds the check's finding, because a
@@ -434,14 +447,7 @@ async fn a_check_whose_lists_come_swapped_keeps_its_findings() {
     let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
     let knobs =
         [("FIXTURE_LSP_DIAGNOSTICS", "both"), ("FIXTURE_LSP_CHECK_LATE_MS", "0"), ("FIXTURE_LSP_CHECK_SWAPPED", "1")];
-    let mut config = config(&root, &knobs);
-    for spec in &mut config.servers {
-        if spec.id == "fixture" {
-            spec.checks_on_save = true;
-            spec.background_progress = vec!["fixture check"];
-            spec.pulled_source = Some("fixture");
-        }
-    }
+    let config = checking(config(&root, &knobs));
     let sup = Supervisor::new(config);
     let path = root.join("a.fix");
     for round in 1..=3 {
@@ -474,14 +480,7 @@ async fn a_check_that_found_nothing_drops_the_earlier_finding() {
         ("FIXTURE_LSP_CHECK_SWAPPED", "1"),
         ("FIXTURE_LSP_CHECK_FIXED_MS", "300"),
     ];
-    let mut config = config(&root, &knobs);
-    for spec in &mut config.servers {
-        if spec.id == "fixture" {
-            spec.checks_on_save = true;
-            spec.background_progress = vec!["fixture check"];
-            spec.pulled_source = Some("fixture");
-        }
-    }
+    let config = checking(config(&root, &knobs));
     let sup = Supervisor::new(config);
     let path = root.join("a.fix");
     std::fs::write(&path, "def alpha\nWARN W1: own finding\nalpha\nalpha\n").unwrap();
@@ -498,15 +497,9 @@ async fn a_check_that_found_nothing_drops_the_earlier_finding() {
 #[tokio::test]
 async fn a_check_whose_cleared_list_comes_after_its_end_is_final_only_with_its_findings() {
     let (_dir, root) = project(&[("a.fix", "def alpha\nWARN W1: own finding\nalpha\n")]);
-    let mut config = config(&root, &[("FIXTURE_LSP_DIAGNOSTICS", "both"), ("FIXTURE_LSP_CHECK_LATE_MS", "100")]);
+    let mut config =
+        checking(config(&root, &[("FIXTURE_LSP_DIAGNOSTICS", "both"), ("FIXTURE_LSP_CHECK_LATE_MS", "100")]));
     config.settle = Duration::ZERO;
-    for spec in &mut config.servers {
-        if spec.id == "fixture" {
-            spec.checks_on_save = true;
-            spec.background_progress = vec!["fixture check"];
-            spec.pulled_source = Some("fixture");
-        }
-    }
     let sup = Supervisor::new(config);
     let path = root.join("a.fix");
     let codes = |report: &lsp_supervisor::FileDiagnostics| {
