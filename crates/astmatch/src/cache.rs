@@ -2,27 +2,33 @@
 //!
 //! A search parses every file that passes the pre-filter; a run that searches the
 //! same files again (another pattern, or a rewrite after a search) reuses the trees
-//! of files whose size and modification time are unchanged. The cache is capped in
-//! bytes; once full it keeps what it holds and admits nothing more (a scan over more
-//! files than fit would otherwise evict everything it is about to need again).
+//! of files whose text is unchanged. Each lookup reads the file and compares its bytes
+//! with the text kept with the tree, so a change is never missed, whatever the file's
+//! size and time stamps say (reading is cheap beside parsing).
+//!
+//! What is kept is a [`FlatTree`], the matcher's compact copy of tree-sitter's tree
+//! (about 4.5 bytes per byte of source, against some 30 for tree-sitter's own), with
+//! the text. The cache is capped in bytes, counted exactly; once full it keeps what it
+//! holds and admits nothing more (a scan over more files than fit would otherwise
+//! evict everything it is about to need again).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
-
-use tree_sitter::Tree;
 
 use crate::lang::Lang;
+use crate::syntax::FlatTree;
 
-/// The default cap: 256 MiB.
+/// The default cap: 256 MiB (the flat trees and texts of about 45 MB of source).
 pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 
-/// Approximate memory of a parse tree per byte of source, as measured: a `serve` run
-/// holding the trees of 24 MB of the Python standard library peaked at 805 MB, some 745 MB
-/// above the same run without them (tree-sitter keeps a node of tens of bytes for every
-/// few bytes of code).
-const TREE_BYTES_PER_SOURCE_BYTE: usize = 30;
+/// Memory per byte of source that a file is expected to need at most, flat tree and
+/// text together: checked before a tree is copied, so a full cache costs no copying.
+/// (Python and Rust take about 5.5; what is charged is the exact size.)
+const EXPECTED_BYTES_PER_SOURCE_BYTE: usize = 8;
+
+/// What an entry costs beside its text and tree: its path and the map's slot.
+const ENTRY_BYTES: usize = 128;
 
 /// A cache of parsed files, shared by the searches of one run (or a host's runs); safe to share between threads.
 pub struct ParseCache {
@@ -40,10 +46,8 @@ struct State {
 
 struct Entry {
     lang: Lang,
-    len: u64,
-    modified: SystemTime,
     source: Arc<str>,
-    tree: Tree,
+    tree: Arc<FlatTree>,
     cost: usize,
 }
 
@@ -52,7 +56,7 @@ struct Entry {
 pub struct CacheStats {
     /// Files whose trees are held.
     pub files: usize,
-    /// Estimated bytes held (source plus tree).
+    /// Bytes held: texts, flat trees and entries.
     pub bytes: usize,
     /// The cap in bytes.
     pub cap: usize,
@@ -80,15 +84,14 @@ impl ParseCache {
         }
     }
 
-    /// The source and tree of `path` parsed as `lang`, if the file's size and
-    /// modification time are those it had when it was cached.
-    pub(crate) fn get(&self, path: &Path, lang: Lang, len: u64, modified: SystemTime) -> Option<(Arc<str>, Tree)> {
+    /// The kept text and tree of `path` parsed as `lang`, if the text is `bytes`, the file as read now.
+    pub(crate) fn get(&self, path: &Path, lang: Lang, bytes: &[u8]) -> Option<(Arc<str>, Arc<FlatTree>)> {
         let mut state = self.lock();
         let found = state
             .entries
             .get(path)
-            .filter(|e| e.lang == lang && e.len == len && e.modified == modified)
-            .map(|e| (Arc::clone(&e.source), e.tree.clone()));
+            .filter(|e| e.lang == lang && e.source.as_bytes() == bytes)
+            .map(|e| (Arc::clone(&e.source), Arc::clone(&e.tree)));
         match found {
             Some(_) => state.hits += 1,
             None => state.misses += 1,
@@ -96,9 +99,15 @@ impl ParseCache {
         found
     }
 
+    /// Whether a file of `source_len` bytes is likely to fit: worth copying its tree for [`ParseCache::put`].
+    pub(crate) fn has_room(&self, source_len: usize) -> bool {
+        let expected = source_len.saturating_mul(EXPECTED_BYTES_PER_SOURCE_BYTE).saturating_add(ENTRY_BYTES);
+        self.lock().bytes.saturating_add(expected) <= self.cap
+    }
+
     /// Keeps a parsed file, replacing an older entry; nothing is kept once the cap is reached.
-    pub(crate) fn put(&self, path: &Path, lang: Lang, len: u64, modified: SystemTime, source: Arc<str>, tree: Tree) {
-        let cost = source.len().saturating_mul(TREE_BYTES_PER_SOURCE_BYTE + 1);
+    pub(crate) fn put(&self, path: &Path, lang: Lang, source: Arc<str>, tree: Arc<FlatTree>) {
+        let cost = source.len() + tree.heap_bytes() + ENTRY_BYTES + path.as_os_str().len();
         let mut state = self.lock();
         if let Some(old) = state.entries.remove(path) {
             state.bytes -= old.cost;
@@ -107,7 +116,7 @@ impl ParseCache {
             return;
         }
         state.bytes += cost;
-        state.entries.insert(path.to_path_buf(), Entry { lang, len, modified, source, tree, cost });
+        state.entries.insert(path.to_path_buf(), Entry { lang, source, tree, cost });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -32,6 +32,7 @@ mod pattern;
 mod rewrite;
 mod search;
 mod stage;
+mod syntax;
 mod write;
 
 /// The writer's fault seam, with the `fault-injection` feature only.

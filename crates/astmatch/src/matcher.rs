@@ -6,10 +6,14 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use tree_sitter::{Node, Tree};
+use tree_sitter::Tree;
 
 use crate::lang::Context;
 use crate::pattern::{Alternative, MetaVar, PNode, Pattern, counts, significant_children};
+use crate::syntax::{SyntaxCursor, SyntaxNode};
+
+/// A node's children, kept on the stack when there are few (most nodes).
+type Nodes<N> = smallvec::SmallVec<[N; 8]>;
 
 /// The words of an alternative are all in `text`.
 fn has_words(alt: &Alternative, text: &[u8]) -> bool {
@@ -63,10 +67,11 @@ pub(crate) struct FileLayout {
     pub(crate) tree: Option<Tree>,
 }
 
-/// The literal lines and comments of a parsed file.
-pub(crate) fn file_layout(tree: &Tree, source: &[u8]) -> FileLayout {
+/// The literal lines and comments of a parsed file, from its root node; `tree` is
+/// tree-sitter's tree of it, when there is one, for the incremental re-parse.
+pub(crate) fn file_layout<'t, N: SyntaxNode<'t>>(root: N, source: &[u8], tree: Option<&Tree>) -> FileLayout {
     let mut layout = FileLayout::default();
-    let mut cursor = tree.walk();
+    let mut cursor = root.walk();
     loop {
         let node = cursor.node();
         let literal = is_literal_kind(node.kind());
@@ -92,7 +97,7 @@ pub(crate) fn file_layout(tree: &Tree, source: &[u8]) -> FileLayout {
             if !cursor.goto_parent() {
                 layout.verbatim.sort_unstable();
                 layout.verbatim.dedup();
-                layout.tree = Some(tree.clone());
+                layout.tree = tree.cloned();
                 return layout;
             }
         }
@@ -100,30 +105,30 @@ pub(crate) fn file_layout(tree: &Tree, source: &[u8]) -> FileLayout {
 }
 
 /// A binding made during matching: the captured nodes.
-struct Binding<'a> {
+struct Binding<'a, N> {
     name: &'a str,
     multi: bool,
-    nodes: crate::pattern::Children<'a>,
+    nodes: Nodes<N>,
     /// Where an empty run sits.
     at: usize,
     /// For an empty run, the significant sibling after it, if any: comments between it
     /// and the one before are the run's.
-    next: Option<Node<'a>>,
+    next: Option<N>,
 }
 
-struct Matcher<'a> {
+struct Matcher<'a, N: SyntaxNode<'a>> {
     pattern: &'a Pattern,
     source: &'a [u8],
-    env: Vec<Binding<'a>>,
-    /// One cursor reused to list children (making one allocates).
-    cursor: tree_sitter::TreeCursor<'a>,
+    env: Vec<Binding<'a, N>>,
+    /// One cursor reused to list children (making one of tree-sitter's allocates).
+    cursor: N::Cursor,
 }
 
 /// Every match of `pattern` in `tree` (parsed from `source`), in document order,
 /// each node range once. Matches may nest (a call inside a call's argument); runs
 /// of sibling statements do not overlap.
-pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a [u8]) -> Vec<NodeMatch> {
-    let mut matcher = Matcher { pattern, source, env: Vec::new(), cursor: tree.walk() };
+pub(crate) fn find_matches<'a, N: SyntaxNode<'a>>(pattern: &'a Pattern, root: N, source: &'a [u8]) -> Vec<NodeMatch> {
+    let mut matcher = Matcher { pattern, source, env: Vec::new(), cursor: root.walk() };
     // Kind ids where some shape's root can match: every other node is passed over at once.
     let mut root_kinds = vec![false; pattern.ident_kinds.len()];
     let mut any_ident = false;
@@ -154,14 +159,14 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
         let at: Vec<usize> = memchr::memmem::find_iter(source, w.as_bytes()).collect();
         (at, w.len())
     });
-    let may_hold = |node: Node<'_>| match &anchor {
+    let may_hold = |node: N| match &anchor {
         None => true,
         Some((at, len)) => {
             let i = at.partition_point(|&o| o < node.start_byte());
             at.get(i).is_some_and(|&o| o + len <= node.end_byte())
         }
     };
-    let mut cursor = tree.walk();
+    let mut cursor = root.walk();
     loop {
         let node = cursor.node();
         // Nothing to find in or below a node without the word: on to the next sibling, or up.
@@ -206,7 +211,7 @@ pub(crate) fn find_matches<'a>(pattern: &'a Pattern, tree: &'a Tree, source: &'a
 /// invocations (`assert!(…)`, `vec![…]`): a body is a token tree, which no pattern but
 /// a single identifier matches into, so these places are not searched. Zero for other
 /// languages, for a one-identifier pattern, and for a pattern without a word.
-pub(crate) fn macro_occurrences(pattern: &Pattern, tree: &Tree, source: &[u8]) -> usize {
+pub(crate) fn macro_occurrences<'t, N: SyntaxNode<'t>>(pattern: &Pattern, root: N, source: &[u8]) -> usize {
     let single_identifier =
         pattern.alternatives.iter().any(|a| matches!(a.nodes.as_slice(), [PNode::Leaf { ident: true, .. }]));
     let Some(word) = pattern.words.first().filter(|_| pattern.lang == crate::Lang::Rust && !single_identifier) else {
@@ -215,13 +220,13 @@ pub(crate) fn macro_occurrences(pattern: &Pattern, tree: &Tree, source: &[u8]) -
     // Where the word occurs, found once: a node holds an occurrence when one starts and
     // ends inside it, told by a binary search, so the walk reads no text again.
     let at: Vec<usize> = memchr::memmem::find_iter(source, word.as_bytes()).collect();
-    let within = |node: Node<'_>| {
+    let within = |node: N| {
         let first = at.partition_point(|&o| o < node.start_byte());
         let end = at.partition_point(|&o| o + word.len() <= node.end_byte());
         end.saturating_sub(first)
     };
     let mut count = 0;
-    let mut stack = vec![tree.root_node()];
+    let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         let held = within(node);
         if held == 0 {
@@ -232,14 +237,21 @@ pub(crate) fn macro_occurrences(pattern: &Pattern, tree: &Tree, source: &[u8]) -
             continue;
         }
         let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
+        if cursor.goto_first_child() {
+            loop {
+                stack.push(cursor.node());
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
     }
     count
 }
 
 /// The range a single-node match covers: the node, less a trailing `;` that the
 /// pattern left out under automatic semicolon insertion (so a rewrite keeps it).
-fn matched_range(pattern: &Pattern, root: &PNode, node: Node<'_>) -> Range<usize> {
+fn matched_range<'t, N: SyntaxNode<'t>>(pattern: &Pattern, root: &PNode, node: N) -> Range<usize> {
     let range = node.byte_range();
     if !pattern.lang.optional_semicolons() {
         return range;
@@ -262,17 +274,17 @@ fn matched_range(pattern: &Pattern, root: &PNode, node: Node<'_>) -> Range<usize
 }
 
 /// An anonymous token that only separates list elements: `,` or a newline token.
-fn is_separator_token(node: Node<'_>, source: &[u8]) -> bool {
+fn is_separator_token<'t, N: SyntaxNode<'t>>(node: N, source: &[u8]) -> bool {
     !node.is_named() && (node.kind() == "," || source[node.byte_range()].iter().all(u8::is_ascii_whitespace))
 }
 
 /// An anonymous token of only whitespace (a newline that ends a statement).
-fn is_whitespace_token(node: Node<'_>, source: &[u8]) -> bool {
+fn is_whitespace_token<'t, N: SyntaxNode<'t>>(node: N, source: &[u8]) -> bool {
     !node.is_named() && source[node.byte_range()].iter().all(u8::is_ascii_whitespace)
 }
 
 /// A line comment: it runs to the end of its line, so nothing may follow it there.
-fn is_line_comment(node: Node<'_>, source: &[u8]) -> bool {
+fn is_line_comment<'t, N: SyntaxNode<'t>>(node: N, source: &[u8]) -> bool {
     let text = &source[node.byte_range()];
     node.kind().contains("comment") && (text.starts_with(b"//") || text.starts_with(b"#")) && !text.ends_with(b"*/")
 }
@@ -282,7 +294,7 @@ fn is_literal_kind(kind: &str) -> bool {
     (kind.contains("string") && kind != "concatenated_string") || kind.contains("heredoc") || kind.contains("comment")
 }
 
-impl<'a> Matcher<'a> {
+impl<'a, N: SyntaxNode<'a>> Matcher<'a, N> {
     fn finish(&self, range: Range<usize>, context: Context) -> NodeMatch {
         let captures: Vec<Capture> = self.env.iter().map(|b| self.capture(b, &range)).collect();
         NodeMatch { range, captures, context }
@@ -290,8 +302,8 @@ impl<'a> Matcher<'a> {
 
     /// A binding as a capture. A `$$$` run leaves out separators at its ends and takes
     /// in the comments at its edges, clamped to the match.
-    fn capture(&self, b: &Binding<'_>, within: &Range<usize>) -> Capture {
-        let mut nodes: &[Node<'_>] = &b.nodes;
+    fn capture(&self, b: &Binding<'a, N>, within: &Range<usize>) -> Capture {
+        let mut nodes: &[N] = &b.nodes;
         if b.multi {
             while let Some((first, rest)) = nodes.split_first() {
                 if is_separator_token(*first, self.source) { nodes = rest } else { break }
@@ -412,8 +424,8 @@ impl<'a> Matcher<'a> {
     }
 
     /// The children of `node` that count for matching (extras left out), listed with the reused cursor.
-    fn children(&mut self, node: Node<'a>) -> crate::pattern::Children<'a> {
-        let mut out = crate::pattern::Children::new();
+    fn children(&mut self, node: N) -> Nodes<N> {
+        let mut out = Nodes::new();
         self.cursor.reset(node);
         if self.cursor.goto_first_child() {
             loop {
@@ -430,7 +442,7 @@ impl<'a> Matcher<'a> {
     }
 
     /// A cheap test before the full match: can this node be where the pattern's root matches?
-    fn root_candidate(&self, p: &PNode, node: Node<'_>) -> bool {
+    fn root_candidate(&self, p: &PNode, node: N) -> bool {
         match p {
             PNode::Meta(var) => var.any || node.is_named(),
             PNode::Inner { error: true, .. } => true,
@@ -442,11 +454,11 @@ impl<'a> Matcher<'a> {
         }
     }
 
-    fn is_ident(&self, node: Node<'_>) -> bool {
+    fn is_ident(&self, node: N) -> bool {
         self.pattern.ident_kinds.get(node.kind_id() as usize).copied().unwrap_or(false)
     }
 
-    fn text(&self, node: Node<'_>) -> &'a [u8] {
+    fn text(&self, node: N) -> &'a [u8] {
         &self.source[node.byte_range()]
     }
 
@@ -454,7 +466,7 @@ impl<'a> Matcher<'a> {
     fn match_runs(
         &mut self,
         alt: &'a Alternative,
-        parent: Node<'a>,
+        parent: N,
         out: &mut Vec<NodeMatch>,
         seen: &mut HashSet<(usize, usize)>,
     ) {
@@ -477,7 +489,7 @@ impl<'a> Matcher<'a> {
     }
 
     /// Does pattern node `p` match `t`? Bindings are pushed on success and undone on failure.
-    fn node(&mut self, p: &'a PNode, t: Node<'a>) -> bool {
+    fn node(&mut self, p: &'a PNode, t: N) -> bool {
         match p {
             PNode::Meta(var) => (var.any || t.is_named()) && self.bind(var, &[t], t.start_byte()),
             PNode::Leaf { kinds, text, ident, .. } => {
@@ -485,7 +497,7 @@ impl<'a> Matcher<'a> {
                 if !kind_ok {
                     return false;
                 }
-                if t.child_count() == 0 {
+                if !t.has_children() {
                     return self.text(t) == text.as_bytes();
                 }
                 // A leaf in the pattern may be a node with only extras inside in the target.
@@ -522,8 +534,8 @@ impl<'a> Matcher<'a> {
     }
 
     /// What follows the `@` of each decorator, in order: the nodes a `@$$$` run binds.
-    fn decorated(&mut self, decorators: &[Node<'a>]) -> crate::pattern::Children<'a> {
-        let mut out = crate::pattern::Children::new();
+    fn decorated(&mut self, decorators: &[N]) -> Nodes<N> {
+        let mut out = Nodes::new();
         for &decorator in decorators {
             let children = self.children(decorator);
             out.extend(children.into_iter().skip(1).filter(|c| c.is_named() || !is_whitespace_token(*c, self.source)));
@@ -533,7 +545,7 @@ impl<'a> Matcher<'a> {
 
     /// Matches `ps[pi..]` against `ts[ti..]`; returns where the match ends in `ts`.
     /// With `anchored`, the whole of `ts` must be consumed.
-    fn seq(&mut self, ps: &'a [PNode], pi: usize, ts: &[Node<'a>], ti: usize, anchored: bool) -> Option<usize> {
+    fn seq(&mut self, ps: &'a [PNode], pi: usize, ts: &[N], ti: usize, anchored: bool) -> Option<usize> {
         let Some(p) = ps.get(pi) else {
             if !anchored || ti == ts.len() {
                 return Some(ti);
@@ -632,12 +644,12 @@ impl<'a> Matcher<'a> {
     }
 
     /// Binds a metavariable, or checks a repeated one captures the same code.
-    fn bind(&mut self, var: &'a MetaVar, nodes: &[Node<'a>], at: usize) -> bool {
+    fn bind(&mut self, var: &'a MetaVar, nodes: &[N], at: usize) -> bool {
         self.bind_next(var, nodes, at, None)
     }
 
     /// [`Matcher::bind`], with the sibling that follows an empty run.
-    fn bind_next(&mut self, var: &'a MetaVar, nodes: &[Node<'a>], at: usize, next: Option<Node<'a>>) -> bool {
+    fn bind_next(&mut self, var: &'a MetaVar, nodes: &[N], at: usize, next: Option<N>) -> bool {
         let Some(name) = var.name.as_deref() else { return true };
         if let Some(previous) = self.env.iter().find(|b| b.name == name) {
             return same_tokens(self.source, &previous.nodes, nodes);
@@ -648,7 +660,7 @@ impl<'a> Matcher<'a> {
 }
 
 /// Equal token sequences: the leaves of both node lists, comments left out, have equal text.
-fn same_tokens(source: &[u8], a: &[Node<'_>], b: &[Node<'_>]) -> bool {
+fn same_tokens<'t, N: SyntaxNode<'t>>(source: &[u8], a: &[N], b: &[N]) -> bool {
     let mut ta = Vec::new();
     let mut tb = Vec::new();
     for n in a {
@@ -660,18 +672,22 @@ fn same_tokens(source: &[u8], a: &[Node<'_>], b: &[Node<'_>]) -> bool {
     ta.len() == tb.len() && ta.iter().zip(&tb).all(|(x, y)| source[x.clone()] == source[y.clone()])
 }
 
-fn leaves(node: Node<'_>, out: &mut Vec<Range<usize>>) {
+fn leaves<'t, N: SyntaxNode<'t>>(node: N, out: &mut Vec<Range<usize>>) {
     if !counts(node) {
         return;
     }
-    if node.child_count() == 0 {
+    if !node.has_children() {
         if node.start_byte() < node.end_byte() {
             out.push(node.byte_range());
         }
         return;
     }
     let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        leaves(child, out);
+    cursor.goto_first_child();
+    loop {
+        leaves(cursor.node(), out);
+        if !cursor.goto_next_sibling() {
+            break;
+        }
     }
 }

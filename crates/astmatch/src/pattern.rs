@@ -7,6 +7,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 use crate::error::{Error, Result};
 use crate::lang::{Context, Lang};
+use crate::syntax::{SyntaxCursor, SyntaxNode};
 
 /// A metavariable: `$NAME` (single), `$$NAME` (single, named or unnamed node) or
 /// `$$$NAME` (multi); `name` is `None` for `$_`, `$$_`, `$$$` and names starting
@@ -699,13 +700,25 @@ pub(crate) type Children<'t> = smallvec::SmallVec<[Node<'t>; 8]>;
 
 /// Children that count for matching: comments and other extras are left out. An
 /// ERROR node is an extra to tree-sitter, yet it holds code, so it counts.
-pub(crate) fn significant_children<'t>(node: Node<'t>) -> Children<'t> {
+pub(crate) fn significant_children<'t, N: SyntaxNode<'t>>(node: N) -> smallvec::SmallVec<[N; 8]> {
+    let mut out = smallvec::SmallVec::new();
     let mut cursor = node.walk();
-    node.children(&mut cursor).filter(|c| counts(*c)).collect()
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            if counts(child) {
+                out.push(child);
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Whether a child node counts for matching (see [`significant_children`]).
-pub(crate) fn counts(node: Node<'_>) -> bool {
+pub(crate) fn counts<'t, N: SyntaxNode<'t>>(node: N) -> bool {
     !node.is_extra() || node.is_error()
 }
 

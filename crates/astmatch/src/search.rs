@@ -21,6 +21,7 @@ use crate::lang::Context;
 use crate::lang::Lang;
 use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches, macro_occurrences};
 use crate::pattern::Pattern;
+use crate::syntax::{FlatTree, SyntaxNode};
 
 /// How a search runs.
 #[derive(Debug, Clone)]
@@ -408,13 +409,14 @@ pub fn search_source(pattern: &Pattern, source: &str) -> Vec<NodeMatch> {
 pub(crate) fn matches_in(pattern: &Pattern, source: &str, layout: bool) -> (Vec<NodeMatch>, bool, FileLayout) {
     match parse(pattern.lang(), source) {
         Some(tree) => {
-            let matches = find_matches(pattern, &tree, source.as_bytes());
+            let root = tree.root_node();
+            let matches = find_matches(pattern, root, source.as_bytes());
             let lines = if layout && !matches.is_empty() {
-                file_layout(&tree, source.as_bytes())
+                file_layout(root, source.as_bytes(), Some(&tree))
             } else {
                 FileLayout::default()
             };
-            (matches, tree.root_node().has_error(), lines)
+            (matches, root.has_error(), lines)
         }
         None => (Vec::new(), false, FileLayout::default()),
     }
@@ -670,28 +672,29 @@ fn search_file(
     layout: bool,
     in_macros: &AtomicUsize,
 ) -> FileOutcome {
-    let meta = match std::fs::metadata(path) {
+    match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
-        Ok(meta) => meta,
+        Ok(_) => {}
         Err(_) => return FileOutcome::Skipped(SkipReason::Unreadable),
-    };
-    let cache = options.cache.as_deref().zip(meta.modified().ok());
+    }
+    let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
     let has_words = |bytes: &[u8]| pattern.words.iter().all(|w| memchr::memmem::find(bytes, w.as_bytes()).is_some());
-    if let Some((cache, modified)) = cache
-        && let Some((source, tree)) = cache.get(path, pattern.lang(), meta.len(), modified)
+    let cache = options.cache.as_deref();
+    if let Some(cache) = cache
+        && let Some((source, tree)) = cache.get(path, pattern.lang(), &bytes)
     {
         if options.prefilter && !has_words(source.as_bytes()) {
             return FileOutcome::NoMatch(None);
         }
-        let matches = find_matches(pattern, &tree, source.as_bytes());
-        count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
+        let root = tree.root();
+        let matches = find_matches(pattern, root, source.as_bytes());
+        count_in_macros(pattern, root, source.as_bytes(), layout, in_macros);
         if matches.is_empty() {
             return FileOutcome::NoMatch(word_hit(pattern, &source));
         }
-        let lines = if layout { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
-        return FileOutcome::Matches(Text::Cached(source), matches, tree.root_node().has_error(), lines);
+        let lines = if layout { file_layout(root, source.as_bytes(), None) } else { FileLayout::default() };
+        return FileOutcome::Matches(Text::Cached(source), matches, root.has_error(), lines);
     }
-    let Ok(bytes) = std::fs::read(path) else { return FileOutcome::Skipped(SkipReason::Unreadable) };
     if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
         return FileOutcome::Skipped(SkipReason::Binary);
     }
@@ -704,13 +707,14 @@ fn search_file(
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
     let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch(None) };
-    let matches = find_matches(pattern, &tree, source.as_bytes());
-    count_in_macros(pattern, &tree, source.as_bytes(), layout, in_macros);
-    let had_errors = tree.root_node().has_error();
-    let lines =
-        if layout && !matches.is_empty() { file_layout(&tree, source.as_bytes()) } else { FileLayout::default() };
-    if let Some((cache, modified)) = cache {
-        cache.put(path, pattern.lang(), meta.len(), modified, Arc::from(source.as_str()), tree);
+    // The flat copy is made only for the cache, and then matched instead of the tree.
+    let kept = cache.filter(|c| c.has_room(source.len())).and_then(|_| FlatTree::new(&tree));
+    let (matches, had_errors, lines) = match &kept {
+        Some(flat) => matches_of(pattern, flat.root(), &source, layout, in_macros, Some(&tree)),
+        None => matches_of(pattern, tree.root_node(), &source, layout, in_macros, Some(&tree)),
+    };
+    if let (Some(cache), Some(flat)) = (cache, kept) {
+        cache.put(path, pattern.lang(), Arc::from(source.as_str()), Arc::new(flat));
     }
     if matches.is_empty() {
         FileOutcome::NoMatch(word_hit(pattern, &source))
@@ -719,11 +723,34 @@ fn search_file(
     }
 }
 
+/// A parsed file's matches, whether it has parse errors, and (with `layout`, when
+/// something matched) its literal lines and comments; counts its macro bodies' words.
+fn matches_of<'t, N: SyntaxNode<'t>>(
+    pattern: &'t Pattern,
+    root: N,
+    source: &'t str,
+    layout: bool,
+    in_macros: &AtomicUsize,
+    tree: Option<&Tree>,
+) -> (Vec<NodeMatch>, bool, FileLayout) {
+    let matches = find_matches(pattern, root, source.as_bytes());
+    count_in_macros(pattern, root, source.as_bytes(), layout, in_macros);
+    let lines =
+        if layout && !matches.is_empty() { file_layout(root, source.as_bytes(), tree) } else { FileLayout::default() };
+    (matches, root.has_error(), lines)
+}
+
 /// Adds a file's [`SearchReport::in_macros`] occurrences; a walk for a rewrite
 /// (`layout`) reports none, so it counts none.
-fn count_in_macros(pattern: &Pattern, tree: &Tree, source: &[u8], layout: bool, in_macros: &AtomicUsize) {
+fn count_in_macros<'t, N: SyntaxNode<'t>>(
+    pattern: &Pattern,
+    root: N,
+    source: &[u8],
+    layout: bool,
+    in_macros: &AtomicUsize,
+) {
     if !layout {
-        in_macros.fetch_add(macro_occurrences(pattern, tree, source), Ordering::Relaxed);
+        in_macros.fetch_add(macro_occurrences(pattern, root, source), Ordering::Relaxed);
     }
 }
 

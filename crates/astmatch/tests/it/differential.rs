@@ -28,9 +28,9 @@ use common::{ast_grep, workspace_root};
 /// A match start: absolute file, 1-indexed line, 1-indexed column in characters.
 type Loc = (PathBuf, usize, usize);
 
-struct Case {
-    lang: Lang,
-    pattern: &'static str,
+pub(crate) struct Case {
+    pub(crate) lang: Lang,
+    pub(crate) pattern: &'static str,
 }
 
 const fn case(lang: Lang, pattern: &'static str) -> Case {
@@ -38,7 +38,7 @@ const fn case(lang: Lang, pattern: &'static str) -> Case {
 }
 
 /// The benchmark's patterns (see `xtask/src/bench.rs`) and a few more.
-const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     // Rust
     case(Lang::Rust, "$X.unwrap()"),
     case(Lang::Rust, "Box::new($X)"),
@@ -95,7 +95,7 @@ const CASES: &[Case] = &[
 ];
 
 /// Registry crates searched, by name: the version `Cargo.lock` pins (`common::rust_dirs`).
-const RUST_CRATES: &[&str] =
+pub(crate) const RUST_CRATES: &[&str] =
     &["serde", "serde_json", "regex-syntax", "tokio", "syn", "memchr", "ignore", "clap_builder"];
 /// Packages of the Python standard library searched.
 const PYTHON_PACKAGES: &[&str] = &[
@@ -113,11 +113,11 @@ const PYTHON_PACKAGES: &[&str] = &[
 ];
 
 /// Fails under CI, otherwise prints what is missing; returns whether to go on.
-fn require(what: &str, present: bool) -> bool {
+pub(crate) fn require(what: &str, present: bool) -> bool {
     common::require("differential test", what, present)
 }
 
-fn python_dirs() -> Vec<PathBuf> {
+pub(crate) fn python_dirs() -> Vec<PathBuf> {
     let Ok(out) =
         Command::new("python3").args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"]).output()
     else {
@@ -127,7 +127,7 @@ fn python_dirs() -> Vec<PathBuf> {
     PYTHON_PACKAGES.iter().map(|p| stdlib.join(p)).filter(|d| d.is_dir()).collect()
 }
 
-fn typescript_dirs() -> Vec<PathBuf> {
+pub(crate) fn typescript_dirs() -> Vec<PathBuf> {
     let lib = workspace_root().join(".tools/node/node_modules/typescript/lib");
     if lib.is_dir() { vec![lib] } else { Vec::new() }
 }

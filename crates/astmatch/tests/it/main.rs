@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, clippy::print_stdout)]
 
 mod big_files;
+mod cached;
 mod differential;
 mod matching;
 mod pattern_language;

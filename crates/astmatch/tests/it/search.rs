@@ -206,7 +206,8 @@ fn fixture_project() {
     }
 }
 
-/// A second search reuses the trees of unchanged files, and a changed file is parsed again.
+/// A second search reuses the trees of unchanged files, and a changed file is parsed
+/// again, even when its size and modification time are the same.
 #[test]
 fn a_parse_cache_reuses_unchanged_files_only() {
     use std::sync::Arc;
@@ -228,6 +229,14 @@ fn a_parse_cache_reuses_unchanged_files_only() {
     fs::write(dir.path().join("a.py"), "foo(1)\nfoo(22)\n").unwrap();
     let third = search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
     assert_eq!((third.total, cache.stats().hits, cache.stats().misses), (2, 3, 3));
+    // The same size and modification time, another text: the bytes tell, and it is parsed again.
+    let b = dir.path().join("b.py");
+    let modified = fs::metadata(&b).unwrap().modified().unwrap();
+    fs::write(&b, "foo(3)\n").unwrap();
+    fs::File::options().write(true).open(&b).unwrap().set_modified(modified).unwrap();
+    assert_eq!(fs::metadata(&b).unwrap().modified().unwrap(), modified);
+    let fourth = search(dir.path(), dir.path(), "foo($X)", &options).unwrap();
+    assert_eq!((fourth.total, cache.stats().hits, cache.stats().misses), (3, 4, 4));
     // A cap of zero keeps nothing.
     let none = Arc::new(astmatch::ParseCache::new(0));
     let options = SearchOptions { cache: Some(Arc::clone(&none)), ..options };
