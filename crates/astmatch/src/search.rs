@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use tree_sitter::{Parser, Tree};
 
@@ -504,8 +504,9 @@ pub(crate) fn walk(
     let state = Mutex::new((0usize, 0usize, 0usize, Skipped::default()));
     let in_macros = AtomicUsize::new(0);
     let words: Mutex<WordsTally> = Mutex::new((0, 0, None));
+    let gate = ParseGate::default();
     let visit = |path: &Path| {
-        let outcome = search_file(path, &pattern, options, layout, &in_macros);
+        let outcome = search_file(path, &pattern, options, layout, &in_macros, &gate);
         if let FileOutcome::NoMatch(Some(hit)) = &outcome {
             let relative = path.strip_prefix(root).unwrap_or(path);
             let mut guard = words.lock().unwrap_or_else(|e| e.into_inner());
@@ -671,6 +672,7 @@ fn search_file(
     options: &SearchOptions,
     layout: bool,
     in_macros: &AtomicUsize,
+    gate: &ParseGate,
 ) -> FileOutcome {
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > options.max_file_bytes => return FileOutcome::Skipped(SkipReason::TooLarge),
@@ -706,6 +708,8 @@ fn search_file(
         return FileOutcome::NoMatch(None);
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
+    // Declared before the tree, so the pass is given back once the tree is gone.
+    let _pass = gate.enter(source.len());
     let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch(None) };
     // The flat copy is made only for the cache, and then matched instead of the tree.
     let kept = cache.filter(|c| c.has_room(source.len())).and_then(|_| FlatTree::new(&tree));
@@ -738,6 +742,56 @@ fn matches_of<'t, N: SyntaxNode<'t>>(
     let lines =
         if layout && !matches.is_empty() { file_layout(root, source.as_bytes(), tree) } else { FileLayout::default() };
     (matches, root.has_error(), lines)
+}
+
+/// Bytes of source whose trees a walk holds at once, beyond one file: a larger file is
+/// parsed and matched alone. A tree takes about 30 bytes per byte of source, and a few
+/// files of a tree (bundled JavaScript) run to 10 MB: two of them at once would double
+/// the walk's peak memory, while files under this size, nearly all, pass at once.
+const PARSING_AT_ONCE: usize = 4 << 20;
+
+/// Admits files to parsing in the order they ask, while the bytes being parsed stay
+/// within [`PARSING_AT_ONCE`] (one file is always admitted alone).
+#[derive(Default)]
+struct ParseGate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    held: usize,
+    next_ticket: u64,
+    serving: u64,
+}
+
+/// A file's admission; dropping it gives its bytes back.
+struct GatePass<'a> {
+    gate: &'a ParseGate,
+    bytes: usize,
+}
+
+impl ParseGate {
+    fn enter(&self, bytes: usize) -> GatePass<'_> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        while state.serving != ticket || (state.held > 0 && state.held.saturating_add(bytes) > PARSING_AT_ONCE) {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.serving += 1;
+        state.held += bytes;
+        self.changed.notify_all();
+        GatePass { gate: self, bytes }
+    }
+}
+
+impl Drop for GatePass<'_> {
+    fn drop(&mut self) {
+        let mut state = self.gate.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.held -= self.bytes;
+        self.gate.changed.notify_all();
+    }
 }
 
 /// Adds a file's [`SearchReport::in_macros`] occurrences; a walk for a rewrite
@@ -825,6 +879,45 @@ mod tests {
             captures: Vec::new(),
             context: Context::Statement,
         }
+    }
+
+    /// A file larger than the gate's bytes waits until the files being parsed are done,
+    /// and the files that ask after it wait for it; small files pass side by side.
+    #[test]
+    fn a_large_file_is_parsed_alone_and_in_its_turn() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::mpsc;
+        let gate = ParseGate::default();
+        let small = gate.enter(1000);
+        let beside = gate.enter(1000);
+        let (big_in, big_entered) = mpsc::channel();
+        let (small_in, small_entered) = mpsc::channel();
+        let big_done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let pass = gate.enter(PARSING_AT_ONCE + 1);
+                big_in.send(()).ok();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                big_done.store(true, Ordering::SeqCst);
+                drop(pass);
+            });
+            // The big file has taken its ticket before the next small one asks.
+            while gate.state.lock().map(|s| s.next_ticket).unwrap_or(0) < 3 {
+                std::thread::yield_now();
+            }
+            scope.spawn(|| {
+                let _pass = gate.enter(1000);
+                small_in.send(big_done.load(Ordering::SeqCst)).ok();
+            });
+            let wait = std::time::Duration::from_millis(200);
+            assert!(big_entered.recv_timeout(wait).is_err(), "the big file entered beside two others");
+            drop(small);
+            assert!(big_entered.recv_timeout(wait).is_err(), "the big file entered beside one other");
+            drop(beside);
+            assert!(big_entered.recv().is_ok(), "the big file enters once the others are done");
+            assert_eq!(small_entered.recv().ok(), Some(true), "a later small file waited for the big one");
+        });
+        assert_eq!(gate.state.lock().map(|s| s.held).unwrap_or(1), 0);
     }
 
     /// Files come in any order (the walk is parallel); what is kept is the first `cap`

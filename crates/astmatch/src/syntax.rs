@@ -405,9 +405,8 @@ mod tests {
             assert_eq!(a.child_count() > 0, b.has_children());
             assert_eq!(a.parent().map(|p| p.byte_range()), b.parent().map(SyntaxNode::byte_range));
             // tree-sitter's next sibling may pass over a zero-width one (a missing node); the flat tree's does not.
-            let wide = |n: Option<FlatNode<'_>>| {
-                n.filter(|n| n.start_byte() < n.end_byte()).map(SyntaxNode::byte_range)
-            };
+            let wide =
+                |n: Option<FlatNode<'_>>| n.filter(|n| n.start_byte() < n.end_byte()).map(SyntaxNode::byte_range);
             assert_eq!(
                 (a.next_sibling().map(|p| p.byte_range()), a.prev_sibling().map(|p| p.byte_range())),
                 (wide(b.next_sibling()), b.prev_sibling().map(SyntaxNode::byte_range)),
