@@ -47,8 +47,8 @@ pub use crate::matcher::{Capture, NodeMatch};
 pub use crate::pattern::Pattern;
 pub use crate::rewrite::rewrite_source;
 pub use crate::search::{
-    CapturedNode, DEFAULT_MAX_FILE_BYTES, FileMatches, InMacros, Match, MatchCapture, SearchOptions, SearchReport,
-    Skipped, WalkControl, WordPlace, WordPlaces, search, search_source,
+    CapturedNode, DEFAULT_MAX_FILE_BYTES, InMacros, Match, MatchCapture, SearchOptions, SearchReport, Skipped,
+    WalkControl, WordPlace, WordPlaces, search, search_source,
 };
 pub use crate::stage::{
     Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,

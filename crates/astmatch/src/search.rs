@@ -239,23 +239,6 @@ pub struct InMacros {
     pub count: usize,
 }
 
-/// The matches in one file, with the file's text.
-#[derive(Debug, Clone)]
-pub struct FileMatches {
-    /// Absolute path.
-    pub path: PathBuf,
-    /// Relative to the search root.
-    pub relative: PathBuf,
-    /// The file's text when it was read.
-    pub source: String,
-    /// Matches, in document order.
-    pub matches: Vec<NodeMatch>,
-    /// Whether the file's text had parse errors (ERROR or MISSING nodes) when it was read.
-    pub had_errors: bool,
-    /// Literal lines and comments, found when the walk was for a rewrite.
-    pub(crate) layout: FileLayout,
-}
-
 /// What a walk counted; what it kept of each file with matches is its keeper's.
 pub(crate) struct Walked {
     pub(crate) lang: Lang,
@@ -579,31 +562,6 @@ pub(crate) fn walk(
         in_macros: in_macros.into_inner(),
         words,
     })
-}
-
-/// [`walk`] keeping every file with matches, with its text, in path order: what a
-/// rewrite needs.
-pub(crate) fn walk_sources(
-    root: &Path,
-    scope: &Path,
-    pattern: &str,
-    options: &SearchOptions,
-) -> Result<(Walked, Vec<FileMatches>)> {
-    let files = Mutex::new(Vec::new());
-    let walked = walk(root, scope, pattern, options, true, &|found: Found<'_>| {
-        let file = FileMatches {
-            path: found.path.to_path_buf(),
-            relative: found.relative.to_path_buf(),
-            source: found.source.to_string(),
-            matches: found.matches,
-            had_errors: found.had_errors,
-            layout: found.layout,
-        };
-        files.lock().unwrap_or_else(|e| e.into_inner()).push(file);
-    })?;
-    let mut files = files.into_inner().unwrap_or_else(|e| e.into_inner());
-    files.sort_by(|a, b| a.relative.cmp(&b.relative));
-    Ok((walked, files))
 }
 
 enum SkipReason {

@@ -14,7 +14,7 @@ use crate::lang::Lang;
 use crate::matcher::FileLayout;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
-use crate::search::{SearchOptions, Skipped, line_column, matches_in, walk_sources, with_parser};
+use crate::search::{Found, SearchOptions, Skipped, line_column, matches_in, resolve_lang, walk, with_parser};
 use crate::write::{FileWrite, write_files};
 
 /// One file of a staged edit, as previewed.
@@ -308,6 +308,17 @@ struct State {
     pending: HashMap<String, Pending>,
 }
 
+/// A file rewritten and checked by a staging's walk.
+struct StagedFile {
+    path: PathBuf,
+    relative: PathBuf,
+    /// The text as read.
+    source: String,
+    rewrite: Rewrite,
+    /// Empty for a file whose rewrite is refused.
+    diff: String,
+}
+
 /// Lines of diff shown per file before it is cut.
 const MAX_DIFF_LINES: usize = 200;
 
@@ -336,8 +347,33 @@ impl EditStore {
         rewrite: &str,
         options: &SearchOptions,
     ) -> Result<StagedEdit> {
-        let (walked, matched) = walk_sources(root, scope, pattern, options)?;
-        let template = Template::parse(rewrite, walked.pattern.bound_names())?;
+        // The template is checked against the pattern before any file is read.
+        let bound = Pattern::compile(pattern, resolve_lang(root, scope, options.lang)?)?;
+        let template = Template::parse(rewrite, bound.bound_names())?;
+        // Each file is rewritten and checked as the walk finds it, on the walk's threads;
+        // its tree goes then, and only the old and new texts and the diff are kept.
+        let staged = Mutex::new(Vec::new());
+        let walked = walk(root, scope, pattern, options, true, &|found: Found<'_>| {
+            let rewrite =
+                rewrite_checked(bound.lang(), found.source, &found.matches, found.had_errors, &found.layout, &template);
+            if rewrite.replacements == 0 || rewrite.text == found.source {
+                return;
+            }
+            let diff = match rewrite.check {
+                Reparse::Broken(_) => String::new(),
+                Reparse::Clean | Reparse::Unchecked => diff(found.relative, found.source, &rewrite.text),
+            };
+            let file = StagedFile {
+                path: found.path.to_path_buf(),
+                relative: found.relative.to_path_buf(),
+                source: found.source.to_string(),
+                rewrite,
+                diff,
+            };
+            staged.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+        })?;
+        let mut staged = staged.into_inner().unwrap_or_else(|e| e.into_inner());
+        staged.sort_by(|a, b| a.relative.cmp(&b.relative));
         let mut files = Vec::new();
         let mut pending = Vec::new();
         let mut refused = Vec::new();
@@ -345,15 +381,8 @@ impl EditStore {
         let mut replacements = 0;
         let matches = walked.matches;
         let files_searched = walked.files_searched;
-        for file in matched {
-            if crate::search::stopped(options) {
-                return Err(Error::Stopped);
-            }
-            let rewrite =
-                rewrite_checked(walked.lang, &file.source, &file.matches, file.had_errors, &file.layout, &template);
-            if rewrite.replacements == 0 || rewrite.text == file.source {
-                continue;
-            }
+        for file in staged {
+            let rewrite = file.rewrite;
             match rewrite.check {
                 Reparse::Broken(error) => {
                     refused.push(RefusedFile { path: file.relative, replacements: rewrite.replacements, error });
@@ -366,7 +395,7 @@ impl EditStore {
             files.push(FileChange {
                 path: file.relative.clone(),
                 replacements: rewrite.replacements,
-                diff: diff(&file.relative, &file.source, &rewrite.text),
+                diff: file.diff,
                 dropped_comments: rewrite.dropped_comments,
             });
             pending.push((file.path, file.relative, file.source, rewrite.text));

@@ -386,9 +386,15 @@ mod tests {
     use super::*;
     use crate::Lang;
 
+    fn parse(lang: Lang, source: &str) -> tree_sitter::Tree {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&lang.grammar()).expect("grammar loads");
+        parser.parse(source, None).expect("parses")
+    }
+
     /// Every node of the flat copy reads as tree-sitter's does, walked in the same order.
     fn same_tree(lang: Lang, source: &str) {
-        let tree = crate::search::parse(lang, source).expect("parses");
+        let tree = parse(lang, source);
         let flat = FlatTree::new(&tree).expect("fits");
         let mut theirs = tree.walk();
         let mut ours = flat.root().walk();
@@ -450,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_cursor_from_an_inner_node_stays_in_its_subtree() {
-        let tree = crate::search::parse(Lang::Python, "a = 1\nb = 2\n").expect("parses");
+        let tree = parse(Lang::Python, "a = 1\nb = 2\n");
         let flat = FlatTree::new(&tree).expect("fits");
         let first = flat.root().walk();
         let mut cursor = first;
