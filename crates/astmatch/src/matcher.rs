@@ -603,6 +603,15 @@ impl<'a, N: SyntaxNode<'a>> Matcher<'a, N> {
             }
             self.env.truncate(mark);
         }
+        // Code the parser passed over to recover (an ERROR that is an extra, such as
+        // `try!` in Rust 2018's `let x = try!(f());`) may be passed over here too, as
+        // ast-grep does: `let $P = $E;` matches that statement with `$E` = `(f())`.
+        if !matches!(p, PNode::Inner { error: true, .. }) && ts.get(ti).is_some_and(|t| t.is_error() && t.is_extra()) {
+            if let Some(end) = self.seq(ps, pi, ts, ti + 1, anchored) {
+                return Some(end);
+            }
+            self.env.truncate(mark);
+        }
         // A list node holding only a `$$$` may be absent in the code: an empty run.
         if let PNode::Run { var, .. } = p {
             let at = ts.get(ti).map_or_else(|| ts.last().map_or(0, |n| n.end_byte()), |n| n.start_byte());

@@ -398,3 +398,27 @@ fn comments_the_template_replaces_are_reported() {
     let rewrite = rewrite_text(&pattern, "void g(void) { f(g(/* kept */ 1)); }\n", "h($X)").unwrap();
     assert_eq!((rewrite.text.as_str(), rewrite.dropped_comments.len()), ("void g(void) { h(g(/* kept */ 1)); }\n", 0));
 }
+
+/// Rust 2018 parses `try!` as an ERROR the parser passed over (an extra) inside the
+/// `let` (autocfg's sources are full of them). ast-grep passes over it; so do we, and
+/// a pattern that is not about errors still finds the statement, with `$E` the rest.
+#[test]
+fn code_the_parser_passed_over_is_passed_over_by_the_pattern() {
+    let source = "fn f() -> Result<(), E> {\n    let output = try!(run(&cmd));\n    let n = 1;\n    Ok(())\n}\n";
+    let compiled = Pattern::compile("let $P = $E;", Rust).unwrap();
+    let found = search_source(&compiled, source);
+    let got: Vec<(&str, Vec<(&str, &str)>)> = found
+        .iter()
+        .map(|m| {
+            let captures = m.captures.iter().map(|c| (c.name.as_str(), &source[c.range.clone()])).collect();
+            (&source[m.range.clone()], captures)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("let output = try!(run(&cmd));", vec![("P", "output"), ("E", "(run(&cmd))")]),
+            ("let n = 1;", vec![("P", "n"), ("E", "1")]),
+        ]
+    );
+}
