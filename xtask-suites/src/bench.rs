@@ -4,15 +4,18 @@
 //! --json` and through `ast-grep run --pattern P --lang L --json=compact DIR`,
 //! alternating, after one unmeasured warm-up each (so both read from the page
 //! cache). Each time is a whole process, start to exit, as a user would see it.
-//! Per pattern it prints both medians, both match counts (which must be equal),
-//! their ratio, and our time against the parse floor of that corpus (every file
-//! parsed in parallel by tree-sitter, no matching; see `floor.rs`).
+//! Ours runs twice a round: as installed, with the tree store (in a directory of the
+//! bench's own, emptied at the start, which the warm-ups fill), and with the store
+//! off, parsing every file as a first search does. Per pattern it prints the medians,
+//! the warm-up's time (its files' trees written to the store), both match counts (which
+//! must be equal), the ratios, and the store-less time against the parse floor of that
+//! corpus (every file parsed in parallel by tree-sitter, no matching; see `floor.rs`).
 //!
 //! Then a session of eight different searches in one `serve` run (the parse cache at
-//! work) against eight `ast-grep run` calls, and the staging of a rewrite against
-//! `ast-grep run -r … -U`. The last line is `ratio ours/ast-grep: median M, worst W`
-//! over the per-pattern ratios.
-//! Timing is printed, never asserted.
+//! work, the store off) against eight `ast-grep run` calls, and the staging of a
+//! rewrite (store on) against `ast-grep run -r … -U`. The last lines are
+//! `ratio ours/ast-grep: median M, worst W` over the per-pattern ratios, and the same
+//! without the store. Timing is printed, never asserted.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -94,14 +97,42 @@ enum Ours {
     Library(PathBuf),
 }
 
+/// Where our runs keep parse trees between processes.
+#[derive(Clone, Copy)]
+enum Store<'a> {
+    /// The tree store in this directory (`search.tree_store`).
+    At(&'a Path),
+    /// None (`search.tree_store_mb=0`).
+    Off,
+}
+
+impl Store<'_> {
+    fn args(self) -> Vec<String> {
+        match self {
+            Store::At(dir) => vec!["--set".into(), format!("search.tree_store={}", dir.display())],
+            Store::Off => vec!["--set".into(), "search.tree_store_mb=0".into()],
+        }
+    }
+}
+
+/// The bench's tree store, emptied: `target/bench-tree-store`.
+fn fresh_store() -> Result<PathBuf> {
+    let dir = target_dir().join("bench-tree-store");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot empty {}", dir.display()))?;
+    }
+    Ok(dir)
+}
+
 impl Ours {
-    fn command(&self, lang: Lang, pattern: &str, dir: &Path) -> Command {
+    fn command(&self, lang: Lang, pattern: &str, dir: &Path, store: Store<'_>) -> Command {
         match self {
             Ours::Cli(bin) => {
                 let args =
                     serde_json::json!({ "pattern": pattern, "path": ".", "language": lang.id(), "max_results": 50 });
                 let mut cmd = Command::new(bin);
                 cmd.arg("call").arg("ast_grep").arg(args.to_string()).arg("--root").arg(dir).arg("--json");
+                cmd.args(store.args());
                 cmd
             }
             Ours::Library(bin) => {
@@ -170,7 +201,7 @@ fn build() -> Result<(Ours, PathBuf)> {
         let scratch = std::env::temp_dir().join(format!("xtask-bench-probe-{}", std::process::id()));
         std::fs::create_dir_all(&scratch)?;
         std::fs::write(scratch.join("probe.rs"), "fn main() { x.unwrap(); }\n")?;
-        let out = probe.command(Lang::Rust, "$X.unwrap()", &scratch).stdin(Stdio::null()).output()?;
+        let out = probe.command(Lang::Rust, "$X.unwrap()", &scratch, Store::Off).stdin(Stdio::null()).output()?;
         let _ = std::fs::remove_dir_all(&scratch);
         match probe.count(&out.stdout) {
             Ok(1) if out.status.success() => return Ok((probe, xtask)),
@@ -234,7 +265,11 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(12);
     println!("ours:     {}", ours.describe());
     println!("ast-grep: {} run --pattern P --lang L --json=compact DIR", ast_grep.display());
+    let store = fresh_store()?;
     println!("runs:     {} measured per tool and pattern, alternating, after one warm-up each", options.runs);
+    println!("store:    ours with the tree store at {} (emptied now; the warm-ups fill it)", store.display());
+    println!("          and `nostore` (ns) with it off, parsing every file as a first search does;");
+    println!("          `1st` is the warm-up with the store, which writes the trees it lacks");
     println!("threads:  {threads} (the `ignore` walker's default, as in astmatch::search and the floor)");
 
     println!();
@@ -255,41 +290,51 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 
     println!();
     println!(
-        "{:<10} {:<36} {:>9} {:>12} {:>8} {:>8} {:>9} {:>10}",
-        "lang", "pattern", "ours ms", "ast-grep ms", "ours n", "ag n", "ours/ag", "ours/floor"
+        "{:<10} {:<36} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "lang", "pattern", "ours ms", "1st ms", "nostore", "ast-grep", "ours n", "ag n", "ours/ag", "ns/ag", "ns/floor"
     );
-    let mut ratios = Vec::new();
+    let (mut ratios, mut plain_ratios) = (Vec::new(), Vec::new());
     let mut mismatches = 0;
     for &(lang, pattern) in PATTERNS {
         let corpus = corpora.iter().find(|c| c.lang == lang).context("no corpus for the pattern's language")?;
-        let (mut our_times, mut their_times) = (Vec::new(), Vec::new());
+        let (mut our_times, mut plain_times, mut their_times) = (Vec::new(), Vec::new(), Vec::new());
         let (mut our_counts, mut their_counts) = (Vec::new(), Vec::new());
+        let mut first = Duration::ZERO;
         for run in 0..=options.runs {
-            let (t, out) = timed(ours.command(lang, pattern, &corpus.dir), &[0])?;
+            let (t, out) = timed(ours.command(lang, pattern, &corpus.dir, Store::At(&store)), &[0])?;
+            our_counts.push(ours.count(&out)?);
+            let (p, out) = timed(ours.command(lang, pattern, &corpus.dir, Store::Off), &[0])?;
             our_counts.push(ours.count(&out)?);
             // ast-grep exits 1 when nothing matched.
             let (u, out) = timed(ast_grep_command(&ast_grep, lang, pattern, &corpus.dir), &[0, 1])?;
             their_counts.push(ast_grep_count(&out)?);
             if run > 0 {
                 our_times.push(t);
+                plain_times.push(p);
                 their_times.push(u);
+            } else {
+                first = t;
             }
         }
-        let (ours_ms, theirs_ms) = (median(&our_times), median(&their_times));
+        let (ours_ms, plain_ms, theirs_ms) = (median(&our_times), median(&plain_times), median(&their_times));
         let ratio = ours_ms / theirs_ms;
         ratios.push(ratio);
+        plain_ratios.push(plain_ms / theirs_ms);
         let floor = floors.iter().find(|(l, _)| *l == lang).map_or(f64::NAN, |(_, f)| *f);
         let (n, m) = (our_counts[0], their_counts[0]);
         println!(
-            "{:<10} {:<36} {:>9.1} {:>12.1} {:>8} {:>8} {:>9.2} {:>10.2}",
+            "{:<10} {:<36} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>7} {:>7} {:>7.2} {:>8.2} {:>8.2}",
             lang.id(),
             pattern,
             ours_ms,
+            first.as_secs_f64() * 1e3,
+            plain_ms,
             theirs_ms,
             n,
             m,
             ratio,
-            ours_ms / floor
+            plain_ms / theirs_ms,
+            plain_ms / floor
         );
         if our_counts.iter().any(|c| *c != n) || their_counts.iter().any(|c| *c != m) {
             println!("    UNSTABLE COUNTS across runs: ours {our_counts:?}, ast-grep {their_counts:?}");
@@ -311,21 +356,27 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     }
     let rust = corpora.iter().find(|c| c.lang == Lang::Rust).context("no Rust corpus")?;
     if let Ours::Cli(cli) = &ours {
-        rewrite(cli, &ast_grep, &rust.dir, options.runs.min(3))?;
+        rewrite(cli, &ast_grep, &rust.dir, options.runs.min(3), &store)?;
     }
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
-    let median_ratio = if n % 2 == 1 { ratios[n / 2] } else { (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0 };
-    let worst = ratios.last().copied().unwrap_or(f64::NAN);
+    let (plain_median, plain_worst) = median_and_worst(plain_ratios);
+    println!("without the tree store, ratio ours/ast-grep: median {plain_median:.2}, worst {plain_worst:.2}");
+    let (median_ratio, worst) = median_and_worst(ratios);
     println!("ratio ours/ast-grep: median {median_ratio:.2}, worst {worst:.2}");
     Ok(())
+}
+
+fn median_and_worst(mut ratios: Vec<f64>) -> (f64, f64) {
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median = if n % 2 == 1 { ratios[n / 2] } else { (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0 };
+    (median, ratios.last().copied().unwrap_or(f64::NAN))
 }
 
 /// One `serve` run making the [`SESSION`]'s searches in turn, against as many `ast-grep run` calls.
 fn session(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
     println!();
     println!(
-        "session: {} searches over {} in one `agent-tools serve` run, against {} `ast-grep run` calls",
+        "session: {} searches over {} in one `agent-tools serve` run (the tree store off), against {} `ast-grep run` calls",
         SESSION.len(),
         dir.display(),
         SESSION.len()
@@ -365,6 +416,7 @@ fn serve_session(cli: &Path, dir: &Path) -> Result<(Duration, Vec<usize>)> {
         .arg("serve")
         .arg("--root")
         .arg(dir)
+        .args(Store::Off.args())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -436,10 +488,10 @@ fn cache_line(cache: &serde_json::Value) -> String {
 
 /// Staging a rewrite of every `$X.unwrap()` over the Rust corpus (rewrite, diff, re-parse;
 /// nothing written), against `ast-grep run -r … -U` writing into a fresh copy.
-fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
+fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize, store: &Path) -> Result<()> {
     let (pattern, template) = ("$X.unwrap()", "$X.expect(\"checked\")");
     println!();
-    println!("rewrite: `{pattern}` -> `{template}` over {}", dir.display());
+    println!("rewrite: `{pattern}` -> `{template}` over {} (ours with the tree store)", dir.display());
     let copy = std::env::temp_dir().join(format!("xtask-bench-rewrite-{}", std::process::id()));
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let mut replacements = (0, 0);
@@ -447,6 +499,7 @@ fn rewrite(cli: &Path, ast_grep: &Path, dir: &Path, runs: usize) -> Result<()> {
         let args = serde_json::json!({ "pattern": pattern, "rewrite": template, "path": ".", "language": "rust" });
         let mut cmd = Command::new(cli);
         cmd.arg("call").arg("ast_edit").arg(args.to_string()).arg("--root").arg(dir).arg("--json");
+        cmd.args(Store::At(store).args());
         let (t, out) = timed(cmd, &[0])?;
         let value: serde_json::Value = serde_json::from_slice(&out).context("our output is not JSON")?;
         replacements.0 = value["replacements"].as_u64().unwrap_or(0);

@@ -16,7 +16,8 @@
 //! --lang L --json=stream DIR` run alternately as whole processes. Each is wrapped in a
 //! fresh Python process, which times it and reads its peak resident memory
 //! (`getrusage(RUSAGE_CHILDREN)`: the largest process of the tree it waited for). The table has both times and their ratio, both peaks and their ratio, and
-//! both match counts (ours is `total`; ast-grep's, its lines of output).
+//! both match counts (ours is `total`; ast-grep's, its lines of output). Ours runs
+//! with the tree store off, so each run parses every file it reads.
 //! Last per size, `agent-tools call ast_edit` stages `$X.unwrap()` → `$X.expect("")`
 //! over the Rust files (staged only: a one-shot call never accepts), with its peak
 //! memory per staged replacement. Timing is printed, never asserted.
@@ -318,16 +319,20 @@ fn our_search(ours: &Path, lang: Lang, pattern: &str, tree: &Path) -> Command {
     let args =
         serde_json::json!({ "pattern": pattern, "path": ".", "language": lang.id(), "max_results": MAX_RESULTS });
     let mut cmd = Command::new(ours);
-    cmd.arg("call").arg("ast_grep").arg(args.to_string()).arg("--root").arg(tree).arg("--json");
+    cmd.arg("call").arg("ast_grep").arg(args.to_string()).arg("--root").arg(tree).arg("--json").args(NO_STORE);
     cmd
 }
 
 fn our_edit(ours: &Path, tree: &Path) -> Command {
     let args = serde_json::json!({ "pattern": EDIT.0, "rewrite": EDIT.1, "path": ".", "language": "rust" });
     let mut cmd = Command::new(ours);
-    cmd.arg("call").arg("ast_edit").arg(args.to_string()).arg("--root").arg(tree).arg("--json");
+    cmd.arg("call").arg("ast_edit").arg(args.to_string()).arg("--root").arg(tree).arg("--json").args(NO_STORE);
     cmd
 }
+
+/// Ours parses every file it reads, as a first search does: the tree store (which would
+/// hold a part of trees this size under its cap) is off.
+const NO_STORE: [&str; 2] = ["--set", "search.tree_store_mb=0"];
 
 fn their_search(ast_grep: &Path, lang: Lang, pattern: &str, tree: &Path) -> Command {
     let mut cmd = Command::new(ast_grep);

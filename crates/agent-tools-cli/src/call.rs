@@ -54,7 +54,7 @@ pub(crate) fn call(call: Call, flags: &config::Flags) -> anyhow::Result<u8> {
     let settings = &config.settings;
     let ports =
         RunPorts { question: wiring::terminal(), approval: ask.then(|| wiring::terminal_approval(settings).port) };
-    let run = wire_run(workspace, settings, cap, ports, Workers::None, &one_shot_host())?;
+    let run = wire_run(workspace, settings, cap, ports, Workers::None, &one_shot_host(settings))?;
     let runtime = runtime()?;
     let surface = run.surface();
     let progress = std::io::stderr().is_terminal().then(terminal_progress);

@@ -181,7 +181,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             // Only listed: no worker is ever started by `tools`.
             let workers = if vibe { Workers::Listed } else { Workers::None };
             let ports = RunPorts { question: wiring::terminal(), approval: None };
-            let run = wire_run(workspace, &settings, cap, ports, workers, &one_shot_host())?;
+            let run = wire_run(workspace, &settings, cap, ports, workers, &one_shot_host(&settings))?;
             let surface = run.surface();
             print(&serde_json::to_string_pretty(&surface.list())?);
             Ok(SUCCESS)
@@ -231,7 +231,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     .map(|mb| (u64::try_from(mb).unwrap_or(u64::MAX)).saturating_mul(1 << 20)),
                 None => None,
             };
-            let host = Host::new(HostConfig { lsp_idle: idle, lsp_memory_budget, ..HostConfig::default() });
+            let host = Host::new(wiring::with_tree_store(
+                HostConfig { lsp_idle: idle, lsp_memory_budget, ..HostConfig::default() },
+                &host_settings,
+            ));
             // Every run of this command is wired the same way, whether at start or opened later (POST /runs).
             let open = move |workspace: Workspace, cap: Tier| -> anyhow::Result<(serve::Server, Run)> {
                 let settings = config::Config::load(workspace.root(), &flags)?.settings;

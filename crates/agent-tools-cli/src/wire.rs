@@ -65,9 +65,10 @@ pub fn wire_run(
 }
 
 /// The host of a command that serves one call or lists the tools: its run keeps no
-/// parse tree (nothing would reuse one) and its servers stop with it.
-pub(crate) fn one_shot_host() -> Host {
-    Host::new(HostConfig { parse_cache_bytes: 0, ..HostConfig::one_run() })
+/// parse tree in memory (nothing would reuse one) but writes them to the tree store,
+/// for the next process, and its servers stop with it.
+pub(crate) fn one_shot_host(settings: &config::Settings) -> Host {
+    Host::new(wiring::with_tree_store(HostConfig { parse_cache_bytes: 0, ..HostConfig::one_run() }, settings))
 }
 
 /// The working directory `root`, or the current one. Errors: it cannot be read, or is

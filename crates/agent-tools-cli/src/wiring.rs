@@ -8,10 +8,11 @@
 use std::sync::Arc;
 
 use agent_tools::{
-    ApprovalPolicy, ApprovalWiring, AstmatchWiring, DebugWiring, KernelWiring, LspCaps, QuestionWiring, Rule, RunLsp,
-    RunSpec, Tier, Workspace,
+    ApprovalPolicy, ApprovalWiring, AstmatchWiring, DebugWiring, HostConfig, KernelWiring, LspCaps, QuestionWiring,
+    Rule, RunLsp, RunSpec, Tier, Workspace,
 };
 use anyhow::bail;
+use astmatch::TreeStore;
 use dap_session::{DebugConfig, DebugSupervisor};
 use enclosure::{Enclosure, Mode};
 use kernel::{KernelConfig, Kernels};
@@ -63,6 +64,14 @@ pub fn astmatch(workspace: &Workspace, settings: &Settings) -> AstmatchWiring {
         max_file_bytes: u64::try_from(*settings.search.max_file_bytes).unwrap_or(u64::MAX),
         ..AstmatchWiring::new(workspace.clone())
     }
+}
+
+/// The host's parse cache with the tree store of `search.tree_store` and
+/// `search.tree_store_mb` (none when that is 0).
+pub fn with_tree_store(config: HostConfig, settings: &Settings) -> HostConfig {
+    let mb = (*settings.search.tree_store_mb).map_or(0, |mb| u64::try_from(mb).unwrap_or(u64::MAX));
+    let dir = (mb > 0).then(|| settings.search.tree_store.value.clone().unwrap_or_else(TreeStore::default_dir));
+    HostConfig { tree_store_dir: dir, tree_store_bytes: mb.saturating_mul(1 << 20), ..config }
 }
 
 /// The supervisor's configuration for the workspace: the servers, the chosen

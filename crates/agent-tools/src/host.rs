@@ -53,6 +53,15 @@ pub struct HostConfig {
     /// Default [`astmatch::DEFAULT_CACHE_BYTES`] (256 MiB).
     #[cfg(feature = "search")]
     pub parse_cache_bytes: usize,
+    /// Where parse trees are kept on disk for later processes and other hosts
+    /// ([`astmatch::TreeStore`]): a file parsed once is loaded, not parsed, while its
+    /// bytes are the same. `None` (the default): no store. As `search.tree_store`.
+    #[cfg(feature = "search")]
+    pub tree_store_dir: Option<std::path::PathBuf>,
+    /// The cap of that store, in bytes. Default [`astmatch::DEFAULT_STORE_BYTES`]
+    /// (1 GiB). As `search.tree_store_mb`.
+    #[cfg(feature = "search")]
+    pub tree_store_bytes: u64,
 }
 
 impl Default for HostConfig {
@@ -64,6 +73,10 @@ impl Default for HostConfig {
             lsp_memory_budget: None,
             #[cfg(feature = "search")]
             parse_cache_bytes: astmatch::DEFAULT_CACHE_BYTES,
+            #[cfg(feature = "search")]
+            tree_store_dir: None,
+            #[cfg(feature = "search")]
+            tree_store_bytes: astmatch::DEFAULT_STORE_BYTES,
         }
     }
 }
@@ -107,7 +120,11 @@ impl Host {
             #[cfg(feature = "lsp")]
             pool,
             #[cfg(feature = "search")]
-            parse_cache: Arc::new(ParseCache::new(config.parse_cache_bytes)),
+            parse_cache: Arc::new(match config.tree_store_dir {
+                Some(dir) => ParseCache::new(config.parse_cache_bytes)
+                    .with_store(astmatch::TreeStore::new(dir, config.tree_store_bytes)),
+                None => ParseCache::new(config.parse_cache_bytes),
+            }),
         }
     }
 

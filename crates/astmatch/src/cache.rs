@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::lang::Lang;
+use crate::store::{StoreStats, TreeStore};
 use crate::syntax::FlatTree;
 
 /// The default cap: 256 MiB (the flat trees and texts of about 45 MB of source).
@@ -34,6 +35,7 @@ const ENTRY_BYTES: usize = 128;
 pub struct ParseCache {
     cap: usize,
     state: Mutex<State>,
+    store: Option<TreeStore>,
 }
 
 #[derive(Default)]
@@ -69,7 +71,30 @@ pub struct CacheStats {
 impl ParseCache {
     /// A cache holding at most about `cap_bytes` of sources and trees; `0` caches nothing.
     pub fn new(cap_bytes: usize) -> ParseCache {
-        ParseCache { cap: cap_bytes, state: Mutex::new(State::default()) }
+        ParseCache { cap: cap_bytes, state: Mutex::new(State::default()), store: None }
+    }
+
+    /// The same cache, backed by a store on disk: a file missing from memory is
+    /// loaded from the store when its bytes were parsed before (by this process or
+    /// another), and a file parsed is written to the store.
+    pub fn with_store(self, store: TreeStore) -> ParseCache {
+        ParseCache { store: Some(store), ..self }
+    }
+
+    /// The store on disk, if any.
+    pub(crate) fn store(&self) -> Option<&TreeStore> {
+        self.store.as_ref()
+    }
+
+    /// How the store on disk was used by this process, if there is one.
+    pub fn store_stats(&self) -> Option<StoreStats> {
+        self.store.as_ref().map(TreeStore::stats)
+    }
+
+    /// Whether a parse of a file of `source_len` bytes should be copied flat: it is
+    /// likely to fit in memory or in the store.
+    pub(crate) fn wants_copy(&self, source_len: usize) -> bool {
+        self.has_room(source_len) || self.store.as_ref().is_some_and(|s| s.has_room(source_len))
     }
 
     /// What the cache holds and how it was used.
@@ -126,6 +151,6 @@ impl ParseCache {
 
 impl std::fmt::Debug for ParseCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParseCache").field("stats", &self.stats()).finish()
+        f.debug_struct("ParseCache").field("stats", &self.stats()).field("store", &self.store).finish()
     }
 }

@@ -32,6 +32,7 @@ mod pattern;
 mod rewrite;
 mod search;
 mod stage;
+mod store;
 mod syntax;
 mod write;
 
@@ -53,4 +54,5 @@ pub use crate::search::{
 pub use crate::stage::{
     Accepted, EditStore, FileChange, ParseError, RefusedFile, Reparse, Rewrite, StagedEdit, rewrite_text,
 };
+pub use crate::store::{DEFAULT_STORE_BYTES, StoreStats, TreeStore};
 pub use crate::write::{FileWrite, write_files};

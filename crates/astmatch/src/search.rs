@@ -39,8 +39,9 @@ pub struct SearchOptions {
     pub max_file_bytes: u64,
     /// Matched text is cut to this many characters. Default 400.
     pub max_text_chars: usize,
-    /// Parse trees to reuse and keep: a file whose size and modification time are
-    /// unchanged since it was cached is not read or parsed again. Default none.
+    /// Parse trees to reuse and keep: a file whose bytes are the text its tree was
+    /// kept with is not parsed again (and, with the cache's store, one parsed by an
+    /// earlier process). Default none.
     pub cache: Option<Arc<ParseCache>>,
     /// Watches and stops the walk from another thread (a host's progress
     /// report, its caller gone). Default none.
@@ -666,17 +667,39 @@ fn search_file(
         return FileOutcome::NoMatch(None);
     }
     let Ok(source) = String::from_utf8(bytes) else { return FileOutcome::Skipped(SkipReason::NotUtf8) };
+    let lang = pattern.lang();
+    let keep = |cache: &ParseCache, flat: FlatTree| {
+        if cache.has_room(source.len()) {
+            cache.put(path, lang, Arc::from(source.as_str()), Arc::new(flat));
+        }
+    };
+    // Parsed before, by this process or another: the store on disk has the tree.
+    if let Some(cache) = cache
+        && let Some(flat) = cache.store().and_then(|store| store.load(lang, &source))
+    {
+        let (matches, had_errors, lines) = matches_of(pattern, flat.root(), &source, layout, in_macros, None);
+        keep(cache, flat);
+        return if matches.is_empty() {
+            FileOutcome::NoMatch(word_hit(pattern, &source))
+        } else {
+            FileOutcome::Matches(Text::Read(source), matches, had_errors, lines)
+        };
+    }
     // Declared before the tree, so the pass is given back once the tree is gone.
     let _pass = gate.enter(source.len());
-    let Some(tree) = parse(pattern.lang(), &source) else { return FileOutcome::NoMatch(None) };
-    // The flat copy is made only for the cache, and then matched instead of the tree.
-    let kept = cache.filter(|c| c.has_room(source.len())).and_then(|_| FlatTree::new(&tree));
+    let Some(tree) = parse(lang, &source) else { return FileOutcome::NoMatch(None) };
+    // The flat copy is made only to be kept, and then matched instead of the tree.
+    let kept = cache.filter(|c| c.wants_copy(source.len())).and_then(|_| FlatTree::new(&tree));
     let (matches, had_errors, lines) = match &kept {
         Some(flat) => matches_of(pattern, flat.root(), &source, layout, in_macros, Some(&tree)),
         None => matches_of(pattern, tree.root_node(), &source, layout, in_macros, Some(&tree)),
     };
+    drop(tree);
     if let (Some(cache), Some(flat)) = (cache, kept) {
-        cache.put(path, pattern.lang(), Arc::from(source.as_str()), Arc::new(flat));
+        if let Some(store) = cache.store() {
+            store.save(lang, &source, &flat);
+        }
+        keep(cache, flat);
     }
     if matches.is_empty() {
         FileOutcome::NoMatch(word_hit(pattern, &source))

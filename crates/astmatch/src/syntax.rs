@@ -144,6 +144,8 @@ const MISSING: u8 = 8;
 const HAS_ERROR: u8 = 16;
 /// No parent: the root.
 const NONE: u32 = u32::MAX;
+/// Bytes a node takes in the arrays: kind, flags, start, end, next, parent.
+const NODE_BYTES: usize = 2 + 1 + 4 + 4 + 4 + 4;
 
 /// A parse tree copied into flat arrays, one entry a node in pre-order (a node's
 /// first child, if any, is the entry after it). What the parse cache keeps.
@@ -245,7 +247,79 @@ impl FlatTree {
 
     /// Bytes of memory the arrays take.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.kinds.len() * (2 + 1 + 4 + 4 + 4 + 4)
+        self.kinds.len() * NODE_BYTES
+    }
+
+    /// The arrays as bytes, for the tree store: the node count (`u32`), then each
+    /// array in turn, little-endian. [`FlatTree::from_bytes`] reads them back.
+    pub(crate) fn to_bytes(&self, out: &mut Vec<u8>) {
+        out.reserve(4 + self.heap_bytes());
+        out.extend_from_slice(&(self.kinds.len() as u32).to_le_bytes());
+        out.extend(self.kinds.iter().flat_map(|k| k.to_le_bytes()));
+        out.extend_from_slice(&self.flags);
+        for array in [&self.starts, &self.ends, &self.next, &self.parents] {
+            out.extend(array.iter().flat_map(|v| v.to_le_bytes()));
+        }
+    }
+
+    /// A tree written by [`FlatTree::to_bytes`] for `source` in `language`; `None`
+    /// unless the bytes are exactly one tree and it is well formed: every node's
+    /// parent is the innermost node open before it, every subtree ends inside its
+    /// parent's, every kind is the grammar's, and every range is inside `source`
+    /// and on its character boundaries. Such a tree cannot make the matcher panic or
+    /// loop, whatever the bytes were.
+    pub(crate) fn from_bytes(language: &Language, bytes: &[u8], source: &str) -> Option<FlatTree> {
+        let (count, rest) = bytes.split_first_chunk::<4>()?;
+        let n = u32::from_le_bytes(*count) as usize;
+        if n == 0 || n >= NONE as usize || rest.len() != n.checked_mul(NODE_BYTES)? {
+            return None;
+        }
+        let (kinds, rest) = rest.split_at(2 * n);
+        let (flags, rest) = rest.split_at(n);
+        let words = |bytes: &[u8]| -> Vec<u32> {
+            bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        };
+        let (starts, rest) = rest.split_at(4 * n);
+        let (ends, rest) = rest.split_at(4 * n);
+        let (next, parents) = rest.split_at(4 * n);
+        let flat = FlatTree {
+            language: language.clone(),
+            kinds: kinds.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect(),
+            flags: flags.to_vec(),
+            starts: words(starts),
+            ends: words(ends),
+            next: words(next),
+            parents: words(parents),
+        };
+        flat.is_well_formed(source).then_some(flat)
+    }
+
+    fn is_well_formed(&self, source: &str) -> bool {
+        let n = self.kinds.len() as u32;
+        let kinds = self.language.node_kind_count();
+        let mut open: Vec<u32> = Vec::new();
+        for id in 0..n {
+            let i = id as usize;
+            while open.last().is_some_and(|&o| self.next[o as usize] <= id) {
+                open.pop();
+            }
+            let parent = open.last().copied().unwrap_or(NONE);
+            let (start, end, next) = (self.starts[i] as usize, self.ends[i] as usize, self.next[i]);
+            let ok = self.parents[i] == parent
+                && (id == 0) == (parent == NONE)
+                && next > id
+                && next <= open.last().map_or(n, |&o| self.next[o as usize])
+                && (id != 0 || next == n)
+                && (self.flags[i] & ERROR != 0 || (self.kinds[i] as usize) < kinds)
+                && start <= end
+                && source.is_char_boundary(start)
+                && source.is_char_boundary(end);
+            if !ok {
+                return false;
+            }
+            open.push(id);
+        }
+        true
     }
 }
 

@@ -110,6 +110,10 @@ settings! {
     search: SearchSettings, SearchLayer {
         /// files larger than this many bytes are skipped by a directory's search and refused when named as its path
         max_file_bytes: usize = usize::try_from(astmatch::DEFAULT_MAX_FILE_BYTES).unwrap_or(usize::MAX),
+        /// the directory of parse trees kept on disk: a later search, in this process or another, loads a file's tree instead of parsing it while the file's bytes are the same (unset: $XDG_CACHE_HOME/agent-tools/trees, else ~/.cache/agent-tools/trees)
+        tree_store: Option<PathBuf> = None,
+        /// the cap of the tree store, in MiB (0: no store)
+        tree_store_mb: Option<usize> = usize::try_from(astmatch::DEFAULT_STORE_BYTES >> 20).ok(),
     }
 
     /// `[ask]`: questions of `serve`.

@@ -41,8 +41,8 @@ pub struct AstmatchWiring {
     /// The grammars wired; a language outside this set is refused at call time.
     pub languages: Vec<Lang>,
     /// The cap, in bytes, of the parse trees kept between the run's searches (a file
-    /// whose size and modification time are unchanged is not parsed again); `0` keeps
-    /// none. Default [`astmatch::DEFAULT_CACHE_BYTES`] (256 MiB).
+    /// whose bytes are unchanged is not parsed again); `0` keeps none.
+    /// Default [`astmatch::DEFAULT_CACHE_BYTES`] (256 MiB).
     pub parse_cache_bytes: usize,
     /// Files larger than this many bytes are skipped by a directory's walk (and counted
     /// as too large); a file named as `path` is refused with an error that names the

@@ -183,8 +183,25 @@ pub struct ParseCacheOutput {
     pub cap_bytes: usize,
     /// Lookups that found a current tree.
     pub hits: u64,
-    /// Lookups that parsed the file.
+    /// Lookups that found none in memory: the tree was loaded from the store, or the file parsed.
     pub misses: u64,
+    /// The tree store on disk, when there is one (`search.tree_store`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<TreeStoreOutput>,
+}
+
+/// The tree store on disk: parse trees kept for later processes, by the SHA-256 of each file's bytes.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TreeStoreOutput {
+    /// Its directory.
+    pub dir: String,
+    /// Its cap, in bytes.
+    pub cap_bytes: u64,
+    /// Trees this process loaded from it instead of parsing.
+    pub loaded: u64,
+    /// Trees this process wrote to it.
+    pub written: u64,
 }
 
 /// `ast_edit`'s structured value: what was staged (nothing is written yet).
@@ -279,6 +296,12 @@ fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
         cap_bytes: stats.cap,
         hits: stats.hits,
         misses: stats.misses,
+        store: cache.store_stats().map(|store| TreeStoreOutput {
+            dir: store.dir.display().to_string(),
+            cap_bytes: store.cap,
+            loaded: store.loaded,
+            written: store.written,
+        }),
     }
 }
 
