@@ -128,51 +128,59 @@ impl TreeStore {
         Some(tree)
     }
 
-    /// Whether a tree of a file of `source_len` bytes is likely to fit.
+    /// Whether a tree of a file of `source_len` bytes is likely to fit (making room
+    /// first, when the store is full and this process has not tried in the last minute).
     pub(crate) fn has_room(&self, source_len: usize) -> bool {
-        let state = self.lock();
         let expected = (source_len as u64).saturating_mul(EXPECTED_BYTES_PER_SOURCE_BYTE);
-        state.used.is_none_or(|used| used.saturating_add(expected) <= self.cap)
+        self.make_room(&mut self.lock(), expected)
     }
 
     /// Writes the tree of `source` parsed as `lang`, unless the store is full; errors
     /// (a read-only or full disk) leave the store as it was.
     pub(crate) fn save(&self, lang: Lang, source: &str, tree: &FlatTree) {
-        let key = key(lang, source);
-        let mut body = Vec::with_capacity(4 + tree.heap_bytes());
-        tree.to_bytes(&mut body);
-        let mut bytes = Vec::with_capacity(MAGIC.len() + 2 * key.len() + body.len());
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&key);
-        bytes.extend_from_slice(&Sha256::digest(&body));
-        bytes.extend_from_slice(&body);
-        let size = bytes.len() as u64;
+        // The entry's size, known before it is made: header, digests, then the tree's bytes.
+        let size = (MAGIC.len() + 64 + 4 + tree.heap_bytes()) as u64;
         {
             let mut state = self.lock();
-            let used = match state.used {
-                Some(used) => used,
-                None => *state.used.insert(self.scan().iter().map(|e| e.size).sum()),
-            };
-            if used.saturating_add(size) > self.cap {
-                let recently = state.trimmed.and_then(|t| t.elapsed().ok()).is_some_and(|age| age < RENEW_AFTER);
-                if recently {
-                    return;
-                }
-                state.trimmed = Some(SystemTime::now());
-                let freed = self.trim(self.cap - self.cap / 4);
-                let used = state.used.insert(freed);
-                if used.saturating_add(size) > self.cap {
-                    return;
-                }
+            if !self.make_room(&mut state, size) {
+                return;
             }
             // Counted before the write, so threads writing at once stay under the cap.
             state.used = state.used.map(|u| u + size);
         }
+        let key = key(lang, source);
+        let mut body = Vec::with_capacity(4 + tree.heap_bytes());
+        tree.to_bytes(&mut body);
+        let mut bytes = Vec::with_capacity(size as usize);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&key);
+        bytes.extend_from_slice(&Sha256::digest(&body));
+        bytes.extend_from_slice(&body);
         if self.write(&key, &bytes).is_ok() {
             self.written.fetch_add(1, Ordering::Relaxed);
         } else if let Some(used) = self.lock().used.as_mut() {
             *used = used.saturating_sub(size);
         }
+    }
+
+    /// Whether `size` more bytes fit. The entries' sizes are summed at the first call;
+    /// when they do not fit, the store is trimmed, at most once a minute.
+    fn make_room(&self, state: &mut State, size: u64) -> bool {
+        let used = match state.used {
+            Some(used) => used,
+            None => *state.used.insert(self.scan().iter().map(|e| e.size).sum()),
+        };
+        if used.saturating_add(size) <= self.cap {
+            return true;
+        }
+        let recently = state.trimmed.and_then(|t| t.elapsed().ok()).is_some_and(|age| age < RENEW_AFTER);
+        if recently {
+            return false;
+        }
+        state.trimmed = Some(SystemTime::now());
+        let left = self.trim(self.cap - self.cap / 4);
+        state.used = Some(left);
+        left.saturating_add(size) <= self.cap
     }
 
     fn write(&self, key: &[u8; 32], bytes: &[u8]) -> std::io::Result<()> {
@@ -400,5 +408,14 @@ mod tests {
         assert!(later.load(Lang::Python, &sources[2]).is_some());
         let age = std::fs::metadata(&path).unwrap().modified().unwrap().elapsed().unwrap_or_default();
         assert!(age < RENEW_AFTER, "{age:?}");
+        // A store full of entries no one has read for hours (another build's) makes room
+        // when a new process first asks whether a tree would fit.
+        for found in later.scan() {
+            let file = std::fs::File::options().write(true).open(&found.path).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(5 * 3600)).unwrap();
+        }
+        let next = TreeStore::new(dir.path(), 3 * size + size / 2);
+        assert!(next.has_room(size as usize / 4));
+        assert_eq!(entries(dir.path()), 2);
     }
 }
