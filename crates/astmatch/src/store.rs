@@ -3,7 +3,7 @@
 //! Each `agent-tools call` is a new process, and so is each run of a runtime that
 //! starts one per task: without a store every search of theirs parses every file it
 //! reads again. The store keeps the [`FlatTree`] of each file parsed, in a file named
-//! by the SHA-256 of the source's bytes, the language and this build's grammar; a
+//! by the SHA-256 of the source's bytes, the language and this build (grammar and executable); a
 //! search that reads the same bytes again loads the tree instead of parsing. A file
 //! whose text changed has another name, so no stale tree is ever read, and nothing
 //! depends on time stamps or a watcher.
@@ -54,7 +54,7 @@ pub struct TreeStore {
 
 #[derive(Default)]
 struct State {
-    /// Bytes of the entries, summed when this process first wrote; `None` before.
+    /// Bytes of the entries, summed when this process first asked for room; `None` before.
     used: Option<u64>,
     /// When this process last made room.
     trimmed: Option<SystemTime>,
