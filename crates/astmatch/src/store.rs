@@ -58,6 +58,8 @@ struct State {
     used: Option<u64>,
     /// When this process last made room.
     trimmed: Option<SystemTime>,
+    /// The first write that failed, and why.
+    error: Option<String>,
 }
 
 /// How a store was used by this process.
@@ -71,6 +73,9 @@ pub struct StoreStats {
     pub loaded: u64,
     /// Trees written.
     pub written: u64,
+    /// Why the first write that failed did (the directory cannot be made, a read-only
+    /// or full disk): the search goes on, parsing, and keeps nothing there.
+    pub error: Option<String>,
 }
 
 impl TreeStore {
@@ -104,6 +109,7 @@ impl TreeStore {
             cap: self.cap,
             loaded: self.loaded.load(Ordering::Relaxed),
             written: self.written.load(Ordering::Relaxed),
+            error: self.lock().error.clone(),
         }
     }
 
@@ -156,10 +162,15 @@ impl TreeStore {
         bytes.extend_from_slice(&key);
         bytes.extend_from_slice(&Sha256::digest(&body));
         bytes.extend_from_slice(&body);
-        if self.write(&key, &bytes).is_ok() {
-            self.written.fetch_add(1, Ordering::Relaxed);
-        } else if let Some(used) = self.lock().used.as_mut() {
-            *used = used.saturating_sub(size);
+        match self.write(&key, &bytes) {
+            Ok(()) => {
+                self.written.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => {
+                let mut state = self.lock();
+                state.used = state.used.map(|used| used.saturating_sub(size));
+                state.error.get_or_insert_with(|| format!("cannot write in {}: {error}", self.dir.display()));
+            }
         }
     }
 
@@ -367,6 +378,22 @@ mod tests {
         assert!(FlatTree::from_bytes(&Lang::Python.grammar(), &good[header..], "def").is_none());
         assert!(FlatTree::from_bytes(&Lang::Python.grammar(), &good[header..], source).is_some());
         assert_eq!(later.stats().loaded, 1);
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_written_says_why_and_keeps_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the directory should be.
+        let blocked = dir.path().join("trees");
+        std::fs::write(&blocked, "").unwrap();
+        let store = TreeStore::new(&blocked, 1 << 20);
+        let source = "x = 1\n";
+        store.save(Lang::Python, source, &parse(source));
+        let stats = store.stats();
+        assert_eq!(stats.written, 0);
+        let error = stats.error.expect("the failure is kept");
+        assert!(error.starts_with(&format!("cannot write in {}: ", blocked.display())), "{error}");
+        assert!(store.load(Lang::Python, source).is_none());
     }
 
     #[test]

@@ -40,6 +40,51 @@ fn call_prints_text() {
     );
 }
 
+/// Two `call`s are two processes: the first parses and writes the tree store, the
+/// second loads the tree from it and parses nothing; an edited file is parsed again.
+/// A store that cannot be written is said to be so, and the search still answers.
+#[test]
+fn a_second_call_loads_the_tree_the_first_stored() {
+    let dir = fixture();
+    let store = tempfile::tempdir().unwrap();
+    let set = format!("search.tree_store={}", store.path().join("trees").display());
+    let call = |root: &Path, set: &str| -> Value {
+        let args = ["call", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#, "--json", "--set", set];
+        let out = agent_tools(root, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let loaded_written = |value: &Value| {
+        let store = &value["parse_cache"]["store"];
+        (value["total"].as_u64().unwrap(), store["loaded"].as_u64().unwrap(), store["written"].as_u64().unwrap())
+    };
+    assert_eq!(loaded_written(&call(dir.path(), &set)), (2, 0, 1));
+    assert_eq!(loaded_written(&call(dir.path(), &set)), (2, 1, 0));
+    std::fs::write(dir.path().join("app.py"), format!("{APP}foo(baz)\n")).unwrap();
+    assert_eq!(loaded_written(&call(dir.path(), &set)), (3, 0, 1));
+
+    // A file where the store's directory should be.
+    let blocked = store.path().join("file");
+    std::fs::write(&blocked, "").unwrap();
+    let set = format!("search.tree_store={}", blocked.display());
+    let value = call(dir.path(), &set);
+    assert_eq!(loaded_written(&value), (3, 0, 0));
+    let error = value["parse_cache"]["store"]["error"].as_str().unwrap();
+    assert!(error.starts_with(&format!("cannot write in {}: ", blocked.display())), "{error}");
+    let out = agent_tools(
+        dir.path(),
+        &["call", "ast_grep", r#"{"pattern": "foo($X)", "language": "python"}"#, "--set", &set],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "\nnote: the tree store keeps no trees ({error}); set `search.tree_store` to a writable directory"
+        )),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn call_json_prints_the_structured_value() {
     let dir = fixture();

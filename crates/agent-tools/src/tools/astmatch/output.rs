@@ -202,6 +202,9 @@ pub struct TreeStoreOutput {
     pub loaded: u64,
     /// Trees this process wrote to it.
     pub written: u64,
+    /// Why this process could not write to it, when it could not (the search parsed instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `ast_edit`'s structured value: what was staged (nothing is written yet).
@@ -301,6 +304,7 @@ fn cache_value(cache: &ParseCache) -> ParseCacheOutput {
             cap_bytes: store.cap,
             loaded: store.loaded,
             written: store.written,
+            error: store.error,
         }),
     }
 }

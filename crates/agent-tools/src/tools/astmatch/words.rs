@@ -100,6 +100,11 @@ impl Words for AstGrepOutput {
             text.push('\n');
             text.push_str(&line);
         }
+        if let Some(error) = self.parse_cache.store.as_ref().and_then(|s| s.error.as_ref()) {
+            text.push_str(&format!(
+                "\nnote: the tree store keeps no trees ({error}); set `search.tree_store` to a writable directory, or `search.tree_store_mb = 0` to turn it off"
+            ));
+        }
         if let Some(m) = &self.in_macros {
             text.push_str(&format!(
                 "\nnote: `{}` also occurs {} inside macro invocations (`assert!(…)`, `vec![…]`), whose bodies are token trees that a pattern does not match into, so those places were not searched; a one-identifier pattern (`{}`) or a text search finds them",
