@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_tools::question_port::QuestionPort;
 use agent_tools::{Progress, ProgressSink, QuestionWiring, Surface, Tier, ToolResult, ToolSpec};
 use agent_tools_cli::command::{self, RunPorts, Workers};
-use agent_tools_cli::config;
+use agent_tools_cli::{config, wiring};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use serde::Serialize;
@@ -29,6 +29,9 @@ const TARGET_SPACE: &str = "this Python call has no `ask` callable";
 /// A run wired at a root, capped at a tier, until it is closed.
 /// The language servers shared by the runs wired with it: runs on one checkout, or on git
 /// worktrees of one repository, use one server process (`serve --http`'s pool, in process).
+/// A host's tree store cap by default, in MiB: `search.tree_store_mb`'s default.
+const DEFAULT_STORE_MB: u64 = agent_tools::astmatch::DEFAULT_STORE_BYTES >> 20;
+
 #[pyclass(frozen, module = "agent_tools._native")]
 pub struct NativeHost {
     host: agent_tools::Host,
@@ -38,16 +41,27 @@ pub struct NativeHost {
 impl NativeHost {
     /// A host that keeps a language server no run uses for `lsp_idle_s` seconds, and with
     /// `lsp_memory_mb` stops such servers sooner while the servers take more than that.
+    /// Its runs' parse trees are kept on disk in `tree_store` (the default directory when
+    /// `None`), up to `tree_store_mb` MiB; `0` keeps none.
     #[new]
-    #[pyo3(signature = (lsp_idle_s=600.0, lsp_memory_mb=None))]
-    fn new(lsp_idle_s: f64, lsp_memory_mb: Option<u64>) -> PyResult<NativeHost> {
+    #[pyo3(signature = (lsp_idle_s=600.0, lsp_memory_mb=None, tree_store=None, tree_store_mb=DEFAULT_STORE_MB))]
+    fn new(
+        lsp_idle_s: f64,
+        lsp_memory_mb: Option<u64>,
+        tree_store: Option<PathBuf>,
+        tree_store_mb: u64,
+    ) -> PyResult<NativeHost> {
         let idle = std::time::Duration::try_from_secs_f64(lsp_idle_s).map_err(|_| {
             ConfigError::new_err(format!("lsp_idle_s must be a number of seconds ≥ 0, not {lsp_idle_s}"))
         })?;
         let lsp_memory_budget = lsp_memory_mb.map(|mb| mb.saturating_mul(1 << 20));
+        let tree_store_dir =
+            (tree_store_mb > 0).then(|| tree_store.unwrap_or_else(agent_tools::astmatch::TreeStore::default_dir));
         let host = agent_tools::Host::new(agent_tools::HostConfig {
             lsp_idle: idle,
             lsp_memory_budget,
+            tree_store_dir,
+            tree_store_bytes: tree_store_mb.saturating_mul(1 << 20),
             ..agent_tools::HostConfig::default()
         });
         Ok(NativeHost { host })
@@ -182,8 +196,7 @@ impl NativeRun {
         approval: bool,
         host: Option<PyRef<'_, NativeHost>>,
     ) -> PyResult<NativeRun> {
-        // Without a host, the run is its host's only run: its servers stop with it.
-        let host = host.map_or_else(|| agent_tools::Host::new(agent_tools::HostConfig::one_run()), |h| h.host.clone());
+        let host = host.map(|h| h.host.clone());
         let cap = parse_cap(cap)?;
         let run = py.detach(|| -> anyhow::Result<agent_tools::Run> {
             // The supervisors' constructors may start tasks: inside the module's runtime.
@@ -201,6 +214,11 @@ impl NativeRun {
                 },
                 approval: approval.then(|| Arc::new(PyPort::new(Kind::Approval)) as Arc<dyn QuestionPort>),
             };
+            // Without a host, the run is its host's only run: its servers stop with it, and
+            // its tree store is the one its settings name.
+            let host = host.unwrap_or_else(|| {
+                agent_tools::Host::new(wiring::with_tree_store(agent_tools::HostConfig::one_run(), &settings))
+            });
             command::wire_run(workspace, &settings, cap, ports, Workers::None, &host)
         });
         let run = run.map_err(config_error)?;

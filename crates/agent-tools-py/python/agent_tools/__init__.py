@@ -409,10 +409,22 @@ class Host:
     ``lsp_memory_mb``, such servers are stopped sooner, least recently used first, while the
     servers' resident memory together is over it. The last ones stop when the host and its
     runs are garbage-collected, or the interpreter exits.
+
+    The runs' parse trees are the host's too: kept in memory for all its runs, and on disk in
+    ``tree_store`` (by default ``$XDG_CACHE_HOME/agent-tools/trees``, else
+    ``~/.cache/agent-tools/trees``) up to ``tree_store_mb`` MiB, where later processes find
+    them; ``tree_store_mb=0`` keeps none on disk.
     """
 
-    def __init__(self, *, lsp_idle_s: float = 600.0, lsp_memory_mb: int | None = None) -> None:
-        _native_hosts[self] = _native.NativeHost(lsp_idle_s, lsp_memory_mb)
+    def __init__(
+        self,
+        *,
+        lsp_idle_s: float = 600.0,
+        lsp_memory_mb: int | None = None,
+        tree_store: str | os.PathLike[str] | None = None,
+        tree_store_mb: int = 1024,
+    ) -> None:
+        _native_hosts[self] = _native.NativeHost(lsp_idle_s, lsp_memory_mb, tree_store, tree_store_mb)
 
     def servers(self) -> list[LanguageServer]:
         """The language servers running now."""

@@ -5,6 +5,7 @@ every name here is in the module and that each function's parameters match its
 ``__text_signature__``.
 """
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, final
 
@@ -28,7 +29,13 @@ class Reply:
 
 @final
 class NativeHost:
-    def __new__(cls, lsp_idle_s: float = 600.0, lsp_memory_mb: int | None = None) -> NativeHost: ...
+    def __new__(
+        cls,
+        lsp_idle_s: float = 600.0,
+        lsp_memory_mb: int | None = None,
+        tree_store: str | os.PathLike[str] | None = None,
+        tree_store_mb: int = 1024,
+    ) -> NativeHost: ...
     def servers(self) -> list[tuple[str, str, int | None, int]]: ...
 
 @final
