@@ -70,7 +70,9 @@ pub fn astmatch(workspace: &Workspace, settings: &Settings) -> AstmatchWiring {
 /// `search.tree_store_mb` (none when that is 0).
 pub fn with_tree_store(config: HostConfig, settings: &Settings) -> HostConfig {
     let mb = (*settings.search.tree_store_mb).map_or(0, |mb| u64::try_from(mb).unwrap_or(u64::MAX));
-    let dir = (mb > 0).then(|| settings.search.tree_store.value.clone().unwrap_or_else(TreeStore::default_dir));
+    let dir = (mb > 0).then(|| {
+        settings.search.tree_store.value.as_ref().map_or_else(TreeStore::default_dir, |d| d.path().to_path_buf())
+    });
     HostConfig { tree_store_dir: dir, tree_store_bytes: mb.saturating_mul(1 << 20), ..config }
 }
 

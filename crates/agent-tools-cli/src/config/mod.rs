@@ -55,7 +55,7 @@ pub use settings::{
     Settings, VibeSettings,
 };
 pub use source::{Source, Sourced};
-pub use value::{EnclosureMode, Seconds};
+pub use value::{Directory, EnclosureMode, Seconds};
 
 use read::{Reader, nearest};
 use settings::Layer;

@@ -18,7 +18,7 @@ use super::define::settings;
 use super::field::{Servers, Tables};
 use super::rule::RuleEntry;
 use super::server::CustomServer;
-use super::value::{EnclosureMode, Seconds};
+use super::value::{Directory, EnclosureMode, Seconds};
 
 /// The leaf crates' defaults, which the settings' are.
 struct Leaf {
@@ -111,7 +111,7 @@ settings! {
         /// files larger than this many bytes are skipped by a directory's search and refused when named as its path
         max_file_bytes: usize = usize::try_from(astmatch::DEFAULT_MAX_FILE_BYTES).unwrap_or(usize::MAX),
         /// the directory of parse trees kept on disk: a later search, in this process or another, loads a file's tree instead of parsing it while the file's bytes are the same (unset: $XDG_CACHE_HOME/agent-tools/trees, else ~/.cache/agent-tools/trees)
-        tree_store: Option<PathBuf> = None,
+        tree_store: Option<Directory> = None,
         /// the cap of the tree store, in MiB (0: no store)
         tree_store_mb: Option<usize> = usize::try_from(astmatch::DEFAULT_STORE_BYTES >> 20).ok(),
     }

@@ -171,6 +171,49 @@ impl Value for Option<PathBuf> {
     }
 }
 
+/// A directory: `~/…` is in the home directory, and a relative path is the root's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directory(PathBuf);
+
+impl Directory {
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn new(text: &str) -> Directory {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+        match (text.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => Directory(PathBuf::from(home).join(rest)),
+            _ => Directory(PathBuf::from(text)),
+        }
+    }
+}
+
+impl Value for Option<Directory> {
+    const EXPECTED: &'static str = "a directory (~/ is the home directory; a relative path is the root's)";
+
+    fn from_toml(value: &DeValue<'_>) -> Option<Self> {
+        Option::<String>::from_toml(value).map(|s| s.map(|s| Directory::new(&s)))
+    }
+
+    fn from_text(text: &str) -> Option<Self> {
+        Option::<String>::from_text(text).map(|s| s.map(|s| Directory::new(&s)))
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!(self.as_ref().map(|d| d.0.display().to_string()))
+    }
+
+    fn resolve(&mut self, root: &Path) {
+        if let Some(Directory(path)) = self
+            && path.is_relative()
+        {
+            *path = root.join(&*path);
+        }
+    }
+}
+
 /// `allow`, `ask` or `deny`; unset is undecided.
 impl Value for Option<Action> {
     const EXPECTED: &'static str = "one of \"allow\", \"ask\", \"deny\"";

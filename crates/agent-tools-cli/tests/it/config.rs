@@ -84,6 +84,24 @@ fn precedence_is_flag_then_environment_then_file_then_default() {
     assert_eq!(status["configuration"], file);
 }
 
+/// The tree store's directory: a relative one is the root's, whether from the file, the
+/// environment or a flag, and `~/` is the home directory; 0 MiB is no store.
+#[test]
+fn the_tree_store_directory_is_the_roots_when_relative_and_home_is_tilde() {
+    let dir = root_with("[search]\ntree_store = \"cache/trees\"\n");
+    let root = dir.path().display().to_string();
+    let config = effective(dir.path(), &[], &[]);
+    assert_eq!(config["search.tree_store"][0], json!(format!("{root}/cache/trees")));
+    assert_eq!(config["search.tree_store_mb"][0], json!(1024));
+    let config = effective(dir.path(), &["--set", "search.tree_store=trees"], &[]);
+    assert_eq!(config["search.tree_store"][0], json!(format!("{root}/trees")));
+    let config = effective(dir.path(), &[], &[("AGENT_TOOLS_SEARCH_TREE_STORE", "~/t"), ("HOME", "/home/someone")]);
+    assert_eq!(config["search.tree_store"][0], json!("/home/someone/t"));
+    let config = effective(dir.path(), &["--set", "search.tree_store=/abs/t", "--set", "search.tree_store_mb=0"], &[]);
+    assert_eq!(config["search.tree_store"][0], json!("/abs/t"));
+    assert_eq!(config["search.tree_store_mb"][0], json!(null));
+}
+
 #[test]
 fn a_bad_value_names_file_line_column_key_expected_and_found() {
     let dir = root_with("# a comment\n[eval]\ntimeout_s = \"soon\"\n");
