@@ -154,13 +154,17 @@ fn rewrite_checked(
             && let Some(tree) = &tree
         {
             // Shapes the grammar accepts and the language does not: new ones count as errors.
+            // The old text is looked at only when the new one has some (without its tree,
+            // from the parse cache or the store, that takes a parse).
             let found = invalid_shapes(lang, tree);
-            let before = match &layout.tree {
-                Some(old) => invalid_shapes(lang, old).len(),
-                None => crate::search::parse(lang, source).map_or(0, |old| invalid_shapes(lang, &old).len()),
-            };
-            if found.len() > before {
-                errors = found;
+            if !found.is_empty() {
+                let before = match &layout.tree {
+                    Some(old) => invalid_shapes(lang, old).len(),
+                    None => crate::search::parse(lang, source).map_or(0, |old| invalid_shapes(lang, &old).len()),
+                };
+                if found.len() > before {
+                    errors = found;
+                }
             }
         }
         match describe(source, &text, &errors, &placed) {
