@@ -21,6 +21,7 @@ use crate::lang::Context;
 use crate::lang::Lang;
 use crate::matcher::{FileLayout, NodeMatch, file_layout, find_matches, macro_occurrences};
 use crate::pattern::Pattern;
+use crate::store::StoreKey;
 use crate::syntax::{FlatTree, SyntaxNode};
 
 /// How a search runs.
@@ -242,8 +243,6 @@ pub struct InMacros {
 
 /// What a walk counted; what it kept of each file with matches is its keeper's.
 pub(crate) struct Walked {
-    pub(crate) lang: Lang,
-    pub(crate) pattern: Pattern,
     /// Matches found, over every file.
     pub(crate) matches: usize,
     /// Files with at least one match.
@@ -290,7 +289,8 @@ pub(crate) fn resolve_lang(root: &Path, scope: &Path, lang: Option<Lang>) -> Res
 pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<SearchReport> {
     let first = Mutex::new(FirstMatches::new(options.max_results));
     let lock = || first.lock().unwrap_or_else(|e| e.into_inner());
-    let walked = walk(root, scope, pattern, options, false, &|found: Found<'_>| {
+    let pattern = prepare(root, scope, pattern, options)?;
+    let walked = walk(root, scope, &pattern, options, false, &|found: Found<'_>| {
         if !lock().admits(found.relative) {
             return;
         }
@@ -303,35 +303,33 @@ pub fn search(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions)
     let total = walked.matches;
     let matches = first.into_inner().unwrap_or_else(|e| e.into_inner()).into_matches();
     Ok(SearchReport {
-        lang: walked.lang,
-        context: walked.pattern.context(),
-        contexts: walked.pattern.contexts(),
-        recovered: walked.pattern.recovered().map(str::to_string),
+        lang: pattern.lang(),
+        context: pattern.context(),
+        contexts: pattern.contexts(),
+        recovered: pattern.recovered().map(str::to_string),
         total,
         matches,
         files_searched: walked.files_searched,
         files_matched: walked.files_matched,
         skipped: walked.skipped,
         in_macros: (walked.in_macros > 0)
-            .then(|| walked.pattern.required_words().first().cloned())
+            .then(|| pattern.required_words().first().cloned())
             .flatten()
             .map(|word| InMacros { word, count: walked.in_macros }),
-        words_found: (total == 0 && walked.pattern.recovered().is_some() && !walked.pattern.words.is_empty()).then(
-            || {
-                let (files, places, first) = walked.words.clone();
-                WordPlaces {
-                    words: walked.pattern.words.clone(),
-                    files,
-                    places,
-                    first: first.map(|(file, line, column, line_text)| WordPlace {
-                        file,
-                        line,
-                        column,
-                        text: cut(line_text.trim(), options.max_text_chars),
-                    }),
-                }
-            },
-        ),
+        words_found: (total == 0 && pattern.recovered().is_some() && !pattern.words.is_empty()).then(|| {
+            let (files, places, first) = walked.words.clone();
+            WordPlaces {
+                words: pattern.words.clone(),
+                files,
+                places,
+                first: first.map(|(file, line, column, line_text)| WordPlace {
+                    file,
+                    line,
+                    column,
+                    text: cut(line_text.trim(), options.max_text_chars),
+                }),
+            }
+        }),
     })
 }
 
@@ -444,18 +442,10 @@ pub(crate) struct Found<'a> {
     pub(crate) layout: FileLayout,
 }
 
-/// Walks `scope` for `pattern`, counting as it goes, and hands each file with matches
-/// to `keep`, on the walk's threads, in no particular order. With `layout` (a walk for
-/// a rewrite) each file's literal lines and comments are found, and macro bodies are
-/// not counted.
-pub(crate) fn walk(
-    root: &Path,
-    scope: &Path,
-    pattern: &str,
-    options: &SearchOptions,
-    layout: bool,
-    keep: &(dyn Fn(Found<'_>) + Sync),
-) -> Result<Walked> {
+/// The pattern compiled for a walk of `scope`, once the walk is known to be possible:
+/// the scope exists, its language is known (and a file's agrees with the one given),
+/// and a file named as the scope is not over the size limit.
+pub(crate) fn prepare(root: &Path, scope: &Path, pattern: &str, options: &SearchOptions) -> Result<Pattern> {
     if !scope.exists() {
         return Err(Error::PathNotFound(scope.strip_prefix(root).unwrap_or(scope).to_path_buf()));
     }
@@ -483,14 +473,29 @@ pub(crate) fn walk(
             limit: options.max_file_bytes,
         });
     }
+    Ok(pattern)
+}
 
+/// Walks `scope` for `pattern` (from [`prepare`]), counting as it goes, and hands each
+/// file with matches to `keep`, on the walk's threads, in no particular order. With
+/// `layout` (a walk for a rewrite) each file's literal lines and comments are found,
+/// and macro bodies are not counted.
+pub(crate) fn walk(
+    root: &Path,
+    scope: &Path,
+    pattern: &Pattern,
+    options: &SearchOptions,
+    layout: bool,
+    keep: &(dyn Fn(Found<'_>) + Sync),
+) -> Result<Walked> {
+    let lang = pattern.lang();
     // Matches, files matched, files searched, files skipped.
     let state = Mutex::new((0usize, 0usize, 0usize, Skipped::default()));
     let in_macros = AtomicUsize::new(0);
     let words: Mutex<WordsTally> = Mutex::new((0, 0, None));
     let gate = ParseGate::default();
     let visit = |path: &Path| {
-        let outcome = search_file(path, &pattern, options, layout, &in_macros, &gate);
+        let outcome = search_file(path, pattern, options, layout, &in_macros, &gate);
         if let FileOutcome::NoMatch(Some(hit)) = &outcome {
             let relative = path.strip_prefix(root).unwrap_or(path);
             let mut guard = words.lock().unwrap_or_else(|e| e.into_inner());
@@ -553,16 +558,7 @@ pub(crate) fn walk(
     }
     let (matches, files_matched, files_searched, skipped) = state.into_inner().unwrap_or_else(|e| e.into_inner());
     let words = words.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(Walked {
-        lang,
-        pattern,
-        matches,
-        files_matched,
-        files_searched,
-        skipped,
-        in_macros: in_macros.into_inner(),
-        words,
-    })
+    Ok(Walked { matches, files_matched, files_searched, skipped, in_macros: in_macros.into_inner(), words })
 }
 
 enum SkipReason {
@@ -674,8 +670,9 @@ fn search_file(
         }
     };
     // Parsed before, by this process or another: the store on disk has the tree.
+    let stored = cache.and_then(ParseCache::store).map(|store| (store, StoreKey::new(lang, &source)));
     if let Some(cache) = cache
-        && let Some(flat) = cache.store().and_then(|store| store.load(lang, &source))
+        && let Some(flat) = stored.as_ref().and_then(|(store, key)| store.load(key, &source))
     {
         let (matches, had_errors, lines) = matches_of(pattern, flat.root(), &source, layout, in_macros, None);
         keep(cache, flat);
@@ -696,8 +693,8 @@ fn search_file(
     };
     drop(tree);
     if let (Some(cache), Some(flat)) = (cache, kept) {
-        if let Some(store) = cache.store() {
-            store.save(lang, &source, &flat);
+        if let Some((store, key)) = &stored {
+            store.save(key, &flat);
         }
         keep(cache, flat);
     }

@@ -14,7 +14,7 @@ use crate::lang::Lang;
 use crate::matcher::FileLayout;
 use crate::pattern::Pattern;
 use crate::rewrite::{Placed, Template, rewrite_with};
-use crate::search::{Found, SearchOptions, Skipped, line_column, matches_in, resolve_lang, walk, with_parser};
+use crate::search::{Found, SearchOptions, Skipped, line_column, matches_in, prepare, walk, with_parser};
 use crate::write::{FileWrite, write_files};
 
 /// One file of a staged edit, as previewed.
@@ -352,12 +352,12 @@ impl EditStore {
         options: &SearchOptions,
     ) -> Result<StagedEdit> {
         // The template is checked against the pattern before any file is read.
-        let bound = Pattern::compile(pattern, resolve_lang(root, scope, options.lang)?)?;
+        let bound = prepare(root, scope, pattern, options)?;
         let template = Template::parse(rewrite, bound.bound_names())?;
         // Each file is rewritten and checked as the walk finds it, on the walk's threads;
         // its tree goes then, and only the old and new texts and the diff are kept.
         let staged = Mutex::new(Vec::new());
-        let walked = walk(root, scope, pattern, options, true, &|found: Found<'_>| {
+        let walked = walk(root, scope, &bound, options, true, &|found: Found<'_>| {
             let rewrite =
                 rewrite_checked(bound.lang(), found.source, &found.matches, found.had_errors, &found.layout, &template);
             if rewrite.replacements == 0 || rewrite.text == found.source {
@@ -419,10 +419,10 @@ impl EditStore {
         };
         Ok(StagedEdit {
             edit_id,
-            lang: walked.lang,
-            context: walked.pattern.context(),
-            contexts: walked.pattern.contexts(),
-            recovered: walked.pattern.recovered().map(str::to_string),
+            lang: bound.lang(),
+            context: bound.context(),
+            contexts: bound.contexts(),
+            recovered: bound.recovered().map(str::to_string),
             replacements,
             matches,
             files_searched,

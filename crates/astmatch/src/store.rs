@@ -113,9 +113,10 @@ impl TreeStore {
         }
     }
 
-    /// The stored tree of `source` parsed as `lang`, if there is one and it is well formed.
-    pub(crate) fn load(&self, lang: Lang, source: &str) -> Option<FlatTree> {
-        let key = key(lang, source);
+    /// The stored tree of the source `key` was made from ([`StoreKey::new`]), if there
+    /// is one and it is well formed.
+    pub(crate) fn load(&self, key: &StoreKey, source: &str) -> Option<FlatTree> {
+        let StoreKey { lang, digest: key } = *key;
         let path = self.entry_path(&key);
         let mut file = std::fs::File::open(&path).ok()?;
         let mut bytes = Vec::new();
@@ -141,9 +142,9 @@ impl TreeStore {
         self.make_room(&mut self.lock(), expected)
     }
 
-    /// Writes the tree of `source` parsed as `lang`, unless the store is full; errors
-    /// (a read-only or full disk) leave the store as it was.
-    pub(crate) fn save(&self, lang: Lang, source: &str, tree: &FlatTree) {
+    /// Writes `tree`, parsed from the source `key` was made from, unless the store is
+    /// full; errors (a read-only or full disk) leave the store as it was.
+    pub(crate) fn save(&self, key: &StoreKey, tree: &FlatTree) {
         // The entry's size, known before it is made: header, digests, then the tree's bytes.
         let size = (MAGIC.len() + 64 + 4 + tree.heap_bytes()) as u64;
         {
@@ -154,14 +155,16 @@ impl TreeStore {
             // Counted before the write, so threads writing at once stay under the cap.
             state.used = state.used.map(|u| u + size);
         }
-        let key = key(lang, source);
-        let mut body = Vec::with_capacity(4 + tree.heap_bytes());
-        tree.to_bytes(&mut body);
+        let key = key.digest;
+        // The header, a place for the tree's digest, then the tree, in one buffer.
         let mut bytes = Vec::with_capacity(size as usize);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&key);
-        bytes.extend_from_slice(&Sha256::digest(&body));
-        bytes.extend_from_slice(&body);
+        let at = bytes.len();
+        bytes.extend_from_slice(&[0; 32]);
+        tree.to_bytes(&mut bytes);
+        let digest = Sha256::digest(&bytes[at + 32..]);
+        bytes[at..at + 32].copy_from_slice(&digest);
         match self.write(&key, &bytes) {
             Ok(()) => {
                 self.written.fetch_add(1, Ordering::Relaxed);
@@ -269,12 +272,21 @@ struct Found {
     modified: SystemTime,
 }
 
-/// The entry's name: SHA-256 of this build's identity for `lang` and of the source.
-fn key(lang: Lang, source: &str) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(build_identity(lang));
-    hasher.update(source.as_bytes());
-    hasher.finalize().into()
+/// An entry's name: the SHA-256 of this build's identity for a language and of a
+/// source. Made once per file, for its lookup and, on a miss, its write.
+#[derive(Clone, Copy)]
+pub(crate) struct StoreKey {
+    lang: Lang,
+    digest: [u8; 32],
+}
+
+impl StoreKey {
+    pub(crate) fn new(lang: Lang, source: &str) -> StoreKey {
+        let mut hasher = Sha256::new();
+        hasher.update(build_identity(lang));
+        hasher.update(source.as_bytes());
+        StoreKey { lang, digest: hasher.finalize().into() }
+    }
 }
 
 /// What a tree depends on besides its source: the store's format, this crate's
@@ -337,21 +349,22 @@ mod tests {
         let store = TreeStore::new(dir.path(), 1 << 20);
         let source = "def f(a):\n    return a + 1\n";
         let tree = parse(source);
-        store.save(Lang::Python, source, &tree);
+        store.save(&StoreKey::new(Lang::Python, source), &tree);
         assert_eq!(entries(dir.path()), 1);
         // Another process, the same directory.
         let later = TreeStore::new(dir.path(), 1 << 20);
-        let loaded = later.load(Lang::Python, source).expect("stored");
+        let loaded = later.load(&StoreKey::new(Lang::Python, source), source).expect("stored");
         let (mut a, mut b) = (Vec::new(), Vec::new());
         tree.to_bytes(&mut a);
         loaded.to_bytes(&mut b);
         assert_eq!(a, b);
         assert_eq!(later.stats().loaded, 1);
         // Other bytes, or another language, have another entry.
-        assert!(later.load(Lang::Python, "def f(a):\n    return a + 2\n").is_none());
-        assert!(later.load(Lang::Bash, source).is_none());
+        let other = "def f(a):\n    return a + 2\n";
+        assert!(later.load(&StoreKey::new(Lang::Python, other), other).is_none());
+        assert!(later.load(&StoreKey::new(Lang::Bash, source), source).is_none());
 
-        let path = later.entry_path(&key(Lang::Python, source));
+        let path = later.entry_path(&StoreKey::new(Lang::Python, source).digest);
         let good = std::fs::read(&path).unwrap();
         let header = MAGIC.len() + 64;
         // A flipped byte anywhere, a cut entry, or a tree whose digest is right but whose
@@ -360,10 +373,10 @@ mod tests {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
             std::fs::write(&path, &bad).unwrap();
-            assert!(later.load(Lang::Python, source).is_none(), "byte {at} flipped");
+            assert!(later.load(&StoreKey::new(Lang::Python, source), source).is_none(), "byte {at} flipped");
         }
         std::fs::write(&path, &good[..good.len() - 4]).unwrap();
-        assert!(later.load(Lang::Python, source).is_none(), "cut");
+        assert!(later.load(&StoreKey::new(Lang::Python, source), source).is_none(), "cut");
         let mut body = good[header..].to_vec();
         let n = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
         // The second node's parent (the parents are the last array) says it is the root.
@@ -373,7 +386,7 @@ mod tests {
         forged.extend_from_slice(&Sha256::digest(&body));
         forged.extend_from_slice(&body);
         std::fs::write(&path, &forged).unwrap();
-        assert!(later.load(Lang::Python, source).is_none(), "ill-formed");
+        assert!(later.load(&StoreKey::new(Lang::Python, source), source).is_none(), "ill-formed");
         // The source it was parsed from is needed too: ranges past the end are refused.
         assert!(FlatTree::from_bytes(&Lang::Python.grammar(), &good[header..], "def").is_none());
         assert!(FlatTree::from_bytes(&Lang::Python.grammar(), &good[header..], source).is_some());
@@ -388,12 +401,12 @@ mod tests {
         std::fs::write(&blocked, "").unwrap();
         let store = TreeStore::new(&blocked, 1 << 20);
         let source = "x = 1\n";
-        store.save(Lang::Python, source, &parse(source));
+        store.save(&StoreKey::new(Lang::Python, source), &parse(source));
         let stats = store.stats();
         assert_eq!(stats.written, 0);
         let error = stats.error.expect("the failure is kept");
         assert!(error.starts_with(&format!("cannot write in {}: ", blocked.display())), "{error}");
-        assert!(store.load(Lang::Python, source).is_none());
+        assert!(store.load(&StoreKey::new(Lang::Python, source), source).is_none());
     }
 
     #[test]
@@ -402,37 +415,42 @@ mod tests {
         let sources: Vec<String> = (0..4).map(|i| format!("x{i} = [{}]\n", "1, ".repeat(20))).collect();
         let trees: Vec<FlatTree> = sources.iter().map(|s| parse(s)).collect();
         let probe = TreeStore::new(dir.path(), u64::MAX);
-        probe.save(Lang::Python, &sources[0], &trees[0]);
+        probe.save(&StoreKey::new(Lang::Python, &sources[0]), &trees[0]);
         let size = probe.scan()[0].size;
         // Room for three entries.
         let store = TreeStore::new(dir.path(), 3 * size + size / 2);
         for i in 1..3 {
-            store.save(Lang::Python, &sources[i], &trees[i]);
+            store.save(&StoreKey::new(Lang::Python, &sources[i]), &trees[i]);
         }
         assert_eq!(entries(dir.path()), 3);
         // Full, and all three were used in the last minute: nothing is removed, nothing written.
-        store.save(Lang::Python, &sources[3], &trees[3]);
+        store.save(&StoreKey::new(Lang::Python, &sources[3]), &trees[3]);
         assert_eq!(entries(dir.path()), 3);
         assert_eq!(store.stats().written, 2);
         // Two hours later for entries 0 and 1 (entry 0 the older); a new process makes room.
         for (i, hours) in [(0, 3), (1, 2)] {
-            let file = std::fs::File::options().write(true).open(store.entry_path(&key(Lang::Python, &sources[i])));
+            let file = std::fs::File::options()
+                .write(true)
+                .open(store.entry_path(&StoreKey::new(Lang::Python, &sources[i]).digest));
             let then = SystemTime::now() - Duration::from_secs(hours * 3600);
             file.unwrap().set_modified(then).unwrap();
         }
         let later = TreeStore::new(dir.path(), 3 * size + size / 2);
-        later.save(Lang::Python, &sources[3], &trees[3]);
+        later.save(&StoreKey::new(Lang::Python, &sources[3]), &trees[3]);
         assert_eq!(later.stats().written, 1);
         // Down to three quarters of the cap (one entry goes), then the new one.
-        assert!(later.load(Lang::Python, &sources[0]).is_none(), "the least recently used is gone");
+        assert!(
+            later.load(&StoreKey::new(Lang::Python, &sources[0]), &sources[0]).is_none(),
+            "the least recently used is gone"
+        );
         for (i, source) in sources.iter().enumerate().skip(1) {
-            assert!(later.load(Lang::Python, source).is_some(), "entry {i}");
+            assert!(later.load(&StoreKey::new(Lang::Python, source), source).is_some(), "entry {i}");
         }
         // A read renews an old entry's time.
-        let path = later.entry_path(&key(Lang::Python, &sources[2]));
+        let path = later.entry_path(&StoreKey::new(Lang::Python, &sources[2]).digest);
         let file = std::fs::File::options().write(true).open(&path).unwrap();
         file.set_modified(SystemTime::now() - Duration::from_secs(7200)).unwrap();
-        assert!(later.load(Lang::Python, &sources[2]).is_some());
+        assert!(later.load(&StoreKey::new(Lang::Python, &sources[2]), &sources[2]).is_some());
         let age = std::fs::metadata(&path).unwrap().modified().unwrap().elapsed().unwrap_or_default();
         assert!(age < RENEW_AFTER, "{age:?}");
         // A store full of entries no one has read for hours (another build's) makes room
