@@ -26,12 +26,12 @@ use crate::{ClosedError, ConfigError, HostError};
 /// Where `ask_user` says its card would have gone, when a call has no `ask`.
 const TARGET_SPACE: &str = "this Python call has no `ask` callable";
 
-/// A run wired at a root, capped at a tier, until it is closed.
-/// The language servers shared by the runs wired with it: runs on one checkout, or on git
-/// worktrees of one repository, use one server process (`serve --http`'s pool, in process).
 /// A host's tree store cap by default, in MiB: `search.tree_store_mb`'s default.
 const DEFAULT_STORE_MB: u64 = agent_tools::astmatch::DEFAULT_STORE_BYTES >> 20;
 
+/// A run wired at a root, capped at a tier, until it is closed.
+/// The language servers shared by the runs wired with it: runs on one checkout, or on git
+/// worktrees of one repository, use one server process (`serve --http`'s pool, in process).
 #[pyclass(frozen, module = "agent_tools._native")]
 pub struct NativeHost {
     host: agent_tools::Host,
