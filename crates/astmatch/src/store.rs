@@ -290,9 +290,11 @@ impl StoreKey {
 }
 
 /// What a tree depends on besides its source: the store's format, this crate's
-/// version, the grammar (its ABI and every kind and field name), and the executable
-/// (its path, size and modification time), so a rebuilt or upgraded binary never
-/// reads another build's trees.
+/// version, the grammar (its ABI, version where it declares one, parse-table size,
+/// and every kind and field name), and the executable (its path, size and
+/// modification time), so a rebuilt or upgraded binary never reads another build's
+/// trees. In the Python module the executable is the interpreter: there the grammar's
+/// own identity is what tells builds apart.
 fn build_identity(lang: Lang) -> &'static [u8] {
     static IDENTITIES: OnceLock<Mutex<HashMap<Lang, &'static [u8]>>> = OnceLock::new();
     let mut identities = IDENTITIES.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
@@ -303,6 +305,10 @@ fn build_identity(lang: Lang) -> &'static [u8] {
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
         hasher.update(lang.id().as_bytes());
         hasher.update(grammar.abi_version().to_le_bytes());
+        hasher.update(grammar.parse_state_count().to_le_bytes());
+        if let Some(version) = grammar.metadata() {
+            hasher.update([version.major_version, version.minor_version, version.patch_version]);
+        }
         for id in 0..grammar.node_kind_count() as u16 {
             hasher.update(grammar.node_kind_for_id(id).unwrap_or("").as_bytes());
             hasher.update([0, u8::from(grammar.node_kind_is_named(id))]);
